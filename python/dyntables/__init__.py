@@ -1,0 +1,40 @@
+"""spark-dynamic-tables: Snowflake-style dynamic tables for Apache Spark and Delta Lake.
+
+Importing this package starts nothing and imports neither Spark nor the parser runtime:
+``parse`` loads the ANTLR-generated parser on first use.
+
+>>> import dyntables
+>>> statement, = dyntables.parse("ALTER DYNAMIC TABLE dt_orders SUSPEND")
+>>> statement.action
+<AlterAction.SUSPEND: 'SUSPEND'>
+"""
+
+from __future__ import annotations
+
+from dyntables import statements
+from dyntables.errors import (
+    DynamicTableError,
+    DynamicTableSyntaxError,
+    UnsupportedStatementError,
+)
+from dyntables.statements import Statement
+
+__version__ = "0.1.0.dev0"
+
+
+def parse(text: str) -> list[Statement]:
+    """Split ``text`` into statements and parse the dynamic-table ones (see
+    ``dyntables.parser.parse``)."""
+    from dyntables.parser import parse as parse_statements  # lazy: loads ANTLR
+
+    return parse_statements(text)
+
+
+__all__ = [
+    "DynamicTableError",
+    "DynamicTableSyntaxError",
+    "Statement",
+    "UnsupportedStatementError",
+    "parse",
+    "statements",
+]
