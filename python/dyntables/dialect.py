@@ -1,0 +1,144 @@
+"""The one sqlglot dialect that reads all SQL embedded in dynamic-table DDL.
+
+The defining query after ``AS``, ``FROZEN WHERE`` predicates, ``REFRESH USING`` bodies and
+time points are written in Spark 3.5 SQL plus the Snowflake forms the reference documents
+use. sqlglot's Spark dialect already reads almost all of them: ``'…'::TIMESTAMP_NTZ``,
+``date_trunc(minute, ts)`` (the bare word becomes the unit), ``* EXCLUDE (…)`` (the star's
+except list), ``QUALIFY``, ``COUNT_IF``, ``t CHANGES(INFORMATION => …)`` (``exp.Changes`` on
+the table), ``MERGE INTO SELF … USING …`` and ``INSERT INTO SELF SELECT …``. The only gap is
+``$`` inside identifiers (``METADATA$ACTION``), which `DynamicTablesDialect` fills.
+
+Spark 3.5 itself has no ``* EXCEPT``, no ``CHANGES`` clause and no ``$`` in unquoted names;
+`to_spark_sql` quotes such names, and rewriting the other two is the planner's job.
+
+>>> tree = parse_one("SELECT * EXCLUDE (METADATA$ACTION) FROM t WHERE NOT METADATA$ISUPDATE")
+>>> to_spark_sql(tree)
+'SELECT * EXCEPT (`METADATA$ACTION`) FROM t WHERE NOT `METADATA$ISUPDATE`'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.tokenizer_core import Token, TokenType
+
+from dyntables.errors import syntax_error_at
+
+__all__ = ["DynamicTablesDialect", "parse_one", "to_spark_sql"]
+
+
+class DynamicTablesDialect(Spark):
+    """Spark 3.5 SQL that also reads Snowflake's ``$`` in identifiers.
+
+    Defining the class registers it with sqlglot under ``"dynamictablesdialect"``, sqlglot's
+    own extension mechanism; nothing in sqlglot's Spark dialect changes.
+
+    >>> import sqlglot
+    >>> sqlglot.parse_one("NOT METADATA$ISUPDATE", read=DynamicTablesDialect).this.name
+    'METADATA$ISUPDATE'
+    """
+
+    class Tokenizer(Spark.Tokenizer):
+        # As in Snowflake: "$" inside a word continues it (METADATA$ACTION is one name). A
+        # leading "$" still starts a Hive-style ${var} parameter, so Spark SQL, whose
+        # unquoted names never contain "$", reads exactly as before.
+        VAR_SINGLE_TOKENS: ClassVar[set[str]] = {"$"}
+
+    class Generator(SparkGenerator):
+        def identifier_sql(self, expression: exp.Identifier) -> str:
+            # Spark's lexer does not accept "$" in an unquoted name; backticks make it legal.
+            if "$" in expression.name and not expression.quoted:
+                expression = exp.to_identifier(expression.name, quoted=True)
+            return super().identifier_sql(expression)
+
+
+_DIALECT = DynamicTablesDialect()
+
+# sqlglot names expression classes as "<class 'sqlglot.expressions.query.Where'>" in its
+# messages; users know the clause, not the module.
+_CLASS_REPR = re.compile(r"<class '(?:\w+\.)*(\w+)'>")
+
+# An unterminated quote surfaces as a TokenError caused by "Missing ' from <line>:<offset>",
+# with the 0-based offset of the opening quote.
+_MISSING_DELIMITER = re.compile(r"^Missing (.+) from \d+:(\d+)$")
+
+
+def parse_one(sql: str, *, statement: str | None = None, offset: int = 0) -> exp.Expr:
+    """Parse exactly one SQL statement (or expression) written in our dialect.
+
+    ``sql`` is often a slice of a larger dynamic-table ``statement`` starting at character
+    ``offset``; give both and a `DynamicTableSyntaxError` points into ``statement``
+    instead of into ``sql``. The sqlglot error is kept as ``__cause__``.
+
+    >>> parse_one("date_trunc(minute, ts)").args["unit"]
+    Var(this=MINUTE)
+    >>> from dyntables.errors import DynamicTableSyntaxError
+    >>> try:
+    ...     parse_one("SELECT a FROM t WHERE")
+    ... except DynamicTableSyntaxError as err:
+    ...     print(err)
+    Required keyword: 'this' missing for Where (line 1, column 17)
+      SELECT a FROM t WHERE
+                      ^
+    """
+    text = sql if statement is None else statement
+    try:
+        tokens = _DIALECT.tokenize(sql)
+        # Context as long as the text makes start_context the whole text before the culprit,
+        # so its length is the culprit's offset.
+        trees = _DIALECT.parser(error_message_context=len(sql)).parse(tokens, sql)
+    except ParseError as err:
+        if not err.errors:
+            raise syntax_error_at(str(err), text, offset) from err
+        first = err.errors[0]
+        reason = _CLASS_REPR.sub(r"\1", first["description"])
+        raise syntax_error_at(reason, text, offset + len(first["start_context"])) from err
+    except TokenError as err:
+        missing = _MISSING_DELIMITER.match(str(err.__cause__))
+        if missing:
+            reason, culprit = f"missing closing {missing.group(1)}", int(missing.group(2))
+        else:
+            # E.g. an unterminated /* comment: sqlglot only knows it ran off the end.
+            reason, culprit = f"cannot tokenize the SQL ({err.__cause__ or err})", len(sql)
+        raise syntax_error_at(reason, text, offset + culprit) from err
+
+    found_trees = [tree for tree in trees if tree is not None]
+    if not found_trees:
+        raise syntax_error_at("expected a SQL statement", text, offset + len(sql))
+    if len(found_trees) > 1:
+        second = _second_statement_start(tokens)
+        raise syntax_error_at("expected one SQL statement, found more", text, offset + second)
+    return found_trees[0]
+
+
+def _second_statement_start(tokens: list[Token]) -> int:
+    """Offset of the first token of the second statement (called only when there is one)."""
+    in_first = after_first = False
+    for token in tokens:
+        if token.token_type == TokenType.SEMICOLON:
+            after_first = in_first
+        elif after_first:
+            return token.start
+        else:
+            in_first = True
+    return tokens[-1].start
+
+
+def to_spark_sql(expression: exp.Expr, *, pretty: bool = False) -> str:
+    """Render ``expression`` as Spark SQL, as sqlglot's Spark generator does, for Spark 3.5.
+
+    Differences from plain ``expression.sql("spark")``: names containing ``$`` are quoted.
+    Snowflake forms Spark 3.5 lacks keep sqlglot's Spark spelling (``QUALIFY`` becomes a
+    subquery, ``EXCLUDE`` becomes ``EXCEPT``, ``CHANGES (…)`` stays).
+
+    >>> to_spark_sql(parse_one("'2025-04-01 12:00:00'::TIMESTAMP_NTZ"))
+    "CAST('2025-04-01 12:00:00' AS TIMESTAMP_NTZ)"
+    >>> to_spark_sql(parse_one("SELECT date_trunc(minute, ts) ts_min FROM t"))
+    "SELECT DATE_TRUNC('MINUTE', ts) AS ts_min FROM t"
+    """
+    return _DIALECT.generate(expression, pretty=pretty)

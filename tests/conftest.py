@@ -1,0 +1,35 @@
+"""Test tiers (DESIGN.md §5), chosen by marker:
+
+* unit (no marker): no engine at all;
+* ``embedded``: the JVM-free engine (sparkshim);
+* ``spark``: real PySpark with Iceberg;
+* ``spark_delta``: real PySpark with Delta jars, which Maven-less machines cannot fetch.
+  It runs where ``DYNTABLES_DELTA_JARS`` (a folder of jars) or ``DYNTABLES_SPARK_PACKAGES``
+  is set, and is skipped, with the reason shown in the summary, everywhere else.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+DELTA_JARS_REASON = (
+    "spark_delta tier needs Delta Lake jars: set DYNTABLES_DELTA_JARS=/dir/with/jars or"
+    " DYNTABLES_SPARK_PACKAGES=io.delta:delta-spark_2.12:3.3.3 (Maven is unreachable here)"
+)
+
+
+def delta_jars_available() -> bool:
+    return bool(
+        os.environ.get("DYNTABLES_DELTA_JARS") or os.environ.get("DYNTABLES_SPARK_PACKAGES")
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if delta_jars_available():
+        return
+    skip_delta = pytest.mark.skip(reason=DELTA_JARS_REASON)
+    for item in items:
+        if "spark_delta" in item.keywords:
+            item.add_marker(skip_delta)
