@@ -11,6 +11,7 @@ lexer grammar DynamicTablesLexer;
 options { caseInsensitive = true; }
 
 // ---- keywords (every one is also listed in the parser's nonReserved rule) ----
+ACCOUNT: 'ACCOUNT';
 ALTER: 'ALTER';
 AS: 'AS';
 AT: 'AT';
@@ -120,9 +121,10 @@ SIMPLE_COMMENT: '--' ~[\r\n]* -> channel(HIDDEN);
 BRACKETED_COMMENT: '/*' ( BRACKETED_COMMENT | . )*? '*/' -> channel(HIDDEN);
 WS: [ \t\r\n\f\u000B]+ -> channel(HIDDEN);
 
-// Unterminated strings and comments get their own tokens so the error can say so.
+// Unterminated strings and comments get their own tokens so the error can say so. Neither
+// can run past a closing quote or "*/", so a terminated one always lexes as above.
 UNCLOSED_STRING: ( '\'' ( ~['\\] | '\\' . )* | '"' ( ~["\\] | '\\' . )* ) EOF;
-UNCLOSED_COMMENT: '/*' .*? EOF;
+UNCLOSED_COMMENT: '/*' ( ~'*' | '*'+ ~[*/] )* '*'* EOF;
 
 // Anything else Spark SQL may contain (operators, brackets, ...): the parser never
 // inspects it, it only has to pass through embedded SQL.

@@ -22,7 +22,7 @@ statement
     | ALTER DYNAMIC TABLE (IF EXISTS)? multipartIdentifier alterAction     #alterDynamicTable
     | DROP DYNAMIC TABLE (IF EXISTS)? multipartIdentifier                  #dropDynamicTable
     | SHOW DYNAMIC TABLES (LIKE pattern=STRING)?
-        (IN (SCHEMA | DATABASE)? schema=multipartIdentifier)?              #showDynamicTables
+        (IN (ACCOUNT | (SCHEMA | DATABASE)? schema=multipartIdentifier))?  #showDynamicTables
     | (DESCRIBE | DESC) DYNAMIC TABLE multipartIdentifier                  #describeDynamicTable
     | EXPLAIN DYNAMIC TABLE multipartIdentifier                            #explainDynamicTable
     | EXPLAIN createDynamicTableStatement                                  #explainCreateDynamicTable
@@ -174,7 +174,8 @@ expressionList
 
 // One expression of a comma-separated list: a run of tokens with balanced parentheses.
 expression
-    : (LEFT_PAREN balancedTokens RIGHT_PAREN | ~(LEFT_PAREN | RIGHT_PAREN | COMMA))+
+    : (LEFT_PAREN balancedTokens RIGHT_PAREN
+      | ~(LEFT_PAREN | RIGHT_PAREN | COMMA | UNCLOSED_STRING | UNCLOSED_COMMENT))+
     ;
 
 // The text after AS: any tokens, up to the end of the statement.
@@ -188,11 +189,12 @@ balancedTokens
 
 balancedToken
     : LEFT_PAREN balancedTokens RIGHT_PAREN
-    | ~(LEFT_PAREN | RIGHT_PAREN)
+    | ~(LEFT_PAREN | RIGHT_PAREN | UNCLOSED_STRING | UNCLOSED_COMMENT)
     ;
 
+// Unterminated strings and comments are errors even inside embedded SQL.
 anyToken
-    : ~EOF
+    : ~(EOF | UNCLOSED_STRING | UNCLOSED_COMMENT)
     ;
 
 multipartIdentifier
@@ -207,7 +209,7 @@ identifier
 
 // Every keyword is non-reserved: our statements never need to reserve a name.
 nonReserved
-    : ALTER | AS | AT | AUTO | BACKFILL | BEFORE | BY | CALL | CLUSTER | COMMENT
+    : ACCOUNT | ALTER | AS | AT | AUTO | BACKFILL | BEFORE | BY | CALL | CLUSTER | COMMENT
     | COPY | CREATE | CUSTOM_INCREMENTAL | DATABASE | DATA_RETENTION_TIME_IN_DAYS | DESC
     | DESCRIBE | DOWNSTREAM | DROP | DYNAMIC | EXISTS | EXPLAIN | FROM | FROZEN | FULL
     | GRANTS | IF | IMMUTABLE | IN | INCREMENTAL | INITIALIZE | INSERT | LIKE | MATERIALIZED

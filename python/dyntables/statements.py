@@ -230,11 +230,16 @@ class DropDynamicTable(Statement):
 
 @dataclass(frozen=True)
 class ShowDynamicTables(Statement):
-    """``SHOW DYNAMIC TABLES [LIKE 'pattern'] [IN [SCHEMA] schema]``; ``like`` is the
-    SQL LIKE pattern (``%`` and ``_``), matched case-insensitively as in Snowflake."""
+    """``SHOW DYNAMIC TABLES [LIKE 'pattern'] [IN {ACCOUNT | [SCHEMA | DATABASE] name}]``.
+
+    ``like`` is the SQL LIKE pattern (``%`` and ``_``), matched case-insensitively as in
+    Snowflake. ``in_schema`` names the schema (a Spark database) to list; ``in_account``
+    asks for every schema; neither means the current schema.
+    """
 
     like: str | None = None
     in_schema: TableName | None = None
+    in_account: bool = False
     span: Span | None = _span()
 
 

@@ -16,7 +16,12 @@ from typing import Any, NoReturn
 from dyntables.errors import UnsupportedStatementError, line_and_column, syntax_error_at
 from dyntables.parser._generated.DynamicTablesLexer import DynamicTablesLexer as Lexer
 from dyntables.parser._generated.DynamicTablesParser import DynamicTablesParser as Parser
-from dyntables.parser.literals import parse_target_lag, unquote_identifier, unquote_string
+from dyntables.parser.literals import (
+    parse_target_lag,
+    split_dotted_name,
+    unquote_identifier,
+    unquote_string,
+)
 from dyntables.statements import (
     AlterAction,
     AlterDynamicTable,
@@ -60,6 +65,22 @@ _START_AT_POINTS = frozenset(
     }
 )
 _INTEGER = re.compile(r"[+-]?\s*\d+\Z")
+# How a CreateDynamicTable field is spelled as a clause, for messages.
+_CLAUSE_NAMES = {
+    "target_lag": "TARGET_LAG",
+    "warehouse": "WAREHOUSE",
+    "refresh_mode": "REFRESH_MODE",
+    "initialize": "INITIALIZE",
+    "frozen_where": "FROZEN WHERE",
+    "backfill_from": "BACKFILL FROM",
+    "start_at": "START AT",
+    "cluster_by": "CLUSTER BY",
+    "comment": "COMMENT",
+    "data_retention_days": "DATA_RETENTION_TIME_IN_DAYS",
+    "partitioned_by": "PARTITIONED BY",
+    "properties": "TBLPROPERTIES",
+    "copy_grants": "COPY GRANTS",
+}
 
 
 class StatementBuilder:
@@ -222,8 +243,7 @@ class StatementBuilder:
         for prop in properties:
             field_name, value = self.dynamic_table_property(prop)
             if field_name in clauses:
-                clause = self.text_of(prop).split("=")[0].split("(")[0].strip().upper()
-                self.fail(f"{clause} is given twice: keep one", prop)
+                self.fail(f"{_CLAUSE_NAMES[field_name]} is given twice: keep one", prop)
             clauses[field_name] = value
         return clauses
 
@@ -301,6 +321,7 @@ class StatementBuilder:
         return ShowDynamicTables(
             like=None if pattern is None else unquote_string(pattern.text),
             in_schema=None if ctx.schema is None else self.table_name(ctx.schema),
+            in_account=ctx.ACCOUNT() is not None,
             span=self.span(ctx),
         )
 
@@ -316,8 +337,8 @@ class StatementBuilder:
 
     def create_or_alter_dynamic_table(self, ctx: Context) -> NoReturn:
         raise syntax_error_at(
-            "CREATE OR ALTER DYNAMIC TABLE is not supported yet: use CREATE OR REPLACE"
-            " DYNAMIC TABLE, or ALTER DYNAMIC TABLE for a single property",
+            "CREATE OR ALTER is not supported yet: use CREATE OR REPLACE, or ALTER DYNAMIC"
+            " TABLE to change a single property",
             self.text,
             self.start_of(ctx),
             UnsupportedStatementError,
@@ -359,8 +380,8 @@ class StatementBuilder:
         if [part.upper() for part in procedure.parts] != ["BQ", "REFRESH_MATERIALIZED_VIEW"]:
             self.fail("only CALL BQ.REFRESH_MATERIALIZED_VIEW('<view>') is supported", ctx)
         quoted_name = unquote_string(ctx.viewName.text)
-        parts = tuple(part.strip("`") for part in quoted_name.split("."))
-        if not all(parts):
+        parts = split_dotted_name(quoted_name)
+        if parts is None:
             self.fail(f"'{quoted_name}' is not a view name", ctx.viewName)
         return RefreshMaterializedView(TableName(parts, self.span(ctx.viewName)), self.span(ctx))
 

@@ -30,6 +30,12 @@ _TOKEN_DESCRIPTIONS = {
     Token.EOF: "the end of the statement",
 }
 _MAX_LISTED = 8
+# Rules that take any tokens: listing "expected" tokens there would list them all.
+_EXPRESSION_CONTEXTS = (
+    Parser.TimePointExpressionContext,
+    Parser.ExpressionContext,
+    Parser.BalancedTokenContext,
+)
 _USAGE = {
     "CREATE": "CREATE [OR REPLACE] [TRANSIENT] DYNAMIC TABLE [IF NOT EXISTS] <name> ..."
     " or CREATE [OR REPLACE] MATERIALIZED VIEW [IF NOT EXISTS] <name> AS <query>",
@@ -110,6 +116,8 @@ def _describe(parser: Any, found: Any, error: Any) -> str:
         return f"unexpected {found_text}" + (f"; the form is {usage}" if usage else "")
     if isinstance(parser._ctx, Parser.QueryContext | Parser.AnyTokenContext):
         return f"expected a query but found {found_text}"
+    if isinstance(parser._ctx, _EXPRESSION_CONTEXTS):
+        return f"expected an expression but found {found_text}"
     expected = _expected_tokens(parser)
     if not expected:
         return f"unexpected {found_text}"

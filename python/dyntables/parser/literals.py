@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import re
 
-# Spark's escapes; any other escaped character stands for itself, as in Spark.
+# Spark's escapes (its unescapeSQLString); any other escaped character stands for itself,
+# except \% and \_, which keep their backslash so LIKE patterns can escape wildcards.
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "0": "\0", "Z": "\x1a"}
-_ESCAPE_OR_DOUBLED = re.compile(r"\\(.)|''|\"\"", re.DOTALL)
+_ESCAPE_OR_DOUBLED = re.compile(
+    r"\\u([0-9A-Fa-f]{4})|\\([0-3][0-7]{2})|\\([%_])|\\(.)|''|\"\"", re.DOTALL
+)
+_NAME_PART = re.compile(r"`((?:[^`]|``)*)`|([^.`]+)")
 
 _SECONDS_PER_UNIT = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
 _TARGET_LAG = re.compile(r"\s*([+-]?\d+(?:\.\d*)?)\s*([A-Za-z]+)\s*\Z")
@@ -18,14 +22,22 @@ def unquote_string(literal: str) -> str:
 
     >>> unquote_string("'it''s'"), unquote_string(r"'it\\'s'"), unquote_string('"a\\\\tb"')
     ("it's", "it's", 'a\\tb')
+    >>> unquote_string(r"'dt\\_%'"), unquote_string(r"'\\u0041\\101'")
+    ('dt\\\\_%', 'AA')
     """
     body = literal[1:-1]
 
     def decode(match: re.Match[str]) -> str:
-        escaped = match.group(1)
-        if escaped is None:
-            return match.group()[0]  # a doubled quote stands for one quote
-        return _ESCAPES.get(escaped, escaped)
+        unicode_hex, octal, wildcard, escaped = match.groups()
+        if unicode_hex is not None:
+            return chr(int(unicode_hex, 16))
+        if octal is not None:
+            return chr(int(octal, 8))
+        if wildcard is not None:
+            return match.group()
+        if escaped is not None:
+            return _ESCAPES.get(escaped, escaped)
+        return match.group()[0]  # a doubled quote stands for one quote
 
     return _ESCAPE_OR_DOUBLED.sub(decode, body)
 
@@ -39,6 +51,29 @@ def unquote_identifier(text: str) -> str:
     if text.startswith("`") and text.endswith("`") and len(text) >= 2:
         return text[1:-1].replace("``", "`")
     return text
+
+
+def split_dotted_name(text: str) -> tuple[str, ...] | None:
+    """The parts of a dotted name such as ``project.sales.daily``, where a part may be
+    backtick-quoted and contain dots; ``None`` when ``text`` is not such a name.
+
+    >>> split_dotted_name("p.`my.ds`.t"), split_dotted_name("a..b")
+    (('p', 'my.ds', 't'), None)
+    """
+    parts: list[str] = []
+    position = 0
+    while True:
+        match = _NAME_PART.match(text, position)
+        if match is None:
+            return None
+        quoted, plain = match.groups()
+        parts.append(quoted.replace("``", "`") if quoted is not None else plain.strip())
+        position = match.end()
+        if position == len(text):
+            return tuple(parts) if all(parts) else None
+        if text[position] != ".":
+            return None
+        position += 1
 
 
 def parse_target_lag(value: str) -> int:
