@@ -44,6 +44,7 @@ IN: 'IN';
 INCREMENTAL: 'INCREMENTAL';
 INITIALIZE: 'INITIALIZE';
 INSERT: 'INSERT';
+INTERVAL: 'INTERVAL';
 LIKE: 'LIKE';
 MATERIALIZED: 'MATERIALIZED';
 MERGE: 'MERGE';
@@ -104,32 +105,35 @@ STRING
 
 INTEGER_VALUE: DIGIT+;
 
+// No ".5" form: it would swallow the dot of a name like sales.2024_orders.
 DECIMAL_VALUE
     : DIGIT+ '.' DIGIT* EXPONENT?
-    | '.' DIGIT+ EXPONENT?
     | DIGIT+ EXPONENT
     ;
 
+// As in Spark, a name may start with digits (2024_orders) if it is not a number;
 // `$` appears in Snowflake metadata columns such as METADATA$ACTION.
-IDENTIFIER: (LETTER | '_') (LETTER | DIGIT | '_' | '$')*;
+IDENTIFIER: DIGIT* (LETTER | '_') (LETTER | DIGIT | '_' | '$')*;
 
 BACKQUOTED_IDENTIFIER: '`' ( ~'`' | '``' )* '`';
 
 // ---- trivia ----
 SIMPLE_COMMENT: '--' ~[\r\n]* -> channel(HIDDEN);
-// Spark allows nested bracketed comments.
-BRACKETED_COMMENT: '/*' ( BRACKETED_COMMENT | . )*? '*/' -> channel(HIDDEN);
+// Comments nest, as in Spark. The body never contains "/*" or "*/" except as a nested
+// comment, so a comment cannot be read in two ways.
+BRACKETED_COMMENT: '/*' COMMENT_TEXT* '*'* '*/' -> channel(HIDDEN);
 WS: [ \t\r\n\f\u000B]+ -> channel(HIDDEN);
 
 // Unterminated strings and comments get their own tokens so the error can say so. Neither
 // can run past a closing quote or "*/", so a terminated one always lexes as above.
 UNCLOSED_STRING: ( '\'' ( ~['\\] | '\\' . )* | '"' ( ~["\\] | '\\' . )* ) EOF;
-UNCLOSED_COMMENT: '/*' ( ~'*' | '*'+ ~[*/] )* '*'* EOF;
+UNCLOSED_COMMENT: '/*' COMMENT_TEXT* ( '*'+ | '/'+ )? EOF;
 
 // Anything else Spark SQL may contain (operators, brackets, ...): the parser never
 // inspects it, it only has to pass through embedded SQL.
 OTHER: .;
 
+fragment COMMENT_TEXT: BRACKETED_COMMENT | ~[*/] | '/'+ ~[*/] | '*'+ ~[*/];
 fragment DIGIT: [0-9];
 fragment LETTER: [A-Z];
 fragment EXPONENT: 'E' [+-]? DIGIT+;

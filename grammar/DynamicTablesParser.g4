@@ -22,7 +22,9 @@ statement
     | ALTER DYNAMIC TABLE (IF EXISTS)? multipartIdentifier alterAction     #alterDynamicTable
     | DROP DYNAMIC TABLE (IF EXISTS)? multipartIdentifier                  #dropDynamicTable
     | SHOW DYNAMIC TABLES (LIKE pattern=STRING)?
-        (IN (ACCOUNT | (SCHEMA | DATABASE)? schema=multipartIdentifier))?  #showDynamicTables
+        (IN (ACCOUNT
+            | (SCHEMA | DATABASE) schema=multipartIdentifier?
+            | schema=multipartIdentifier))?                                #showDynamicTables
     | (DESCRIBE | DESC) DYNAMIC TABLE multipartIdentifier                  #describeDynamicTable
     | EXPLAIN DYNAMIC TABLE multipartIdentifier                            #explainDynamicTable
     | EXPLAIN createDynamicTableStatement                                  #explainCreateDynamicTable
@@ -133,23 +135,15 @@ columnDefinition
     : identifier dataType? (NOT NULL)? (COMMENT STRING)?
     ;
 
-// Only used to find where a type ends; the type text itself is sliced verbatim.
+// Spark's type syntax, only to find where a type ends: the text is sliced verbatim.
 dataType
-    : typeWord LT complexTypeArgument (COMMA complexTypeArgument)* GT
-    | typeWord+ (LEFT_PAREN INTEGER_VALUE (COMMA INTEGER_VALUE)* RIGHT_PAREN)?
+    : identifier LT complexTypeArgument (COMMA complexTypeArgument)* GT
+    | INTERVAL identifier (TO identifier)?
+    | identifier (LEFT_PAREN INTEGER_VALUE (COMMA INTEGER_VALUE)* RIGHT_PAREN)?
     ;
 
 complexTypeArgument
     : (identifier COLON?)? dataType (NOT NULL)? (COMMENT STRING)?
-    ;
-
-// Keywords that may appear inside a type name (TIMESTAMP, INTERVAL DAY TO SECOND);
-// NOT, NULL and COMMENT are left out so they end the type.
-typeWord
-    : IDENTIFIER
-    | BACKQUOTED_IDENTIFIER
-    | TIMESTAMP
-    | TO
     ;
 
 tableProperty
@@ -212,7 +206,8 @@ nonReserved
     : ACCOUNT | ALTER | AS | AT | AUTO | BACKFILL | BEFORE | BY | CALL | CLUSTER | COMMENT
     | COPY | CREATE | CUSTOM_INCREMENTAL | DATABASE | DATA_RETENTION_TIME_IN_DAYS | DESC
     | DESCRIBE | DOWNSTREAM | DROP | DYNAMIC | EXISTS | EXPLAIN | FROM | FROZEN | FULL
-    | GRANTS | IF | IMMUTABLE | IN | INCREMENTAL | INITIALIZE | INSERT | LIKE | MATERIALIZED
+    | GRANTS | IF | IMMUTABLE | IN | INCREMENTAL | INITIALIZE | INSERT | INTERVAL | LIKE
+    | MATERIALIZED
     | MERGE | NOT | NULL | OFFSET | ON_CREATE | ON_SCHEDULE | OR | PARTITIONED | REFRESH
     | REFRESH_MODE | RENAME | REPLACE | RESUME | SCHEMA | SET | SHOW | START | STATEMENT
     | STREAM | SUSPEND | TABLE | TABLES | TARGET_LAG | TBLPROPERTIES | TIMESTAMP | TO

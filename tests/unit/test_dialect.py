@@ -7,10 +7,11 @@ import sys
 
 import pytest
 import sqlglot
-from dyntables.dialect import DynamicTablesDialect, parse_one, to_spark_sql
-from dyntables.errors import DynamicTableSyntaxError
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
+
+from dyntables.dialect import DynamicTablesDialect, parse_one, to_spark_sql
+from dyntables.errors import DynamicTableSyntaxError
 
 # --- the Snowflake forms, one test each ----------------------------------------------------
 

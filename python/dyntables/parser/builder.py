@@ -447,10 +447,11 @@ class StatementBuilder:
         if ctx is None:
             return None
         columns = tuple(self.column(column) for column in ctx.columnDefinition())
-        names = [column.name.lower() for column in columns]
+        seen: set[str] = set()
         for column, column_ctx in zip(columns, ctx.columnDefinition(), strict=True):
-            if names.count(column.name.lower()) > 1:
+            if column.name.lower() in seen:  # Spark's column names are case-insensitive
                 self.fail(f"column {column.name} is declared twice", column_ctx)
+            seen.add(column.name.lower())
         return columns
 
     def column(self, ctx: Context) -> ColumnDef:
@@ -476,10 +477,17 @@ class StatementBuilder:
                 self.fail(f"table property '{key}' needs a value: '{key}' = '<value>'", prop)
             if key in pairs:
                 self.fail(f"table property '{key}' is given twice", prop)
-            value_ctx = prop.value
-            value = value_ctx.getText()
-            pairs[key] = unquote_string(value) if value_ctx.STRING() is not None else value
+            pairs[key] = self.property_value(prop.value)
         return tuple(pairs.items())
+
+    @staticmethod
+    def property_value(ctx: Context) -> str:
+        """A TBLPROPERTIES value as Spark stores it: strings unquoted, booleans in lower
+        case, numbers as written."""
+        text = str(ctx.getText())
+        if ctx.STRING() is not None:
+            return unquote_string(text)
+        return text.lower() if text.lower() in ("true", "false") else text
 
 
 _STATEMENT_BUILDERS: dict[type, Callable[[StatementBuilder, Context], DynamicTableStatement]] = {

@@ -30,6 +30,12 @@ _TOKEN_DESCRIPTIONS = {
     Token.EOF: "the end of the statement",
 }
 _MAX_LISTED = 8
+# Where many tokens are valid, a phrase says more than a truncated token list.
+_CONTEXT_EXPECTATIONS = {
+    Parser.CreateDynamicTableStatementContext: "a property (TARGET_LAG, WAREHOUSE, ...),"
+    " AS <query> or REFRESH USING ( <statement> )",
+    Parser.CreateMaterializedViewContext: "COMMENT, TBLPROPERTIES or AS <query>",
+}
 # Rules that take any tokens: listing "expected" tokens there would list them all.
 _EXPRESSION_CONTEXTS = (
     Parser.TimePointExpressionContext,
@@ -118,6 +124,9 @@ def _describe(parser: Any, found: Any, error: Any) -> str:
         return f"expected a query but found {found_text}"
     if isinstance(parser._ctx, _EXPRESSION_CONTEXTS):
         return f"expected an expression but found {found_text}"
+    for context_type, expectation in _CONTEXT_EXPECTATIONS.items():
+        if isinstance(parser._ctx, context_type):
+            return f"expected {expectation} but found {found_text}"
     expected = _expected_tokens(parser)
     if not expected:
         return f"unexpected {found_text}"

@@ -20,10 +20,11 @@ _LEADING_TOKEN = re.compile(r"\s+|--[^\n]*|/\*|[A-Za-z_][A-Za-z0-9_]*|\.")
 _MAX_LEADING_WORDS = 8
 
 # Matched against the leading words, upper-cased and joined by single spaces. CREATE
-# allows any OR-word and one modifier word (TRANSIENT, TEMPORARY, ICEBERG ...) so that
-# unsupported variants (CREATE OR REFRESH MATERIALIZED VIEW, CREATE TEMPORARY DYNAMIC
-# TABLE) get our clear error rather than Spark's.
-_CREATE_DYNAMIC = r"CREATE(?: OR \w+)?(?: \w+)? DYNAMIC(?: \w+)? TABLE\b"
+# allows any OR-word and one modifier word (TRANSIENT, TEMPORARY ...), and DYNAMIC ICEBERG
+# TABLE, so that unsupported variants (CREATE OR REFRESH MATERIALIZED VIEW, CREATE
+# TEMPORARY DYNAMIC TABLE) get our clear error rather than Spark's. A name "dynamic"
+# never matches: in Spark it is followed by a column list, AS or a clause, not TABLE.
+_CREATE_DYNAMIC = r"CREATE(?: OR \w+)?(?: \w+)? DYNAMIC(?: ICEBERG)? TABLE\b"
 _OUR_FORMS = re.compile(
     "|".join(
         (
@@ -61,7 +62,7 @@ def leading_words(sql: str, limit: int = _MAX_LEADING_WORDS) -> list[str]:
         text = token.group()
         position = token.end()
         if text == "/*":
-            position = skip_bracketed_comment(sql, position)
+            position = skip_bracketed_comment(sql, position) or len(sql)
         elif not text[0].isspace() and not text.startswith("--"):
             words.append(text.upper())
             if len(words) == 1 and words[0] not in _FIRST_WORDS:

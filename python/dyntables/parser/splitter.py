@@ -5,7 +5,8 @@ backslash-escaped and doubled quotes), outside ``--`` and (nested) ``/* */`` com
 and outside parentheses, so that ``REFRESH USING ( … ; … )`` stays one statement and the
 parser can report the stray ``;`` precisely. Each statement runs from the first non-blank
 character after the previous ``;`` (leading comments kept) up to, not including, the next
-``;``; pieces holding only comments and whitespace are dropped.
+``;``; pieces holding only comments and whitespace are dropped (an unterminated comment
+is kept, for the engine to report).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from dataclasses import dataclass
 # Where something interesting may start: a quote, a comment, a parenthesis, a
 # semicolon, or any other non-blank character (which makes the piece hold code).
 _NEXT_TOKEN = re.compile(r"""['"`();]|--|/\*|[^\s'"`();/-]+|[/-]""")
+# The rest of a quoted string or name; an unterminated one (even ending in a lone
+# backslash) runs to the end of the text.
 _QUOTED_END = {
-    "'": re.compile(r"(?:[^'\\]|\\.)*(?:'|\Z)", re.DOTALL),
-    '"': re.compile(r'(?:[^"\\]|\\.)*(?:"|\Z)', re.DOTALL),
+    "'": re.compile(r"(?:[^'\\]|\\.)*(?:'|\\?\Z)", re.DOTALL),
+    '"': re.compile(r'(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL),
     "`": re.compile(r"[^`]*(?:`|\Z)"),
 }
 _COMMENT_DELIMITER = re.compile(r"/\*|\*/")
@@ -59,7 +62,11 @@ def split_statements(text: str) -> list[Piece]:
             position = len(text) if newline < 0 else newline + 1
             continue
         if token == "/*":
-            position = skip_bracketed_comment(text, position)
+            comment_end = skip_bracketed_comment(text, position)
+            if comment_end is None:  # unterminated: keep it, so the engine reports it
+                holds_code, position = True, len(text)
+            else:
+                position = comment_end
             continue
         holds_code = True
         if token in _QUOTED_END:
@@ -75,13 +82,12 @@ def split_statements(text: str) -> list[Piece]:
     return pieces
 
 
-def skip_bracketed_comment(text: str, position: int) -> int:
-    """The position after the ``*/`` closing a comment whose ``/*`` ends at ``position``.
-
-    Comments nest, as in Spark; an unterminated one runs to the end of the text.
+def skip_bracketed_comment(text: str, position: int) -> int | None:
+    """The position after the ``*/`` closing a comment whose ``/*`` ends at ``position``,
+    or ``None`` when the comment is never closed. Comments nest, as in Spark.
     """
     depth = 1
     while depth and (delimiter := _COMMENT_DELIMITER.search(text, position)) is not None:
         depth += 1 if delimiter.group() == "/*" else -1
         position = delimiter.end()
-    return position if depth == 0 else len(text)
+    return position if depth == 0 else None

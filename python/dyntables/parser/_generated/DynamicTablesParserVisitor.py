@@ -276,11 +276,6 @@ class DynamicTablesParserVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
-    # Visit a parse tree produced by DynamicTablesParser#typeWord.
-    def visitTypeWord(self, ctx:DynamicTablesParser.TypeWordContext):
-        return self.visitChildren(ctx)
-
-
     # Visit a parse tree produced by DynamicTablesParser#tableProperty.
     def visitTableProperty(self, ctx:DynamicTablesParser.TablePropertyContext):
         return self.visitChildren(ctx)
