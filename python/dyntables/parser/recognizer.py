@@ -16,7 +16,7 @@ from dyntables.parser.splitter import skip_bracketed_comment
 _FIRST_WORDS = frozenset(
     {"CREATE", "ALTER", "DROP", "SHOW", "DESCRIBE", "DESC", "EXPLAIN", "REFRESH", "CALL"}
 )
-_LEADING_TOKEN = re.compile(r"\s+|--[^\n]*|/\*|[A-Za-z_][A-Za-z0-9_]*|\.")
+_LEADING_TOKEN = re.compile(r"[ \t\n\r\f\v]+|--[^\r\n]*|/\*|[A-Za-z_][A-Za-z0-9_]*|\.")
 _MAX_LEADING_WORDS = 8
 
 # Matched against the leading words, upper-cased and joined by single spaces. CREATE

@@ -14,16 +14,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Where something interesting may start: a quote, a comment, a parenthesis, a
-# semicolon, or any other non-blank character (which makes the piece hold code).
-_NEXT_TOKEN = re.compile(r"""['"`();]|--|/\*|[^\s'"`();/-]+|[/-]""")
-# The rest of a quoted string or name; an unterminated one (even ending in a lone
-# backslash) runs to the end of the text.
-_QUOTED_END = {
-    "'": re.compile(r"(?:[^'\\]|\\.)*(?:'|\\?\Z)", re.DOTALL),
-    '"': re.compile(r'(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.DOTALL),
-    "`": re.compile(r"[^`]*(?:`|\Z)"),
-}
+# Everything that can hide or end a semicolon, each matched whole so that one finditer
+# pass does the work in C: quoted strings and names (an unterminated one runs to the end
+# of the text, even when it ends in a lone backslash), comments, parentheses, semicolons.
+# Only a comment with a nested "/*" inside, or an unterminated one, leaves the fast path.
+_TOKEN = re.compile(
+    r"""
+      '[^'\\]*(?:\\.[^'\\]*)*(?:'|\\?\Z)
+    | "[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)
+    | `[^`]*(?:`|\Z)
+    | --[^\r\n]*
+    | /\*(?:[^*/]|\*(?!/)|/(?!\*))*\*/
+    | /\*
+    | [();]
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+# Blanks are ASCII ones, as for Spark's lexer.
+_BLANKS = " \t\n\r\f\v"
 _COMMENT_DELIMITER = re.compile(r"/\*|\*/")
 
 
@@ -42,41 +50,55 @@ def split_statements(text: str) -> list[Piece]:
     >>> [script[p.start:p.stop] for p in split_statements(script)]
     ["SELECT ';' ", 'SELECT (1;2)']
     """
+    if ";" not in text:  # the common case, one statement: no need to scan it
+        code_start = len(text) - len(text.lstrip(_BLANKS))
+        if code_start < len(text) and not text.startswith(("--", "/*"), code_start):
+            return [Piece(code_start, len(text))]
     pieces: list[Piece] = []
     start: int | None = None  # first non-blank character of the current statement
     holds_code = False
     depth = 0
-    position = 0
-    while (match := _NEXT_TOKEN.search(text, position)) is not None:
-        token = match.group()
-        if start is None:
-            start = match.start()
-        position = match.end()
-        if token == ";" and depth == 0:
-            if holds_code:
-                pieces.append(Piece(start, match.start()))
-            start, holds_code = None, False
-            continue
-        if token == "--":
-            newline = text.find("\n", position)
-            position = len(text) if newline < 0 else newline + 1
-            continue
-        if token == "/*":
-            comment_end = skip_bracketed_comment(text, position)
-            if comment_end is None:  # unterminated: keep it, so the engine reports it
-                holds_code, position = True, len(text)
+    position = 0  # where the text not yet looked at begins
+    while position < len(text):
+        resume_at = None
+        for match in _TOKEN.finditer(text, position):
+            token_start = match.start()
+            if not holds_code or start is None:
+                # Plain code between two tokens makes the piece hold code.
+                gap = text[position:token_start]
+                if gap.strip(_BLANKS):
+                    holds_code = True
+                    if start is None:
+                        start = position + len(gap) - len(gap.lstrip(_BLANKS))
+            if start is None:
+                start = token_start
+            position = match.end()
+            token = match.group()
+            if token == ";":
+                if depth == 0:
+                    if holds_code:
+                        pieces.append(Piece(start, token_start))
+                    start, holds_code = None, False
+            elif token.startswith(("--", "/*")):
+                if token == "/*":  # nested or unterminated: find its end the slow way
+                    resume_at = skip_bracketed_comment(text, position)
+                    if resume_at is None:  # unterminated: keep it, for the engine to report
+                        holds_code, resume_at = True, len(text)
+                    break
             else:
-                position = comment_end
-            continue
-        holds_code = True
-        if token in _QUOTED_END:
-            quoted_end = _QUOTED_END[token].match(text, position)
-            assert quoted_end is not None  # every pattern can match the empty string
-            position = quoted_end.end()
-        elif token == "(":
-            depth += 1
-        elif token == ")":
-            depth = max(0, depth - 1)  # a stray ")" is the parser's business, not ours
+                holds_code = True
+                if token == "(":
+                    depth += 1
+                elif token == ")":
+                    depth = max(0, depth - 1)  # a stray ")" is the parser's business
+        else:  # no more tokens: the rest is plain code or blanks
+            if text[position:].strip(_BLANKS):
+                holds_code = True
+                if start is None:
+                    start = len(text) - len(text[position:].lstrip(_BLANKS))
+            position = len(text)
+        if resume_at is not None:
+            position = resume_at
     if start is not None and holds_code:
         pieces.append(Piece(start, len(text)))
     return pieces
