@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from antlr4 import ParserRuleContext
+
 from dyntables.errors import UnsupportedStatementError, line_and_column, syntax_error_at
 from dyntables.parser._generated.DynamicTablesLexer import DynamicTablesLexer as Lexer
 from dyntables.parser._generated.DynamicTablesParser import DynamicTablesParser as Parser
@@ -98,7 +100,7 @@ class StatementBuilder:
 
     def start_of(self, node: Context | Token) -> int:
         """Absolute offset of the first character of a context or token."""
-        token = node.start if hasattr(node, "children") else node
+        token = node.start if isinstance(node, ParserRuleContext) else node
         return self.offset + int(token.start)
 
     def stop_of(self, ctx: Context) -> int:
@@ -113,7 +115,8 @@ class StatementBuilder:
 
     def span(self, node: Context | Token) -> Span:
         start = self.start_of(node)
-        stop = self.stop_of(node) if hasattr(node, "children") else start + len(node.text)
+        is_context = isinstance(node, ParserRuleContext)
+        stop = self.stop_of(node) if is_context else start + len(node.text)
         return Span(start, stop, *line_and_column(self.text, start))
 
     def fail(self, reason: str, node: Context | Token) -> NoReturn:
