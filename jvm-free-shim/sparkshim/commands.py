@@ -1,0 +1,503 @@
+"""Execute one Spark SQL statement on the shim: queries, DDL, DML and utility commands.
+
+``execute`` parses the statement with the shim's Spark dialect and hands it to the handler
+for its kind. Each handler returns the statement's result as an Arrow table (empty for
+commands, as Spark returns an empty DataFrame). Statements the shim cannot run exactly
+as Spark would raise ``UnsupportedSqlError``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sparkshim import delta, dml
+from sparkshim.catalog import ObjectName
+from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.query import run_query
+from sparkshim.translate import parse_spark
+from sparkshim.types import parse_ddl_type, to_spark_type
+
+if TYPE_CHECKING:
+    from sparkshim.session import ShimSession
+
+EMPTY = pa.table({})
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+
+# Utility statements sqlglot does not parse; matched on their text.
+_NAME = r"(?P<name>[\w`.]+)"
+_SHOW_TABLES = re.compile(
+    r"SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>[\w`]+))?(?:\s+(?:LIKE\s+)?'(?P<like>[^']*)')?\s*$",
+    re.IGNORECASE,
+)
+_SHOW_DATABASES = re.compile(r"SHOW\s+(?:DATABASES|SCHEMAS)\s*$", re.IGNORECASE)
+_SHOW_TBLPROPERTIES = re.compile(
+    rf"SHOW\s+TBLPROPERTIES\s+{_NAME}(?:\s*\(\s*(?P<key>'[^']*'|[\w.]+)\s*\))?\s*$",
+    re.IGNORECASE,
+)
+_DESCRIBE_DETAIL = re.compile(rf"(?:DESCRIBE|DESC)\s+DETAIL\s+{_NAME}\s*$", re.IGNORECASE)
+_UNSET_TBLPROPERTIES = re.compile(r"ALTER\s+TABLE\s+\S+\s+UNSET\s+TBLPROPERTIES", re.IGNORECASE)
+
+
+def execute(session: ShimSession, text: str) -> pa.Table:
+    """Run one statement; its result rows (empty for commands)."""
+    statement = text.strip().rstrip(";").strip()
+    for pattern, handler in _UTILITY_STATEMENTS:
+        match = pattern.match(statement)
+        if match:
+            return handler(session, match)
+    tree = parse_spark(statement)
+    for kind, tree_handler in _HANDLERS:
+        if isinstance(tree, kind):
+            return tree_handler(session, tree)
+    raise UnsupportedSqlError(f"the statement {type(tree).__name__.upper()}")
+
+
+# ---- queries ----
+
+
+def query(session: ShimSession, tree: exp.Expr) -> pa.Table:
+    return run_query(session, tree)
+
+
+# ---- databases ----
+
+
+def create(session: ShimSession, tree: exp.Create) -> pa.Table:
+    kind = str(tree.args.get("kind", "")).upper()
+    if kind in ("SCHEMA", "DATABASE"):
+        target = tree.this
+        name = target.db or target.name
+        session.catalog_store.create_database(name, if_not_exists=bool(tree.args.get("exists")))
+        return EMPTY
+    if kind == "VIEW":
+        return create_view(session, tree)
+    if kind == "TABLE":
+        return create_table(session, tree)
+    raise UnsupportedSqlError(f"CREATE {kind}")
+
+
+def drop(session: ShimSession, tree: exp.Drop) -> pa.Table:
+    kind = str(tree.args.get("kind", "")).upper()
+    if_exists = bool(tree.args.get("exists"))
+    for target in tree.args.get("tables") or [tree.this]:
+        if kind in ("SCHEMA", "DATABASE"):
+            name = target.db or target.name
+            cascade = bool(tree.args.get("cascade"))
+            session.catalog_store.drop_database(name, if_exists, cascade)
+        elif kind in ("TABLE", "VIEW"):
+            drop_table_or_view(session, target, kind, if_exists)
+        else:
+            raise UnsupportedSqlError(f"DROP {kind}")
+    return EMPTY
+
+
+def drop_table_or_view(session: ShimSession, target: exp.Table, kind: str, if_exists: bool) -> None:
+    if kind == "VIEW" and not target.db and session.drop_temp_view(target.name):
+        return
+    name = session.qualify(target)
+    entry = session.catalog_store.lookup(name)
+    if entry is None:
+        if if_exists:
+            return
+        raise AnalysisException(
+            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name.database}`."
+            f"`{name.name}` cannot be found."
+        )
+    if (kind == "VIEW") != entry.is_view:
+        expected = "a view" if kind == "VIEW" else "a table"
+        raise AnalysisException(
+            message=f"`{name}` is not {expected}: use DROP {'TABLE' if kind == 'VIEW' else 'VIEW'}"
+        )
+    session.catalog_store.drop(name)
+
+
+def use(session: ShimSession, tree: exp.Use) -> pa.Table:
+    session.catalog.setCurrentDatabase(tree.this.name or tree.this.db)
+    return EMPTY
+
+
+# ---- tables ----
+
+
+def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    name = session.qualify(target)
+    session.catalog_store.require_database(name.database)
+    options = _table_options(tree)
+    existing = session.catalog_store.lookup(name)
+    replace = bool(tree.args.get("replace"))
+    if existing is not None and not replace:
+        if tree.args.get("exists"):
+            return EMPTY
+        raise AnalysisException(
+            message=f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table or view `{name.database}`."
+            f"`{name.name}` because it already exists."
+        )
+    if existing is not None and existing.is_view:
+        raise AnalysisException(message=f"`{name}` is a view: DROP VIEW it first")
+    location = options.location or session.catalog_store.managed_location(name)
+    data = run_query(session, tree.expression) if tree.expression is not None else None
+    schema = _declared_schema(tree) or (data.schema if data is not None else None)
+    if schema is None:
+        raise AnalysisException(message=f"CREATE TABLE {name} needs a column list or AS <query>")
+    if data is not None and _declared_schema(tree) is not None:
+        raise AnalysisException(message="CREATE TABLE ... AS SELECT cannot also declare columns")
+    delta.create(
+        location,
+        schema,
+        partition_by=options.partition_by,
+        properties=options.properties,
+        comment=options.comment,
+        replace=existing is not None,
+    )
+    if options.location is not None:
+        session.catalog_store.register_external_table(name, location)
+    if data is not None and data.num_rows:
+        delta.write(location, data, overwrite=False, options=commit_options(session))
+    return EMPTY
+
+
+class _TableOptions:
+    def __init__(self) -> None:
+        self.location: Path | None = None
+        self.partition_by: list[str] = []
+        self.properties: dict[str, str] = {}
+        self.comment: str | None = None
+
+
+def _table_options(tree: exp.Create) -> _TableOptions:
+    options = _TableOptions()
+    properties = tree.args.get("properties")
+    for prop in properties.expressions if properties is not None else []:
+        if isinstance(prop, exp.FileFormatProperty):
+            provider = prop.name.lower()
+            if provider != "delta":
+                raise UnsupportedSqlError(
+                    f"tables USING {provider}", "the shim stores every table as Delta: USING delta"
+                )
+        elif isinstance(prop, exp.LocationProperty):
+            options.location = Path(prop.this.name).resolve()
+        elif isinstance(prop, exp.PartitionedByProperty):
+            columns = prop.this.expressions if isinstance(prop.this, exp.Schema) else [prop.this]
+            options.partition_by = [column.name.lower() for column in columns]
+        elif isinstance(prop, exp.SchemaCommentProperty):
+            options.comment = prop.this.name
+        elif isinstance(prop, exp.Property):
+            options.properties[_property_key(prop)] = _property_value(prop.args["value"])
+        else:
+            raise UnsupportedSqlError(f"the table option {prop.sql('spark')}")
+    return options
+
+
+def _property_key(prop: exp.Property) -> str:
+    key = prop.this
+    return key.name if isinstance(key, exp.Literal) else key.sql("spark").replace("`", "")
+
+
+def _property_value(value: exp.Expr) -> str:
+    if isinstance(value, exp.Boolean):
+        return "true" if value.this else "false"
+    return value.name if isinstance(value, exp.Literal) else value.sql("spark")
+
+
+def _declared_schema(tree: exp.Create) -> pa.Schema | None:
+    if not isinstance(tree.this, exp.Schema):
+        return None
+    fields = []
+    for column in tree.this.expressions:
+        if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
+            raise AnalysisException(message=f"invalid column definition {column.sql('spark')}")
+        type_sql = column.args["kind"].sql("spark")
+        nullable = not any(
+            isinstance(constraint.kind, exp.NotNullColumnConstraint)
+            for constraint in column.constraints
+        )
+        fields.append(pa.field(column.name.lower(), parse_ddl_type(type_sql), nullable))
+    return pa.schema(fields)
+
+
+def create_view(session: ShimSession, tree: exp.Create) -> pa.Table:
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    if isinstance(tree.this, exp.Schema):
+        raise UnsupportedSqlError(
+            "CREATE VIEW with a column list", "alias the columns in the query"
+        )
+    view_sql = tree.expression.sql("spark")
+    run_query(session, tree.expression)  # a view that cannot be queried is an error now
+    temporary = any(
+        isinstance(prop, exp.TemporaryProperty)
+        for prop in (tree.args.get("properties") or exp.Properties(expressions=[])).expressions
+    )
+    if temporary:
+        if session.temp_view(target.name) is not None and not tree.args.get("replace"):
+            raise AnalysisException(message=f"Temporary view `{target.name}` already exists")
+        session.register_temp_view(target.name, view_sql)
+        return EMPTY
+    name = session.qualify(target)
+    existing = session.catalog_store.lookup(name)
+    if existing is not None:
+        if tree.args.get("exists"):
+            return EMPTY
+        if not tree.args.get("replace") or not existing.is_view:
+            raise AnalysisException(
+                message=f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create view `{name}` because it"
+                " already exists."
+            )
+    session.catalog_store.save_view(name, view_sql)
+    return EMPTY
+
+
+def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    name = session.qualify(target)
+    entry = session.catalog_store.lookup(name)
+    if entry is None or entry.location is None:
+        raise AnalysisException(
+            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table `{name.database}`.`{name.name}`"
+            " cannot be found."
+        )
+    if tree.args.get("where") is not None:
+        raise UnsupportedSqlError("INSERT INTO ... REPLACE WHERE", "not implemented yet")
+    source = tree.expression
+    if isinstance(source, exp.Values):
+        source = exp.select("*").from_(source)
+    rows = run_query(session, source)
+    table_schema = pa.schema(delta.open_table(entry.location).schema().to_arrow())
+    columns = (
+        [column.name.lower() for column in tree.this.expressions]
+        if isinstance(tree.this, exp.Schema)
+        else table_schema.names
+    )
+    if rows.num_columns != len(columns):
+        raise AnalysisException(
+            message=f"[INSERT_COLUMN_ARITY_MISMATCH] Cannot write to `{name}`: the table has"
+            f" {len(columns)} column(s) but the inserted data has {rows.num_columns}."
+        )
+    data = align_to_schema(rows, columns, table_schema)
+    overwrite = bool(tree.args.get("overwrite"))
+    delta.write(entry.location, data, overwrite=overwrite, options=commit_options(session))
+    return EMPTY
+
+
+def align_to_schema(rows: pa.Table, columns: list[str], schema: pa.Schema) -> pa.Table:
+    """``rows`` as the table's columns: by position, or by the named column list (others
+    NULL), cast with Spark's store-assignment rules (overflow is an error)."""
+    by_name = dict(zip(columns, rows.columns, strict=True))
+    arrays = []
+    for field in schema:
+        if field.name in by_name:
+            try:
+                arrays.append(by_name[field.name].cast(field.type, safe=True))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as failure:
+                spark_type = to_spark_type(field.type).simpleString()
+                raise AnalysisException(
+                    message=f"Cannot write to column `{field.name}` ({spark_type}): {failure}"
+                ) from failure
+        else:
+            arrays.append(pa.nulls(rows.num_rows, field.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def commit_options(session: ShimSession) -> delta.CommitOptions:
+    return delta.CommitOptions(user_metadata=session.conf.get(USER_METADATA_CONF, "") or None)
+
+
+def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:
+    name = session.qualify(tree.this)
+    location = _table_location(session, name)
+    properties: dict[str, str] = {}
+    for action in tree.args.get("actions") or []:
+        if not isinstance(action, exp.AlterSet):
+            raise UnsupportedSqlError(f"ALTER TABLE ... {action.sql('spark')}")
+        for prop in action.expressions:
+            for item in prop.expressions if isinstance(prop, exp.Properties) else [prop]:
+                properties[_property_key(item)] = _property_value(item.args["value"])
+    if not properties:
+        raise UnsupportedSqlError(f"the ALTER TABLE statement {tree.sql('spark')}")
+    delta.set_properties(location, properties, commit_options(session))
+    return EMPTY
+
+
+def _table_location(session: ShimSession, name: ObjectName) -> Path:
+    entry = session.catalog_store.lookup(name)
+    if entry is None or entry.location is None:
+        raise AnalysisException(
+            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table `{name.database}`.`{name.name}`"
+            " cannot be found."
+        )
+    return entry.location
+
+
+# ---- SET and descriptions ----
+
+
+def set_config(session: ShimSession, tree: exp.Set) -> pa.Table:
+    for item in tree.expressions:
+        assignment = item.this
+        if not isinstance(assignment, exp.EQ):
+            raise UnsupportedSqlError(f"SET {item.sql('spark')}")
+        key = assignment.this.sql("spark").replace("`", "")
+        value = assignment.expression
+        session.conf.set(
+            key, value.name if isinstance(value, exp.Literal | exp.Var) else value.sql("spark")
+        )
+    return pa.table({"key": [key], "value": [session.conf.get(key)]})
+
+
+def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
+    name = session.qualify(tree.this)
+    style = str(tree.args.get("style") or "").upper()
+    if style == "HISTORY":
+        return describe_history(_table_location(session, name))
+    if style not in ("", "EXTENDED", "FORMATTED"):
+        raise UnsupportedSqlError(f"DESCRIBE {style}")
+    schema = run_query(session, exp.select("*").from_(tree.this.copy()).limit(0)).schema
+    return pa.table(
+        {
+            "col_name": [field.name for field in schema],
+            "data_type": [to_spark_type(field.type).simpleString() for field in schema],
+            "comment": pa.nulls(len(schema), pa.string()),
+        }
+    )
+
+
+def describe_history(location: Path) -> pa.Table:
+    commits = delta.history(location)
+    return pa.table(
+        {
+            "version": pa.array([commit.get("version") for commit in commits], pa.int64()),
+            "timestamp": pa.array(
+                [commit.get("timestamp") for commit in commits], pa.timestamp("ms", tz="UTC")
+            ),
+            "operation": [str(commit.get("operation")) for commit in commits],
+            "operationParameters": [
+                {
+                    str(k): json.dumps(v) if not isinstance(v, str) else v
+                    for k, v in (commit.get("operationParameters") or {}).items()
+                }
+                for commit in commits
+            ],
+            "userMetadata": pa.array(
+                [commit.get("userMetadata") for commit in commits], pa.string()
+            ),
+        },
+        schema=pa.schema(
+            [
+                ("version", pa.int64()),
+                ("timestamp", pa.timestamp("ms", tz="UTC")),
+                ("operation", pa.string()),
+                ("operationParameters", pa.map_(pa.string(), pa.string())),
+                ("userMetadata", pa.string()),
+            ]
+        ),
+    )
+
+
+def describe_detail(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    name = session.qualify(exp.to_table(match["name"]))
+    location = _table_location(session, name)
+    table = delta.open_table(location)
+    metadata = table.metadata()
+    properties = dict(metadata.configuration)
+    return pa.table(
+        {
+            "format": ["delta"],
+            "id": [metadata.id],
+            "name": [f"spark_catalog.{name}"],
+            "description": pa.array([metadata.description], pa.string()),
+            "location": [location.as_uri()],
+            "partitionColumns": pa.array([list(metadata.partition_columns)], pa.list_(pa.string())),
+            "numFiles": pa.array([len(table.file_uris())], pa.int64()),
+            "properties": pa.array([list(properties.items())], pa.map_(pa.string(), pa.string())),
+            "version": pa.array([table.version()], pa.int64()),
+        }
+    )
+
+
+def show_tables(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    database = (match["db"] or session.current_database).strip("`").lower()
+    session.catalog_store.require_database(database)
+    names = [(database, name, False) for name in session.catalog_store.list_objects(database)]
+    names += [("", name, True) for name in session.temp_view_names()]
+    pattern = match["like"]
+    if pattern is not None:  # Spark's SHOW TABLES LIKE: '*' any, '|' alternatives
+        alternatives = [alt.strip().lower() for alt in pattern.split("|")]
+        names = [
+            row for row in names if any(fnmatch.fnmatchcase(row[1], alt) for alt in alternatives)
+        ]
+    return pa.table(
+        {
+            "namespace": [row[0] for row in names],
+            "tableName": [row[1] for row in names],
+            "isTemporary": pa.array([row[2] for row in names], pa.bool_()),
+        }
+    )
+
+
+def show_databases(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    return pa.table({"namespace": session.catalog_store.list_databases()})
+
+
+def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    name = session.qualify(exp.to_table(match["name"]))
+    properties = delta.properties(_table_location(session, name))
+    key = match["key"]
+    if key is not None:
+        key = key.strip("'")
+        value = properties.get(key, f"Table {name} does not have property: {key}")
+        return pa.table({"key": [key], "value": [value]})
+    return pa.table({"key": list(properties), "value": list(properties.values())})
+
+
+def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    delta.refuse_unset_properties()
+    return EMPTY
+
+
+def update(session: ShimSession, tree: exp.Update) -> pa.Table:
+    dml.update(session, tree, _table_location(session, session.qualify(tree.this)))
+    return EMPTY
+
+
+def delete(session: ShimSession, tree: exp.Delete) -> pa.Table:
+    dml.delete(session, tree, _table_location(session, session.qualify(tree.this)))
+    return EMPTY
+
+
+def merge(session: ShimSession, tree: exp.Merge) -> pa.Table:
+    dml.merge(session, tree, _table_location(session, session.qualify(tree.this)))
+    return EMPTY
+
+
+_UTILITY_STATEMENTS: tuple[
+    tuple[re.Pattern[str], Callable[[ShimSession, re.Match[str]], pa.Table]], ...
+] = (
+    (_SHOW_TABLES, show_tables),
+    (_SHOW_DATABASES, show_databases),
+    (_SHOW_TBLPROPERTIES, show_tblproperties),
+    (_DESCRIBE_DETAIL, describe_detail),
+    (_UNSET_TBLPROPERTIES, unset_tblproperties),
+)
+
+# Each handler takes the node of its kind (typed Any: the dispatch has checked the type).
+_HANDLERS: tuple[tuple[type[exp.Expr], Callable[[ShimSession, Any], pa.Table]], ...] = (
+    (exp.Query, query),
+    (exp.Create, create),
+    (exp.Drop, drop),
+    (exp.Use, use),
+    (exp.Insert, insert),
+    (exp.Alter, alter),
+    (exp.Set, set_config),
+    (exp.Describe, describe),
+    (exp.Update, update),
+    (exp.Delete, delete),
+    (exp.Merge, merge),
+)

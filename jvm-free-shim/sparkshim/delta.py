@@ -1,0 +1,158 @@
+"""Delta tables through delta-rs: the only module that calls ``deltalake``.
+
+Every write is one Delta commit. Commit metadata follows Spark's Delta conventions: the
+session's ``spark.databricks.delta.commitInfo.userMetadata`` lands in the commit's
+``userMetadata``, and ``txnAppId``/``txnVersion`` make a write idempotent (a version at
+or below the one already recorded for the app is skipped, as Delta does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake.exceptions import TableNotFoundError
+
+from sparkshim.errors import AnalysisException, UnsupportedSqlError
+
+# Properties that delta-rs validates itself; every other key is a custom property.
+_DELTA_PREFIX = "delta."
+
+
+@dataclass(frozen=True)
+class CommitOptions:
+    """What a write records in its commit besides the data."""
+
+    user_metadata: str | None = None
+    app_id: str | None = None
+    app_version: int | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def properties(self) -> CommitProperties:
+        metadata: dict[str, Any] = dict(self.extra)
+        if self.user_metadata is not None:
+            metadata["userMetadata"] = self.user_metadata
+        transactions = None
+        if self.app_id is not None and self.app_version is not None:
+            transactions = [Transaction(app_id=self.app_id, version=self.app_version)]
+        return CommitProperties(custom_metadata=metadata or None, app_transactions=transactions)
+
+
+def open_table(location: Path, version: int | None = None) -> DeltaTable:
+    try:
+        return DeltaTable(str(location), version=version)
+    except TableNotFoundError as missing:
+        raise AnalysisException(message=f"no Delta table at {location}") from missing
+
+
+def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
+    table = open_table(location)
+    table.load_as_version(timestamp)
+    return table
+
+
+def snapshot(table: DeltaTable) -> pa.Table:
+    """The table's rows at the version it is loaded at."""
+    return pa.table(table.to_pyarrow_table())
+
+
+def create(
+    location: Path,
+    schema: pa.Schema,
+    *,
+    partition_by: list[str],
+    properties: dict[str, str],
+    comment: str | None,
+    replace: bool,
+) -> DeltaTable:
+    """Create (or replace) an empty table; custom properties are allowed."""
+    return DeltaTable.create(
+        str(location),
+        schema,
+        mode="overwrite" if replace else "error",
+        partition_by=partition_by or None,
+        description=comment,
+        configuration=properties or None,
+        raise_if_key_not_exists=False,
+    )
+
+
+def already_committed(location: Path, options: CommitOptions) -> bool:
+    """Whether an idempotent write (``txnAppId``/``txnVersion``) was already applied."""
+    if options.app_id is None or options.app_version is None:
+        return False
+    recorded = open_table(location).transaction_version(options.app_id)
+    return recorded is not None and recorded >= options.app_version
+
+
+def write(
+    location: Path,
+    data: pa.Table,
+    *,
+    overwrite: bool,
+    options: CommitOptions,
+    predicate: str | None = None,
+) -> None:
+    """Append ``data``, or overwrite the table (or the rows matching ``predicate``)."""
+    if already_committed(location, options):
+        return
+    table = open_table(location)
+    data = data.cast(pa.schema(table.schema().to_arrow()))
+    if overwrite:
+        write_deltalake(
+            table,
+            data,
+            mode="overwrite",
+            predicate=predicate,
+            commit_properties=options.properties(),
+        )
+    else:
+        write_deltalake(table, data, mode="append", commit_properties=options.properties())
+
+
+def set_properties(location: Path, properties: dict[str, str], options: CommitOptions) -> None:
+    open_table(location).alter.set_table_properties(
+        properties, raise_if_not_exists=False, commit_properties=options.properties()
+    )
+
+
+def properties(location: Path) -> dict[str, str]:
+    return dict(open_table(location).metadata().configuration)
+
+
+def history(location: Path) -> list[dict[str, Any]]:
+    """Commits, newest first, as delta-rs reports them."""
+    return list(open_table(location).history())
+
+
+def changes(location: Path, start: int, end: int | None) -> pa.Table:
+    """Delta's change data feed between two versions (inclusive), with ``_change_type``,
+    ``_commit_version`` and ``_commit_timestamp`` as Spark's ``table_changes`` returns."""
+    table = open_table(location)
+    if table.metadata().configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
+        raise AnalysisException(
+            message=f"Change data feed is not enabled on {location}: set the table property"
+            " delta.enableChangeDataFeed = true"
+        )
+    feed = pa.table(table.load_cdf(starting_version=start, ending_version=end))
+    # Spark's types for the metadata columns: STRING, BIGINT, TIMESTAMP.
+    spark_types = {
+        "_change_type": pa.string(),
+        "_commit_version": pa.int64(),
+        "_commit_timestamp": pa.timestamp("us", tz="UTC"),
+    }
+    schema = pa.schema(
+        [pa.field(f.name, spark_types.get(f.name, f.type), f.nullable) for f in feed.schema]
+    )
+    return feed.cast(schema)
+
+
+def refuse_unset_properties() -> None:
+    raise UnsupportedSqlError(
+        "ALTER TABLE ... UNSET TBLPROPERTIES",
+        "delta-rs cannot remove a table property; set it to another value instead",
+    )

@@ -1,0 +1,348 @@
+"""UPDATE, DELETE and MERGE INTO with Spark's semantics, as one Delta commit each.
+
+delta-rs evaluates merge predicates and SET expressions in its own SQL dialect, which
+differs from Spark's in many small ways. So every Spark expression is evaluated in DuckDB
+(through the shim's translation), and delta-rs only receives an *action table* and
+predicates it cannot get wrong: null-safe equality of columns and string comparisons.
+
+The action table has one row per distinct target row value that changes (its old column
+values, ``__action`` = 'update' or 'delete', the new values in ``__new_<column>``) and one
+row per inserted row (``__kind`` = 'insert'). A target row matches a change row when all
+its columns are null-safe equal to the old values; identical target rows (a multiset)
+receive identical changes, because the statement's expressions are deterministic
+functions of the row. The single delta-rs MERGE that applies it records Delta's change
+data feed (delete, insert, update pre/post images) like Spark's Delta would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from deltalake import DeltaTable
+from sqlglot import exp
+
+from sparkshim import delta
+from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.query import run_query
+
+if TYPE_CHECKING:
+    from sparkshim.session import ShimSession
+
+KIND, ACTION, NEW = "__kind", "__action", "__new_"
+_TARGET_ID, _SOURCE_ID = "__target_id", "__source_id"
+
+
+def update(session: ShimSession, tree: exp.Update, location: Path) -> None:
+    schema = _schema(location)
+    target = tree.this.copy()
+    alias = target.alias_or_name
+    assignments = {_assigned_column(eq, schema): eq.expression for eq in tree.expressions}
+    new_values = [
+        exp.alias_(assignments.get(name, exp.column(name, table=alias)).copy(), f"{NEW}{name}")
+        for name in schema.names
+    ]
+    query = exp.select(*_target_columns(schema, alias), *new_values).from_(target)
+    where = tree.args.get("where")
+    if where is not None:
+        query = query.where(where.this.copy())
+    changes = run_query(session, query.distinct())
+    changes = changes.append_column(ACTION, pa.array(["update"] * changes.num_rows, pa.string()))
+    apply_actions(session, location, schema, changes, inserts=None)
+
+
+def delete(session: ShimSession, tree: exp.Delete, location: Path) -> None:
+    schema = _schema(location)
+    target = tree.this.copy()
+    where = tree.args.get("where")
+    query = exp.select(*_target_columns(schema, target.alias_or_name)).from_(target)
+    if where is not None:
+        query = query.where(where.this.copy())
+    changes = run_query(session, query.distinct())
+    changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
+    apply_actions(session, location, schema, changes, inserts=None)
+
+
+def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
+    """``MERGE INTO target USING source ON ... WHEN ...`` with every clause kind."""
+    schema = _schema(location)
+    pairs = _MergePairs(session, tree, schema)
+    clauses = _merge_clauses(tree)
+    matched = [c for c in clauses if c.args.get("matched")]
+    by_source = [c for c in clauses if not c.args.get("matched") and c.args.get("source")]
+    not_matched = [c for c in clauses if not c.args.get("matched") and not c.args.get("source")]
+    changes = []
+    if matched:
+        pairs.check_one_source_row_per_target_row(matched)
+        changes.append(pairs.changes(matched, pairs.matched()))
+    if by_source:
+        changes.append(pairs.changes(by_source, pairs.target_only()))
+    inserts = pairs.inserts(not_matched) if not_matched else None
+    apply_actions(
+        session, location, schema, pa.concat_tables(changes) if changes else None, inserts
+    )
+
+
+def _merge_clauses(tree: exp.Merge) -> list[exp.When]:
+    whens = tree.args.get("whens")
+    return list(whens.expressions if isinstance(whens, exp.Whens) else tree.expressions)
+
+
+class _MergePairs:
+    """Target rows FULL OUTER JOIN source rows on the merge condition, each side numbered
+    so that one target row matched by several source rows can be told apart from
+    identical target rows. Clause conditions and values are evaluated on this join, where
+    both sides keep the aliases the statement uses."""
+
+    def __init__(self, session: ShimSession, tree: exp.Merge, schema: pa.Schema) -> None:
+        self.session = session
+        self.schema = schema
+        target, source = tree.this.copy(), tree.args["using"].copy()
+        self.target_alias, self.source_alias = target.alias_or_name, source.alias_or_name
+        self.source_columns = run_query(
+            session, exp.select("*").from_(source.copy()).limit(0)
+        ).schema.names
+        self.join = (
+            exp.select()
+            .from_(_numbered(target, _TARGET_ID, self.target_alias))
+            .join(
+                _numbered(source, _SOURCE_ID, self.source_alias),
+                on=tree.args["on"].copy(),
+                join_type="full outer",
+            )
+        )
+        self.target_id = exp.column(_TARGET_ID, table=self.target_alias)
+        self.source_id = exp.column(_SOURCE_ID, table=self.source_alias)
+
+    def matched(self) -> exp.Expr:
+        return exp.and_(
+            self.target_id.is_(exp.null()).not_(), self.source_id.is_(exp.null()).not_()
+        )
+
+    def target_only(self) -> exp.Expr:
+        return exp.and_(self.target_id.is_(exp.null()).not_(), self.source_id.is_(exp.null()))
+
+    def source_only(self) -> exp.Expr:
+        return self.target_id.is_(exp.null())
+
+    def chosen_clause(self, clauses: Sequence[exp.When]) -> exp.Case:
+        """The index of the first clause whose condition holds (NULL when none does)."""
+        chosen = exp.Case()
+        for index, clause in enumerate(clauses):
+            condition = clause.args.get("condition")
+            when = condition.copy() if condition is not None else exp.true()
+            chosen = chosen.when(when, exp.Literal.number(index))
+        return chosen
+
+    def check_one_source_row_per_target_row(self, clauses: Sequence[exp.When]) -> None:
+        query = (
+            self.join.copy()
+            .select(self.target_id.copy())
+            .where(self.matched())
+            .where(self.chosen_clause(clauses).is_(exp.null()).not_())
+            .group_by(self.target_id.copy())
+            .having(exp.func("count", exp.Star()) > 1)
+            .limit(1)
+        )
+        if run_query(self.session, query).num_rows:
+            raise AnalysisException(
+                message="[DELTA_MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW_IN_MERGE] Cannot"
+                " perform Merge as multiple source rows matched and attempted to modify the"
+                " same target row in the Delta table in possibly conflicting ways."
+                " Preprocess the source table to eliminate the possibility of multiple matches."
+            )
+
+    def changes(self, clauses: Sequence[exp.When], pairs: exp.Expr) -> pa.Table:
+        """Change rows for the ``pairs``, each from the first clause that applies."""
+        chosen = self.chosen_clause(clauses)
+        action = exp.Case()
+        new_values = {name: exp.Case() for name in self.schema.names}
+        for index, clause in enumerate(clauses):
+            is_this_clause = chosen.copy().eq(index)
+            then = clause.args["then"]
+            if isinstance(then, exp.Var) and then.name.upper() == "DELETE":
+                action = action.when(is_this_clause, exp.Literal.string("delete"))
+                continue
+            action = action.when(is_this_clause.copy(), exp.Literal.string("update"))
+            assignments = _update_assignments(
+                then, self.schema, self.source_alias, self.source_columns
+            )
+            for name in self.schema.names:
+                value = assignments.get(name, exp.column(name, table=self.target_alias))
+                new_values[name] = new_values[name].when(is_this_clause.copy(), value.copy())
+        query = (
+            self.join.copy()
+            .select(
+                *_target_columns(self.schema, self.target_alias),
+                exp.alias_(action, ACTION),
+                *[exp.alias_(new_values[n], f"{NEW}{n}") for n in self.schema.names],
+            )
+            .where(pairs)
+            .where(chosen.is_(exp.null()).not_())
+            .distinct()
+        )
+        return run_query(self.session, query)
+
+    def inserts(self, clauses: Sequence[exp.When]) -> pa.Table:
+        """Rows to insert for source rows that matched no target row (a multiset)."""
+        chosen = self.chosen_clause(clauses)
+        new_values = {name: exp.Case() for name in self.schema.names}
+        for index, clause in enumerate(clauses):
+            values = _insert_values(
+                clause.args["then"], self.schema, self.source_alias, self.source_columns
+            )
+            for name in self.schema.names:
+                new_values[name] = new_values[name].when(
+                    chosen.copy().eq(index), values[name].copy()
+                )
+        query = (
+            self.join.copy()
+            .select(*[exp.alias_(new_values[n], f"{NEW}{n}") for n in self.schema.names])
+            .where(self.source_only())
+            .where(chosen.is_(exp.null()).not_())
+        )
+        return run_query(self.session, query)
+
+
+def _numbered(relation: exp.Expr, id_column: str, alias: str) -> exp.Expr:
+    """``(SELECT *, row_number() OVER () AS id_column FROM relation) AS alias``."""
+    row_number = exp.alias_(exp.Window(this=exp.func("row_number")), id_column)
+    return exp.select("*", row_number).from_(relation).subquery(alias)
+
+
+def _update_assignments(
+    then: exp.Expr, schema: pa.Schema, source_alias: str, source_columns: list[str]
+) -> dict[str, exp.Expr]:
+    if isinstance(then, exp.Update):
+        if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
+            return _star_assignments(schema, source_alias, source_columns)
+        return {_assigned_column(eq, schema): eq.expression for eq in then.expressions}
+    raise UnsupportedSqlError(f"the MERGE action {then.sql('spark')}")
+
+
+def _insert_values(
+    then: exp.Expr, schema: pa.Schema, source_alias: str, source_columns: list[str]
+) -> dict[str, exp.Expr]:
+    if not isinstance(then, exp.Insert):
+        raise UnsupportedSqlError(f"the MERGE action {then.sql('spark')}")
+    columns_node, values_node = then.this, then.expression
+    if isinstance(columns_node, exp.Star) or columns_node is None:
+        return _star_assignments(schema, source_alias, source_columns)
+    columns = [column.name.lower() for column in columns_node.expressions]
+    values = values_node.expressions if isinstance(values_node, exp.Tuple) else [values_node]
+    if len(columns) != len(values):
+        raise AnalysisException(message="MERGE INSERT has a different number of columns and values")
+    unknown = sorted(set(columns) - set(schema.names))
+    if unknown:
+        raise AnalysisException(
+            message=f"MERGE INSERT names unknown column(s): {', '.join(unknown)}"
+        )
+    given = dict(zip(columns, values, strict=True))
+    return {name: given.get(name, exp.null()) for name in schema.names}
+
+
+def _star_assignments(
+    schema: pa.Schema, source_alias: str, source_columns: list[str]
+) -> dict[str, exp.Expr]:
+    """``UPDATE SET *`` / ``INSERT *``: every target column from the source column of the
+    same name, which must exist."""
+    available = {name.lower() for name in source_columns}
+    missing = [name for name in schema.names if name not in available]
+    if missing:
+        raise AnalysisException(
+            message=f"UPDATE SET * / INSERT * needs source column(s) {', '.join(missing)}"
+        )
+    return {name: exp.column(name, table=source_alias) for name in schema.names}
+
+
+def _assigned_column(assignment: exp.Expr, schema: pa.Schema) -> str:
+    if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+        raise UnsupportedSqlError(f"the assignment {assignment.sql('spark')}")
+    name = assignment.this.name.lower()
+    if name not in schema.names:
+        raise AnalysisException(message=f"[UNRESOLVED_COLUMN] cannot resolve `{name}` in SET")
+    return name
+
+
+def _target_columns(schema: pa.Schema, alias: str) -> list[exp.Expr]:
+    return [exp.alias_(exp.column(name, table=alias), name) for name in schema.names]
+
+
+def _schema(location: Path) -> pa.Schema:
+    schema = pa.schema(delta.open_table(location).schema().to_arrow())
+    for field in schema:
+        if pa.types.is_map(field.type):
+            raise UnsupportedSqlError(
+                f"UPDATE/DELETE/MERGE on a table with the MAP column {field.name}",
+                "MAP values cannot be compared for equality",
+            )
+    return schema
+
+
+def apply_actions(
+    session: ShimSession,
+    location: Path,
+    schema: pa.Schema,
+    changes: pa.Table | None,
+    inserts: pa.Table | None,
+) -> None:
+    """Apply change rows and insert rows to the table in one Delta MERGE commit."""
+    from sparkshim.commands import align_to_schema, commit_options
+
+    parts = []
+    new_schema = pa.schema([pa.field(f"{NEW}{f.name}", f.type) for f in schema])
+    if changes is not None and changes.num_rows:
+        old = align_to_schema(changes.select(schema.names), schema.names, schema)
+        if new_schema.names[0] in changes.column_names:
+            new_columns = changes.select(new_schema.names)
+            new = align_to_schema(new_columns, new_schema.names, new_schema)
+        else:  # deletions carry no new values
+            new = _nulls(new_schema, changes.num_rows)
+        parts.append(_action_rows(old, "change", changes.column(ACTION), new))
+    if inserts is not None and inserts.num_rows:
+        new = align_to_schema(inserts, new_schema.names, new_schema)
+        old = _nulls(schema, new.num_rows)
+        parts.append(_action_rows(old, "insert", pa.nulls(new.num_rows, pa.string()), new))
+    if not parts:
+        return
+    action_table = pa.concat_tables(parts)
+    match = " AND ".join(
+        [f"(source.{KIND} = 'change')"]
+        + [f"(target.{_quote(n)} IS NOT DISTINCT FROM source.{_quote(n)})" for n in schema.names]
+    )
+    new_values = {_quote(n): f"source.{_quote(NEW + n)}" for n in schema.names}
+    options = commit_options(session)
+    table = DeltaTable(str(location))
+    (
+        table.merge(
+            action_table,
+            predicate=match,
+            source_alias="source",
+            target_alias="target",
+            commit_properties=options.properties(),
+        )
+        .when_matched_delete(predicate=f"source.{ACTION} = 'delete'")
+        .when_matched_update(updates=new_values, predicate=f"source.{ACTION} = 'update'")
+        .when_not_matched_insert(updates=new_values, predicate=f"source.{KIND} = 'insert'")
+        .execute()
+    )
+
+
+def _action_rows(
+    old: pa.Table, kind: str, actions: pa.ChunkedArray | pa.Array, new: pa.Table
+) -> pa.Table:
+    columns = [*old.columns, pa.array([kind] * old.num_rows, pa.string()), actions, *new.columns]
+    names = [*old.column_names, KIND, ACTION, *new.column_names]
+    return pa.Table.from_arrays([pc.cast(c, c.type) for c in columns], names=names)
+
+
+def _nulls(schema: pa.Schema, num_rows: int) -> pa.Table:
+    return pa.Table.from_arrays([pa.nulls(num_rows, f.type) for f in schema], schema=schema)
+
+
+def _quote(name: str) -> str:
+    """A column name for delta-rs' SQL: double-quoted, as DataFusion lower-cases bare ones."""
+    return '"' + name.replace('"', '""') + '"'

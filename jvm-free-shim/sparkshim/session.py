@@ -1,0 +1,220 @@
+"""``ShimSession``: the SparkSession stand-in.
+
+It offers the part of ``SparkSession`` that dynamic tables and everyday notebooks use:
+``sql``, ``table``, ``createDataFrame``, ``conf``, ``catalog``, ``newSession``, ``stop``.
+Statements execute eagerly (a query's rows are materialized when ``sql`` returns).
+One session may be used from several threads at once: each thread gets its own DuckDB
+cursor, and the shared state (configuration, temporary views) is guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName
+from sparkshim.dataframe import DataFrame
+from sparkshim.errors import AnalysisException
+from sparkshim.types import from_python
+
+DEFAULTS = {
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.ansi.enabled": "false",
+}
+
+
+class RuntimeConfig:
+    """``spark.conf``: string settings of one session."""
+
+    def __init__(self, initial: dict[str, str]) -> None:
+        self._values = {**DEFAULTS, **initial}
+        self._lock = threading.Lock()
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        with self._lock:
+            if key in self._values:
+                return self._values[key]
+        if default is not None:
+            return default
+        raise AnalysisException(
+            message=f"[SQL_CONF_NOT_FOUND] The SQL config {key} cannot be found."
+        )
+
+    def set(self, key: str, value: Any) -> None:
+        text = str(value).lower() if isinstance(value, bool) else str(value)
+        with self._lock:
+            self._values[key] = text
+
+    def unset(self, key: str) -> None:
+        with self._lock:
+            self._values.pop(key, None)
+            if key in DEFAULTS:
+                self._values[key] = DEFAULTS[key]
+
+    def getAll(self) -> dict[str, str]:  # noqa: N802  (PySpark's name)
+        with self._lock:
+            return dict(self._values)
+
+
+class Table:
+    """One entry of ``spark.catalog.listTables()``."""
+
+    def __init__(self, name: str, database: str | None, table_type: str, is_temporary: bool):
+        self.name = name
+        self.database = database
+        self.namespace = [database] if database else []
+        self.catalog = "spark_catalog" if database else None
+        self.description = None
+        self.tableType = table_type
+        self.isTemporary = is_temporary
+
+    def __repr__(self) -> str:
+        return (
+            f"Table(name={self.name!r}, catalog={self.catalog!r}, namespace={self.namespace!r},"
+            f" description=None, tableType={self.tableType!r}, isTemporary={self.isTemporary})"
+        )
+
+
+class CatalogApi:
+    """``spark.catalog``: the part of PySpark's Catalog API the shim offers."""
+
+    def __init__(self, session: ShimSession) -> None:
+        self._session = session
+
+    def currentDatabase(self) -> str:  # noqa: N802
+        return self._session.current_database
+
+    def setCurrentDatabase(self, database: str) -> None:  # noqa: N802
+        self._session.catalog_store.require_database(database)
+        self._session.current_database = database.lower()
+
+    def listDatabases(self) -> list[str]:  # noqa: N802
+        return self._session.catalog_store.list_databases()
+
+    def databaseExists(self, database: str) -> bool:  # noqa: N802
+        return self._session.catalog_store.database_exists(database)
+
+    def listTables(self, dbName: str | None = None) -> list[Table]:  # noqa: N802, N803
+        database = (dbName or self._session.current_database).lower()
+        store = self._session.catalog_store
+        tables = []
+        for name in store.list_objects(database):
+            entry = store.lookup(ObjectName(database, name))
+            kind = "VIEW" if entry is not None and entry.is_view else "MANAGED"
+            if entry is not None and entry.location not in (
+                None,
+                store.managed_location(entry.name),
+            ):
+                kind = "EXTERNAL"
+            tables.append(Table(name, database, kind, False))
+        tables += [Table(name, None, "TEMPORARY", True) for name in self._session.temp_view_names()]
+        return tables
+
+    def tableExists(self, tableName: str, dbName: str | None = None) -> bool:  # noqa: N802, N803
+        table = exp.to_table(tableName if dbName is None else f"{dbName}.{tableName}")
+        if not table.db and self._session.temp_view(table.name) is not None:
+            return True
+        return self._session.catalog_store.lookup(self._session.qualify(table)) is not None
+
+    def dropTempView(self, viewName: str) -> bool:  # noqa: N802, N803
+        return self._session.drop_temp_view(viewName)
+
+
+class ShimSession:
+    """A JVM-free ``SparkSession`` over the Delta tables of one warehouse folder.
+
+    >>> import tempfile
+    >>> spark = ShimSession(warehouse=tempfile.mkdtemp())
+    >>> spark.sql("SELECT 1 + 1 AS two").collect()
+    [Row(two=2)]
+    """
+
+    def __init__(
+        self,
+        warehouse: str | Path = "spark-warehouse",
+        conf: dict[str, str] | None = None,
+        *,
+        _catalog: Catalog | None = None,
+    ) -> None:
+        self.catalog_store = _catalog or Catalog(Path(warehouse))
+        self.conf = RuntimeConfig(conf or {})
+        self.catalog = CatalogApi(self)
+        self.current_database = DEFAULT_DATABASE
+        self._temp_views: dict[str, pa.Table | str] = {}
+        self._lock = threading.RLock()
+        self._database = duckdb.connect()
+        self._cursors = threading.local()
+        self._stopped = False
+
+    # ---- what SparkSession offers ----
+
+    def sql(self, sqlQuery: str, args: dict[str, Any] | None = None) -> DataFrame:  # noqa: N803
+        """Run one Spark SQL statement and return its result."""
+        from sparkshim.commands import execute  # the command layer imports this module
+
+        if args:
+            raise AnalysisException(message="sparkshim does not support parameterized sql()")
+        self._check_open()
+        return DataFrame(self, execute(self, sqlQuery))
+
+    def table(self, tableName: str) -> DataFrame:  # noqa: N803
+        return self.sql(f"SELECT * FROM {exp.to_table(tableName).sql('spark')}")
+
+    def createDataFrame(self, data: Any, schema: Any = None) -> DataFrame:  # noqa: N802
+        return DataFrame(self, from_python(data, schema))
+
+    def newSession(self) -> ShimSession:  # noqa: N802
+        """A session on the same warehouse with its own settings and temporary views."""
+        return ShimSession(conf=self.conf.getAll(), _catalog=self.catalog_store)
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._database.close()
+
+    @property
+    def version(self) -> str:
+        return "3.5.9"
+
+    # ---- used by the command layer and DataFrames ----
+
+    @property
+    def time_zone(self) -> str:
+        return self.conf.get("spark.sql.session.timeZone") or "UTC"
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's DuckDB cursor (DuckDB connections are not shared across threads)."""
+        cursor: duckdb.DuckDBPyConnection | None = getattr(self._cursors, "cursor", None)
+        if cursor is None:
+            cursor = self._database.cursor()
+            cursor.execute(f"SET TimeZone = '{self.time_zone}'")
+            self._cursors.cursor = cursor
+        return cursor
+
+    def qualify(self, table: exp.Table) -> ObjectName:
+        """The database and name a (possibly unqualified) table reference means."""
+        return ObjectName((table.db or self.current_database).lower(), table.name.lower())
+
+    def register_temp_view(self, name: str, view: pa.Table | str) -> None:
+        with self._lock:
+            self._temp_views[name.lower()] = view
+
+    def temp_view(self, name: str) -> pa.Table | str | None:
+        with self._lock:
+            return self._temp_views.get(name.lower())
+
+    def temp_view_names(self) -> list[str]:
+        with self._lock:
+            return sorted(self._temp_views)
+
+    def drop_temp_view(self, name: str) -> bool:
+        with self._lock:
+            return self._temp_views.pop(name.lower(), None) is not None
+
+    def _check_open(self) -> None:
+        if self._stopped:
+            raise AnalysisException(message="this ShimSession has been stopped")

@@ -1,0 +1,931 @@
+"""Spark SQL → DuckDB SQL with Spark's semantics, or a refusal.
+
+sqlglot reads the statement with :class:`ShimSpark` (Spark 3.5 with a few functions kept
+verbatim so their Java arguments survive), :func:`to_duckdb` rewrites a copy of the tree
+bottom-up into DuckDB constructs that give Spark's answer (one ``_rewrite_*`` function per
+construct), and :class:`ShimDuckDB` renders it. Whatever cannot be given Spark's exact
+answer raises :class:`~sparkshim.errors.UnsupportedSqlError`; :data:`REFUSED` lists those
+constructs for the docs.
+
+>>> to_duckdb(parse_spark("SELECT a FROM t ORDER BY a, b DESC"))
+'SELECT a FROM t ORDER BY a NULLS FIRST, b DESC NULLS LAST'
+
+Types are unknown at translation time (tables are resolved, not typed), so where Spark's
+answer depends on the operand's type the emitted SQL dispatches on DuckDB's ``typeof``,
+which DuckDB folds to a constant per query.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from typing import ClassVar
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
+from sqlglot.generators.duckdb import DuckDBGenerator
+from sqlglot.parsers.spark import SparkParser
+
+from sparkshim.errors import ParseException, UnsupportedSqlError
+
+__all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
+
+REFUSED: tuple[tuple[str, str], ...] = (
+    ("hash() / xxhash64()", "Spark's Murmur3/xxHash64 seeds and byte layouts differ from DuckDB's"),
+    ("percentile_approx / approx_percentile", "Spark's GK sketch picks different elements"),
+    ("approx_count_distinct", "HyperLogLog++ and DuckDB's HLL give different estimates"),
+    ("rand() / randn() / shuffle() / uuid()", "different random generators"),
+    ("explode_outer / posexplode / inline in the SELECT list", "use LATERAL VIEW [OUTER]"),
+    ("percentile with a frequency argument", "DuckDB's quantile_cont has no frequency"),
+    ("ceil / floor with a scale argument", "no DuckDB equivalent with Spark's result type"),
+    (
+        "Java-only regex features",
+        "lookaround, backreferences, possessive quantifiers, "
+        "atomic groups, class intersection, \\p{java...}, \\G, \\Z: RE2 lacks them",
+    ),
+    ("a non-literal regex pattern", "cannot be checked for Java-only features"),
+    ("regexp_replace with $ or \\ in the replacement", "Java and RE2 group references differ"),
+    ("split / regexp_replace with a limit or position", "no DuckDB equivalent"),
+    (
+        "date/time patterns outside the common subset",
+        "Java DateTimeFormatter letters other "
+        "than y M d H h m s a E D and quoted text have no exact strftime equivalent",
+    ),
+    ("trunc / date_trunc with a non-literal unit", "the unit must be known to map it"),
+    ("CAST to ARRAY/MAP/STRUCT", "element-wise cast rules differ"),
+    (
+        "CAST of a DOUBLE/FLOAT outside [1e-3, 1e7) to STRING",
+        "Java prints scientific notation there (raised at run time)",
+    ),
+    (
+        "CAST of a date/time string Spark accepts but DuckDB parses differently",
+        "e.g. '2020', '2020-1', 'T' separators (raised at run time)",
+    ),
+    (
+        "functions not in the translated set",
+        "an unknown function may mean something else in DuckDB",
+    ),
+    ("TABLESAMPLE", "different sampling"),
+)
+
+_LOG_FILTER_TEXT = "contains unsupported syntax"
+
+
+class _DropCommandFallbackWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _LOG_FILTER_TEXT not in record.getMessage()
+
+
+logging.getLogger("sqlglot").addFilter(_DropCommandFallbackWarning())
+
+
+def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        return exp.Anonymous(this=name, expressions=args)
+
+    return build
+
+
+class ShimSpark(Spark):
+    """Spark 3.5, keeping date/time functions whose Java pattern argument must be seen
+    verbatim (sqlglot would convert it to strftime on the way in)."""
+
+    class Parser(SparkParser):
+        FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
+            **SparkParser.FUNCTIONS,
+            "DATE_FORMAT": _verbatim("DATE_FORMAT"),
+            "TO_DATE": _verbatim("TO_DATE"),
+            "TO_TIMESTAMP": _verbatim("TO_TIMESTAMP"),
+            "UNIX_TIMESTAMP": _verbatim("UNIX_TIMESTAMP"),
+            "TRUNC": _verbatim("TRUNC"),
+            "DATE_TRUNC": _verbatim("DATE_TRUNC"),
+            "BROUND": _verbatim("BROUND"),
+        }
+
+
+class ShimDuckDB(DuckDB):
+    """DuckDB, with every sort key's NULL placement spelled out."""
+
+    class Generator(DuckDBGenerator):
+        def ordered_sql(self, expression: exp.Ordered) -> str:
+            this = self.sql(expression, "this")
+            desc = " DESC" if expression.args.get("desc") else ""
+            nulls = "FIRST" if expression.args.get("nulls_first") else "LAST"
+            return f"{this}{desc} NULLS {nulls}"
+
+
+# ---- entry points ----
+
+
+def parse_spark(sql: str) -> exp.Expression:
+    """Exactly one Spark SQL statement as a sqlglot tree.
+
+    >>> parse_spark("SELECT 1; SELECT 2")
+    Traceback (most recent call last):
+    ...
+    pyspark.errors.exceptions.captured.ParseException: ...
+    """
+    if not sql.strip().rstrip(";").strip():
+        raise ParseException(
+            message="[PARSE_EMPTY_STATEMENT] Syntax error, unexpected empty "
+            "statement (line 1, pos 0)"
+        )
+    try:
+        trees = sqlglot.parse(sql, read=ShimSpark)
+    except ParseError as failure:
+        first = failure.errors[0] if failure.errors else {}
+        line, col = first.get("line", 1), first.get("col", 0)
+        detail = first.get("description", str(failure))
+        raise ParseException(
+            message=f"[PARSE_SYNTAX_ERROR] Syntax error at line {line}, column {col}: {detail}"
+        ) from failure
+    except TokenError as failure:
+        raise ParseException(message=f"[PARSE_SYNTAX_ERROR] {failure}") from failure
+    statements = [tree for tree in trees if isinstance(tree, exp.Expression)]
+    if len(statements) != 1:
+        raise ParseException(
+            message=f"[PARSE_SYNTAX_ERROR] expected one statement, found {len(statements)} "
+            "(line 1, pos 0)"
+        )
+    return statements[0]
+
+
+def to_duckdb(expression: exp.Expr) -> str:
+    """DuckDB SQL giving Spark's answer for the query ``expression``."""
+    tree = _rewrite(expression.copy())
+    try:
+        return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as failure:
+        raise UnsupportedSqlError(str(failure).splitlines()[0]) from failure
+
+
+# ---- the bottom-up rewrite ----
+
+Rewrite = Callable[[exp.Expr], exp.Expr]
+
+
+def _rewrite(tree: exp.Expr) -> exp.Expr:
+    for node in list(tree.walk(bfs=False))[::-1]:
+        rule = _RULES.get(type(node))
+        if rule is None:
+            continue
+        new = rule(node)
+        if new is not node:
+            if node is tree:
+                tree = new
+            else:
+                node.replace(new)
+    return tree
+
+
+# ---- small builders ----
+
+
+def _fn(name: str, *args: exp.Expr) -> exp.Anonymous:
+    return exp.Anonymous(this=name, expressions=list(args))
+
+
+def _c(node: exp.Expr) -> exp.Expr:
+    return node.copy()
+
+
+def _lit(value: str | int | float) -> exp.Expr:
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    return exp.Literal.number(value)
+
+
+def _cast(node: exp.Expr, to: str) -> exp.Cast:
+    return exp.Cast(this=node, to=exp.DataType.build(to, dialect="duckdb"))
+
+
+def _try_cast(node: exp.Expr, to: str) -> exp.TryCast:
+    return exp.TryCast(this=node, to=exp.DataType.build(to, dialect="duckdb"))
+
+
+def _case(*whens: tuple[exp.Expr, exp.Expr], default: exp.Expr | None = None) -> exp.Case:
+    case = exp.Case()
+    for condition, value in whens:
+        case = case.when(condition, value)
+    return case.else_(default) if default is not None else case
+
+
+def _typeof_in(node: exp.Expr, *names: str) -> exp.Expr:
+    return exp.In(this=_fn("TYPEOF", _c(node)), expressions=[_lit(n) for n in names])
+
+
+def _typeof_like(node: exp.Expr, pattern: str) -> exp.Expr:
+    return exp.Like(this=_fn("TYPEOF", _c(node)), expression=_lit(pattern))
+
+
+def _as_varchar(node: exp.Expr) -> exp.Expr:
+    return _cast(_c(node), "VARCHAR")
+
+
+def _regex_full(node: exp.Expr, pattern: str) -> exp.Expr:
+    return _fn("REGEXP_FULL_MATCH", node, _lit(pattern))
+
+
+def _runtime_refusal(construct: str) -> exp.Expr:
+    return _fn("ERROR", _lit(f"sparkshim does not support {construct}"))
+
+
+def _string_value(node: exp.Expr | None) -> str | None:
+    if isinstance(node, exp.Literal) and node.is_string:
+        return str(node.this)
+    return None
+
+
+def _int_value(node: exp.Expr | None) -> int | None:
+    if isinstance(node, exp.Literal) and node.is_int:
+        return int(node.this)
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and node.this.is_int:
+        return -int(node.this.this)
+    return None
+
+
+def _window_parent(node: exp.Expr) -> exp.Window | None:
+    parent = node.parent
+    return parent if isinstance(parent, exp.Window) and parent.this is node else None
+
+
+# ---- ORDER BY, arithmetic, rounding ----
+
+
+def _rewrite_intdiv(node: exp.Expr) -> exp.Expr:
+    # Spark `div`: integral part of the quotient (towards zero), BIGINT, NULL on zero.
+    quotient = exp.Div(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
+    quotient.set("typed", False)
+    return _cast(_fn("TRUNC", exp.Paren(this=quotient)), "BIGINT")
+
+
+def _rewrite_mod(node: exp.Expr) -> exp.Expr:
+    # Sign follows the dividend in both engines; Spark gives NULL for a zero divisor.
+    return exp.Mod(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
+
+
+def _rewrite_round(node: exp.Expr) -> exp.Expr:
+    # DuckDB's ROUND is half away from zero (Spark's HALF_UP) for decimals and doubles.
+    decimals = node.args.get("decimals")
+    return _fn("ROUND", _c(node.this), *([_c(decimals)] if decimals is not None else []))
+
+
+def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
+    if node.args.get("decimals") is not None or node.expressions:
+        raise UnsupportedSqlError(f"{node.key}() with a scale", "use round() or cast")
+    return _cast(_fn(node.key.upper(), _c(node.this)), "BIGINT")
+
+
+# ---- LATERAL VIEW and generators ----
+
+
+def _rewrite_select(node: exp.Expr) -> exp.Expr:
+    for lateral in list(node.args.get("laterals") or []):
+        node.append("joins", _lateral_view_join(lateral))
+    node.set("laterals", None)
+    for projection in node.expressions:
+        generator = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(generator, exp.Explode) and not isinstance(generator, exp.Posexplode):
+            if isinstance(generator, exp.ExplodeOuter):
+                raise UnsupportedSqlError(
+                    "explode_outer in the SELECT list", "use LATERAL VIEW OUTER explode(...)"
+                )
+            unnest = _fn("UNNEST", _c(generator.this))
+            projection.replace(exp.alias_(unnest, projection.alias or "col"))
+        elif isinstance(generator, (exp.Posexplode, exp.Inline)):
+            raise UnsupportedSqlError(
+                f"{generator.key} in the SELECT list", "use LATERAL VIEW posexplode(...)"
+            )
+    return node
+
+
+def _lateral_view_join(lateral: exp.Expr) -> exp.Join:
+    generator = lateral.this
+    alias = lateral.args.get("alias")
+    table_name = alias.name if alias is not None and alias.name else "_lateral_view"
+    columns = [c.name for c in alias.columns] if alias is not None else []
+    outer = bool(lateral.args.get("outer")) or isinstance(generator, exp.ExplodeOuter)
+    if isinstance(generator, exp.Posexplode):
+        source = _c(generator.this)
+        names = columns or ["pos", "col"]
+        if len(names) == 3:
+            projections = [
+                exp.alias_(
+                    exp.Sub(
+                        this=_fn("GENERATE_SUBSCRIPTS", _fn("MAP_KEYS", _c(source)), _lit(1)),
+                        expression=_lit(1),
+                    ),
+                    names[0],
+                ),
+                exp.alias_(_fn("UNNEST", _fn("MAP_KEYS", _c(source))), names[1]),
+                exp.alias_(_fn("UNNEST", _fn("MAP_VALUES", _c(source))), names[2]),
+            ]
+        elif len(names) == 2:
+            projections = [
+                exp.alias_(
+                    exp.Sub(
+                        this=_fn("GENERATE_SUBSCRIPTS", _c(source), _lit(1)), expression=_lit(1)
+                    ),
+                    names[0],
+                ),
+                exp.alias_(_fn("UNNEST", _c(source)), names[1]),
+            ]
+        else:
+            raise UnsupportedSqlError("posexplode with this column list")
+    elif isinstance(generator, exp.Explode):
+        source = generator.this
+        names = columns or ["col"]
+        if len(names) == 2:  # explode(map) AS key, value
+            projections = [
+                exp.alias_(_fn("UNNEST", _fn("MAP_KEYS", _c(source))), names[0]),
+                exp.alias_(_fn("UNNEST", _fn("MAP_VALUES", _c(source))), names[1]),
+            ]
+        elif len(names) == 1:
+            projections = [exp.alias_(_fn("UNNEST", _c(source)), names[0])]
+        else:
+            raise UnsupportedSqlError("explode with this column list")
+    else:
+        raise UnsupportedSqlError(
+            f"LATERAL VIEW {generator.sql(dialect='spark')[:40]}",
+            "only explode/posexplode are translated",
+        )
+    subquery = exp.Lateral(
+        this=exp.Subquery(this=exp.select(*projections)),
+        alias=exp.TableAlias(this=exp.to_identifier(table_name)),
+    )
+    if outer:
+        return exp.Join(this=subquery, side="LEFT", on=exp.true())
+    return exp.Join(this=subquery, kind="CROSS")
+
+
+# ---- functions ----
+
+
+def _rewrite_dayofweek(node: exp.Expr) -> exp.Expr:
+    return exp.Add(this=_fn("DAYOFWEEK", _c(node.this)), expression=_lit(1))
+
+
+def _nonneg(value: exp.Expr) -> exp.Expr:
+    # CASE keeps NULL where GREATEST would skip it.
+    return _case((exp.LT(this=_c(value), expression=_lit(0)), _lit(0)), default=_c(value))
+
+
+def _rewrite_substring(node: exp.Expr) -> exp.Expr:
+    # Spark's UTF8String.substringSQL: pos > 0 is 1-based, pos < 0 counts from the end,
+    # 0 is the start; the window [start, start + len) is clipped at 0.
+    text, pos, length = node.this, node.args["start"], node.args.get("length")
+    literal = _int_value(pos)
+    start0: exp.Expr = _case(
+        (exp.GT(this=_c(pos), expression=_lit(0)), exp.Sub(this=_c(pos), expression=_lit(1))),
+        (
+            exp.LT(this=_c(pos), expression=_lit(0)),
+            exp.Add(this=_fn("LENGTH", _c(text)), expression=_c(pos)),
+        ),
+        (exp.EQ(this=_c(pos), expression=_lit(0)), _lit(0)),
+    )
+    if literal is not None and literal >= 0:
+        start0 = _lit(max(literal - 1, 0))
+    elif literal is not None:
+        start0 = exp.Add(this=_fn("LENGTH", _c(text)), expression=_lit(literal))
+    begin = _nonneg(start0)
+    first = exp.Add(this=exp.Paren(this=_c(begin)), expression=_lit(1))
+    if length is None:
+        return _fn("SUBSTRING", _c(text), first)
+    end = exp.Add(this=exp.Paren(this=_c(start0)), expression=_c(length))
+    count = _nonneg(exp.Sub(this=exp.Paren(this=end), expression=exp.Paren(this=begin)))
+    return _fn("SUBSTRING", _c(text), first, count)
+
+
+def _rewrite_date_add(node: exp.Expr) -> exp.Expr:
+    unit = node.args.get("unit")
+    if unit is not None and unit.name.upper() not in ("DAY", "DAYS"):
+        raise UnsupportedSqlError(f"date_add with unit {unit.name}")
+    return exp.Add(
+        this=_spark_cast(node.this, "DATE"), expression=_cast(_c(node.expression), "INTEGER")
+    )
+
+
+def _rewrite_add_months(node: exp.Expr) -> exp.Expr:
+    shifted = exp.Add(
+        this=_spark_cast(node.this, "DATE"),
+        expression=_fn("TO_MONTHS", _cast(_c(node.expression), "INTEGER")),
+    )
+    return _cast(shifted, "DATE")
+
+
+def _rewrite_quantile(node: exp.Expr) -> exp.Expr:
+    quantile = node.args["quantile"]
+    result = "DOUBLE[]" if isinstance(quantile, exp.Array) else "DOUBLE"
+    return _cast(_fn("QUANTILE_CONT", _c(node.this), _c(quantile)), result)
+
+
+def _refuse(construct: str, hint: str = "") -> Rewrite:
+    def rule(node: exp.Expr) -> exp.Expr:
+        raise UnsupportedSqlError(construct, hint)
+
+    return rule
+
+
+def _rewrite_size(node: exp.Expr) -> exp.Expr:
+    # spark.sql.legacy.sizeOfNull (default true with ANSI off): size(NULL) = -1.
+    length = _fn("CARDINALITY", _c(node.this))  # lists and maps alike
+    return _case((exp.Is(this=_c(node.this), expression=exp.Null()), _lit(-1)), default=length)
+
+
+def _rewrite_ignore_nulls(node: exp.Expr) -> exp.Expr:
+    inner = node.this
+    if not isinstance(inner, (exp.First, exp.Last, exp.FirstValue, exp.LastValue)):
+        return node
+    value = inner.this
+    name = "FIRST" if isinstance(inner, (exp.First, exp.FirstValue)) else "LAST"
+    if isinstance(node.parent, exp.Window):
+        window_function = exp.FirstValue if name == "FIRST" else exp.LastValue
+        return exp.IgnoreNulls(this=window_function(this=_c(value)))
+    not_null = exp.Not(this=exp.Is(this=_c(value), expression=exp.Null()))
+    return exp.Filter(this=_fn(name, _c(value)), expression=exp.Where(this=not_null))
+
+
+def _rewrite_first_last(node: exp.Expr) -> exp.Expr:
+    if isinstance(node.parent, exp.IgnoreNulls):
+        return node
+    name = "FIRST" if isinstance(node, exp.First) else "LAST"
+    if isinstance(node.parent, exp.Window):
+        return (exp.FirstValue if name == "FIRST" else exp.LastValue)(this=_c(node.this))
+    return _fn(name, _c(node.this))
+
+
+def _collect(node: exp.Expr, distinct: bool) -> exp.Expr:
+    value = exp.Distinct(expressions=[_c(node.this)]) if distinct else _c(node.this)
+    not_null = exp.Not(this=exp.Is(this=_c(node.this), expression=exp.Null()))
+    aggregate = exp.Filter(this=_fn("LIST", value), expression=exp.Where(this=not_null))
+    window = _window_parent(node)
+    if window is not None:
+        if distinct:
+            raise UnsupportedSqlError("collect_set over a window")
+        placeholder = exp.Null()
+        window.replace(placeholder)
+        placeholder.replace(exp.Coalesce(this=window, expressions=[exp.Array()]))
+        return aggregate
+    return exp.Coalesce(this=aggregate, expressions=[exp.Array()])
+
+
+def _rewrite_count(node: exp.Expr) -> exp.Expr:
+    distinct = node.this
+    if not isinstance(distinct, exp.Distinct) or len(distinct.expressions) < 2:
+        return node
+    values = distinct.expressions
+    any_null = exp.or_(*[exp.Is(this=_c(v), expression=exp.Null()) for v in values])
+    row = _case((any_null, exp.Null()), default=_fn("ROW", *[_c(v) for v in values]))
+    return exp.Count(this=exp.Distinct(expressions=[row]))
+
+
+def _rewrite_array_contains(node: exp.Expr) -> exp.Expr:
+    # Three-valued like Spark: NULL when not found but the array holds a NULL.
+    array, value = node.this, node.expression
+    return _case(
+        (
+            exp.or_(
+                exp.Is(this=_c(array), expression=exp.Null()),
+                exp.Is(this=_c(value), expression=exp.Null()),
+            ),
+            exp.Null(),
+        ),
+        (_fn("LIST_CONTAINS", _c(array), _c(value)), exp.true()),
+        (exp.LT(this=_fn("LIST_COUNT", _c(array)), expression=_fn("LEN", _c(array))), exp.Null()),
+        default=exp.false(),
+    )
+
+
+def _rewrite_bracket(node: exp.Expr) -> exp.Expr:
+    if len(node.expressions) != 1:
+        raise UnsupportedSqlError("a multi-index subscript")
+    container, index = node.this, node.expressions[0]
+    if node.args.get("offset") == 1:  # element_at: 1-based, negative from the end
+        if _int_value(index) == 0:
+            raise UnsupportedSqlError("element_at(array, 0)", "SQL array indices start at 1")
+        return exp.Bracket(this=_c(container), expressions=[_c(index)], offset=1)
+    if _string_value(index) is not None:  # map['key'] / struct['field']
+        return exp.Bracket(this=_c(container), expressions=[_c(index)], offset=1)
+    # a[i]: 0-based for arrays (NULL when negative or out of range), a key for maps.
+    as_list = exp.Bracket(
+        this=_c(container), offset=1, expressions=[exp.Add(this=_c(index), expression=_lit(1))]
+    )
+    as_map = exp.Bracket(this=_c(container), expressions=[_c(index)], offset=1)
+    return _case(
+        (_typeof_like(container, "MAP(%"), as_map),
+        (exp.GTE(this=_c(index), expression=_lit(0)), as_list),
+    )
+
+
+def _rewrite_array_sort(node: exp.Expr) -> exp.Expr:
+    # sort_array: ASC puts NULLs first, DESC last; array_sort: ascending, NULLs last.
+    if node.args.get("expression") is not None:
+        raise UnsupportedSqlError("array_sort with a comparator")
+    ascending = node.args.get("asc")
+    nulls_first = node.args.get("nulls_first")
+    if not isinstance(ascending, (exp.Boolean, type(None))) or not isinstance(
+        nulls_first, (exp.Boolean, type(None))
+    ):
+        raise UnsupportedSqlError("sort_array with a non-literal order")
+    order = "ASC" if ascending is None or ascending.this else "DESC"
+    nulls = "NULLS FIRST" if nulls_first is not None and nulls_first.this else "NULLS LAST"
+    return _fn("LIST_SORT", _c(node.this), _lit(order), _lit(nulls))
+
+
+def _rewrite_like(node: exp.Expr) -> exp.Expr:
+    # Spark's LIKE escapes with a backslash by default; DuckDB's has no default escape.
+    if isinstance(node.parent, exp.Escape):
+        return node
+    return exp.Escape(this=_c(node), expression=_lit("\\"))
+
+
+def _rewrite_current_date(node: exp.Expr) -> exp.Expr:
+    return _cast(_utc_now(), "DATE")
+
+
+def _utc_now() -> exp.Expr:
+    return _fn("TIMEZONE", _lit("UTC"), _fn("GET_CURRENT_TIMESTAMP"))
+
+
+def _rewrite_current_timestamp(node: exp.Expr) -> exp.Expr:
+    return _utc_now()
+
+
+def _rewrite_values(node: exp.Expr) -> exp.Expr:
+    # Spark names VALUES columns col1, col2, ...; DuckDB names them col0, col1, ...
+    alias = node.args.get("alias")
+    if alias is not None and alias.columns:
+        return node
+    width = len(node.expressions[0].expressions) if node.expressions else 0
+    name = alias.name if alias is not None and alias.name else "_values"
+    columns = [exp.to_identifier(f"col{i + 1}") for i in range(width)]
+    renamed = node.copy()
+    renamed.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
+    if node.parent is None or isinstance(node.parent, (exp.Union, exp.Except, exp.Intersect)):
+        return exp.select("*").from_(renamed)
+    return renamed
+
+
+# ---- regular expressions ----
+
+_JAVA_ONLY_REGEX = re.compile(r"\(\?<?[=!]|\(\?>|\\[1-9]|[*+?}]\+|\\p\{java|\\[GZzRXhHe]|&&|\\k<")
+
+
+def _check_regex(pattern: exp.Expr | None, function: str) -> None:
+    text = _string_value(pattern)
+    if text is None:
+        raise UnsupportedSqlError(
+            f"{function} with a non-literal pattern", "write the pattern as a string literal"
+        )
+    found = _JAVA_ONLY_REGEX.search(text)
+    if found:
+        raise UnsupportedSqlError(
+            f"{function} with the Java-only regex feature {found.group(0)!r}",
+            "RE2 (DuckDB) lacks it",
+        )
+
+
+def _rewrite_regexp_extract(node: exp.Expr) -> exp.Expr:
+    _check_regex(node.expression, "regexp_extract")
+    group = node.args.get("group")
+    return _fn(
+        "REGEXP_EXTRACT",
+        _c(node.this),
+        _c(node.expression),
+        _c(group) if group is not None else _lit(1),
+    )
+
+
+def _rewrite_regexp_replace(node: exp.Expr) -> exp.Expr:
+    _check_regex(node.expression, "regexp_replace")
+    replacement = node.args.get("replacement")
+    text = _string_value(replacement)
+    if text is None or "$" in text or "\\" in text:
+        raise UnsupportedSqlError(
+            "regexp_replace with group references or a non-literal replacement",
+            "Java's $1 and RE2's \\1 differ",
+        )
+    if node.args.get("position") is not None or node.args.get("occurrence") is not None:
+        raise UnsupportedSqlError("regexp_replace with a position")
+    return _fn("REGEXP_REPLACE", _c(node.this), _c(node.expression), _lit(text), _lit("g"))
+
+
+def _rewrite_regexp_like(node: exp.Expr) -> exp.Expr:
+    _check_regex(node.expression, "rlike")
+    if node.args.get("flag") is not None:
+        raise UnsupportedSqlError("regexp_like with flags")
+    return _fn("REGEXP_MATCHES", _c(node.this), _c(node.expression))
+
+
+def _rewrite_split(node: exp.Expr) -> exp.Expr:
+    _check_regex(node.expression, "split")
+    limit = node.args.get("limit")
+    if limit is not None and _int_value(limit) not in (-1, 0):
+        raise UnsupportedSqlError("split with a positive limit")
+    return _fn("STR_SPLIT_REGEX", _c(node.this), _c(node.expression))
+
+
+# ---- CAST with ANSI off ----
+
+_INTEGRAL = {"TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT"}
+_INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+(\.[0-9]*)?[\x00-\x20]*"
+_TRUE_STRINGS = ("t", "true", "y", "yes", "1")
+_FALSE_STRINGS = ("f", "false", "n", "no", "0")
+_STRICT_DATE = r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
+_SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
+_STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?"
+
+
+def _rewrite_cast(node: exp.Expr) -> exp.Expr:
+    to = node.args["to"]
+    if not isinstance(to, exp.DataType):
+        raise UnsupportedSqlError("CAST to a non-type")
+    if to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
+        # Spark's TIMESTAMP is an instant shown in the session time zone (UTC here).
+        to = exp.DataType.build("TIMESTAMP")
+    return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
+
+
+def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:
+    """``value`` cast to ``target`` the way Spark does it with ANSI mode off."""
+    kind = to.this if to is not None else exp.DataType.build(target, dialect="duckdb").this
+    name = kind.value.upper()
+    if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
+        raise UnsupportedSqlError(f"CAST to {target}", "element-wise cast rules differ")
+    text = _fn(
+        "REGEXP_REPLACE",
+        _as_varchar(value),
+        _lit(r"^[\x00-\x20]+|[\x00-\x20]+$"),
+        _lit(""),
+        _lit("g"),
+    )
+    is_string = _typeof_in(value, "VARCHAR")
+    if name in _INTEGRAL:
+        number = _try_cast(value.copy(), "DECIMAL(38, 9)")
+        from_text = _case(
+            (
+                _regex_full(_as_varchar(value), _INTEGER_STRING),
+                _try_cast(_fn("TRUNC", _try_cast(text, "DECIMAL(38, 9)")), target),
+            )
+        )
+        return _case((is_string, from_text), default=_try_cast(_fn("TRUNC", number), target))
+    if name == "BOOLEAN":
+        lowered = _fn("LOWER", text)
+        from_text = _case(
+            (exp.In(this=lowered, expressions=[_lit(s) for s in _TRUE_STRINGS]), exp.true()),
+            (
+                exp.In(this=lowered.copy(), expressions=[_lit(s) for s in _FALSE_STRINGS]),
+                exp.false(),
+            ),
+        )
+        return _case((is_string, from_text), default=_try_cast(_c(value), "BOOLEAN"))
+    if name in ("DATE", "TIMESTAMP", "DATETIME"):
+        strict = _STRICT_DATE if name == "DATE" else _STRICT_TIMESTAMP
+        from_text = _case(
+            (_regex_full(text, strict), _try_cast(text.copy(), target)),
+            (
+                _regex_full(text.copy(), _STRICT_TIMESTAMP),
+                _cast(_try_cast(text.copy(), "TIMESTAMP"), target),
+            ),
+            (
+                _regex_full(text.copy(), _SPARK_DATE_PREFIX),
+                _runtime_refusal(f"CAST of this string to {target}"),
+            ),
+        )
+        return _case((is_string, from_text), default=_try_cast(_c(value), target))
+    if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
+        number = _try_cast(_c(value), "DOUBLE")
+        magnitude = _fn("ABS", number)
+        plain = exp.or_(
+            exp.EQ(this=number.copy(), expression=_lit(0)),
+            exp.and_(
+                exp.GTE(this=magnitude, expression=_lit(0.001)),
+                exp.LT(this=magnitude.copy(), expression=_lit(1e7)),
+            ),
+        )
+        return _case(
+            (
+                exp.and_(_typeof_in(value, "DOUBLE", "FLOAT"), exp.Not(this=exp.Paren(this=plain))),
+                _runtime_refusal("CAST of this DOUBLE to STRING"),
+            ),
+            default=_try_cast(_c(value), "VARCHAR"),
+        )
+    return _try_cast(_c(value), target)
+
+
+# ---- date and time ----
+
+_JAVA_PATTERN = re.compile(r"'[^']*'|([A-Za-z])\1*|.", re.DOTALL)
+_JAVA_TO_STRFTIME = {
+    "yyyy": "%Y",
+    "yy": "%y",
+    "MM": "%m",
+    "MMM": "%b",
+    "MMMM": "%B",
+    "dd": "%d",
+    "HH": "%H",
+    "hh": "%I",
+    "mm": "%M",
+    "ss": "%S",
+    "a": "%p",
+    "EEE": "%a",
+    "EEEE": "%A",
+    "E": "%a",
+    "DDD": "%j",
+}
+
+
+def _strftime(pattern: exp.Expr | None, function: str) -> exp.Expr:
+    java = _string_value(pattern)
+    if java is None:
+        raise UnsupportedSqlError(f"{function} with a non-literal pattern")
+    out = []
+    for match in _JAVA_PATTERN.finditer(java):
+        piece = match.group(0)
+        if piece.startswith("'"):
+            out.append(piece[1:-1].replace("%", "%%") if piece != "''" else "'")
+        elif piece[0].isalpha():
+            if piece not in _JAVA_TO_STRFTIME:
+                raise UnsupportedSqlError(
+                    f"the date/time pattern letter run {piece!r} in {function}",
+                    "use yyyy MM dd HH mm ss and the like",
+                )
+            out.append(_JAVA_TO_STRFTIME[piece])
+        else:
+            out.append(piece.replace("%", "%%"))
+    return _lit("".join(out))
+
+
+def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
+    name = str(node.this).upper()
+    args = node.expressions
+    if name in _REFUSED_FUNCTIONS:
+        raise UnsupportedSqlError(f"{name.lower()}()", _REFUSED_FUNCTIONS[name])
+    if name == "DATE_FORMAT":
+        return _fn("STRFTIME", _spark_cast(args[0], "TIMESTAMP"), _strftime(args[1], "date_format"))
+    if name in ("TO_DATE", "TO_TIMESTAMP"):
+        target = "DATE" if name == "TO_DATE" else "TIMESTAMP"
+        if len(args) == 1:
+            return _spark_cast(args[0], target)
+        parsed = _fn("TRY_STRPTIME", _as_varchar(args[0]), _strftime(args[1], name.lower()))
+        return _cast(parsed, target)
+    if name == "UNIX_TIMESTAMP":
+        if not args:
+            instant: exp.Expr = _utc_now()
+        else:
+            pattern = args[1] if len(args) > 1 else _lit("yyyy-MM-dd HH:mm:ss")
+            instant = _case(
+                (
+                    _typeof_in(args[0], "VARCHAR"),
+                    _fn("TRY_STRPTIME", _as_varchar(args[0]), _strftime(pattern, name.lower())),
+                ),
+                default=_try_cast(_c(args[0]), "TIMESTAMP"),
+            )
+        return _cast(_fn("FLOOR", _fn("EPOCH", instant)), "BIGINT")
+    if name == "TRUNC":
+        unit = _unit(args[1], _TRUNC_UNITS, "trunc")
+        return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[0], "DATE")), "DATE")
+    if name == "DATE_TRUNC":
+        unit = _unit(args[0], _DATE_TRUNC_UNITS, "date_trunc")
+        return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
+    if name == "BROUND":
+        return _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+    if name in _SAME_IN_DUCKDB:
+        return node
+    raise UnsupportedSqlError(
+        f"the function {name.lower()}()", "it is not in sparkshim's translated set"
+    )
+
+
+_TRUNC_UNITS = {
+    "YEAR": "year",
+    "YYYY": "year",
+    "YY": "year",
+    "QUARTER": "quarter",
+    "MONTH": "month",
+    "MM": "month",
+    "MON": "month",
+    "WEEK": "week",
+}
+_DATE_TRUNC_UNITS = {
+    **_TRUNC_UNITS,
+    "DAY": "day",
+    "DD": "day",
+    "HOUR": "hour",
+    "MINUTE": "minute",
+    "SECOND": "second",
+    "MILLISECOND": "millisecond",
+    "MICROSECOND": "microsecond",
+}
+
+
+def _unit(node: exp.Expr, units: dict[str, str], function: str) -> exp.Expr:
+    text = _string_value(node)
+    if text is None:
+        raise UnsupportedSqlError(f"{function} with a non-literal unit")
+    if text.upper() not in units:
+        return exp.Null()  # Spark returns NULL for an unknown unit
+    return _lit(units[text.upper()])
+
+
+_REFUSED_FUNCTIONS = {
+    "HASH": "Spark's Murmur3 hash differs from DuckDB's",
+    "XXHASH64": "Spark's xxHash64 seed differs",
+    "PERCENTILE_APPROX": "use percentile() for an exact answer",
+    "APPROX_PERCENTILE": "use percentile() for an exact answer",
+    "RANDN": "different random generators",
+    "SHUFFLE": "different random generators",
+    "INLINE": "not translated",
+    "INLINE_OUTER": "not translated",
+    "STACK": "not translated",
+    "FROM_JSON": "JSON parsing rules differ",
+    "TO_JSON": "JSON formatting differs",
+    "FORMAT_NUMBER": "Java number formatting",
+    "FORMAT_STRING": "Java format strings",
+    "PRINTF": "Java format strings",
+    "MONOTONICALLY_INCREASING_ID": "depends on Spark partitioning",
+    "SPARK_PARTITION_ID": "depends on Spark partitioning",
+    "INPUT_FILE_NAME": "depends on Spark's scan",
+}
+# Functions sqlglot leaves anonymous whose DuckDB namesake has Spark's semantics.
+_SAME_IN_DUCKDB = frozenset(
+    {
+        "ASCII",
+        "CHR",
+        "MD5",
+        "REPEAT",
+        "REVERSE",
+        "TRANSLATE",
+        "NANVL",
+        "ISNAN",
+        "ACOS",
+        "ASIN",
+        "ATAN",
+        "ATAN2",
+        "COS",
+        "SIN",
+        "TAN",
+        "COT",
+        "DEGREES",
+        "RADIANS",
+        "PI",
+        "E",
+        "SIGN",
+        "CBRT",
+        "LOG1P",
+        "EXPM1",
+        "FACTORIAL",
+        "ARRAY_POSITION",
+        "ARRAY_DISTINCT",
+        "BIT_LENGTH",
+        "OCTET_LENGTH",
+    }
+)
+
+
+# ---- the rule table ----
+
+_RULES: dict[type[exp.Expr], Rewrite] = {
+    exp.Select: _rewrite_select,
+    exp.IntDiv: _rewrite_intdiv,
+    exp.Mod: _rewrite_mod,
+    exp.Round: _rewrite_round,
+    exp.Ceil: _rewrite_ceil_floor,
+    exp.Floor: _rewrite_ceil_floor,
+    exp.DayOfWeek: _rewrite_dayofweek,
+    exp.Substring: _rewrite_substring,
+    exp.TsOrDsAdd: _rewrite_date_add,
+    exp.AddMonths: _rewrite_add_months,
+    exp.Quantile: _rewrite_quantile,
+    exp.ApproxQuantile: _refuse("percentile_approx", "use percentile() for an exact answer"),
+    exp.ApproxDistinct: _refuse("approx_count_distinct", "use count(DISTINCT ...)"),
+    exp.Rand: _refuse("rand()", "different random generators"),
+    exp.Uuid: _refuse("uuid()", "different random generators"),
+    exp.TableSample: _refuse("TABLESAMPLE", "different sampling"),
+    exp.ArraySize: _rewrite_size,
+    exp.IgnoreNulls: _rewrite_ignore_nulls,
+    exp.First: _rewrite_first_last,
+    exp.Last: _rewrite_first_last,
+    exp.ArrayAgg: lambda node: _collect(node, distinct=False),
+    exp.ArrayUniqueAgg: lambda node: _collect(node, distinct=True),
+    exp.Count: _rewrite_count,
+    exp.ArrayContains: _rewrite_array_contains,
+    exp.Bracket: _rewrite_bracket,
+    exp.ArraySort: _rewrite_array_sort,
+    exp.Like: _rewrite_like,
+    exp.ILike: _rewrite_like,
+    exp.CurrentDate: _rewrite_current_date,
+    exp.CurrentTimestamp: _rewrite_current_timestamp,
+    exp.Values: _rewrite_values,
+    exp.RegexpExtract: _rewrite_regexp_extract,
+    exp.RegexpReplace: _rewrite_regexp_replace,
+    exp.RegexpLike: _rewrite_regexp_like,
+    exp.RegexpSplit: _rewrite_split,
+    exp.Cast: _rewrite_cast,
+    exp.TryCast: _rewrite_cast,
+    exp.Anonymous: _rewrite_anonymous,
+}

@@ -1,0 +1,145 @@
+"""ShimSession end to end on real Delta tables: catalog layout, DDL, INSERT, queries,
+time travel, change data feed, commit metadata, errors."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+from pyspark.errors import AnalysisException
+from pyspark.sql import Row
+
+from sparkshim.errors import UnsupportedSqlError
+from sparkshim.session import ShimSession
+
+pytestmark = pytest.mark.embedded
+
+
+@pytest.fixture
+def spark(tmp_path: Path) -> ShimSession:
+    return ShimSession(warehouse=tmp_path / "warehouse")
+
+
+def test_tables_are_laid_out_like_a_spark_warehouse(spark: ShimSession, tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    spark.sql("CREATE TABLE t (id INT) USING delta")
+    spark.sql("CREATE SCHEMA sales")
+    spark.sql("CREATE TABLE sales.orders (id BIGINT, amount DECIMAL(10, 2))")
+    external = tmp_path / "elsewhere" / "ext"
+    spark.sql(f"CREATE TABLE ext (id INT) USING DELTA LOCATION '{external}'")
+    assert DeltaTable.is_deltatable(str(warehouse / "t"))
+    assert DeltaTable.is_deltatable(str(warehouse / "sales.db" / "orders"))
+    assert DeltaTable.is_deltatable(str(external))
+    assert not (warehouse / "ext").exists()
+
+
+def test_a_second_session_on_the_same_warehouse_sees_the_same_tables(
+    spark: ShimSession, tmp_path: Path
+) -> None:
+    spark.sql("CREATE TABLE t (id INT, name STRING)")
+    spark.sql("INSERT INTO t VALUES (1, 'a'), (2, NULL)")
+    spark.sql("CREATE VIEW v AS SELECT id FROM t WHERE name IS NOT NULL")
+    other = ShimSession(warehouse=tmp_path / "warehouse")
+    assert sorted(other.sql("SELECT * FROM t").collect()) == [
+        Row(id=1, name="a"),
+        Row(id=2, name=None),
+    ]
+    assert other.sql("SELECT * FROM v").collect() == [Row(id=1)]
+    assert other.catalog.tableExists("t")
+
+
+def test_insert_select_overwrite_and_column_lists(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id BIGINT, amount DECIMAL(10, 2), note STRING)")
+    spark.sql("INSERT INTO t VALUES (1, 1.5, 'x')")
+    spark.sql("INSERT INTO t (note, id) VALUES ('only note and id', 2)")
+    rows = spark.sql("SELECT * FROM t ORDER BY id").collect()
+    assert rows == [
+        Row(id=1, amount=Decimal("1.50"), note="x"),
+        Row(id=2, amount=None, note="only note and id"),
+    ]
+    spark.sql("INSERT OVERWRITE t SELECT id * 10, amount, note FROM t WHERE id = 1")
+    assert spark.sql("SELECT id FROM t").collect() == [Row(id=10)]
+
+
+def test_ctas_and_create_or_replace(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE src AS SELECT 1 AS a, 'x' AS b")
+    spark.sql("CREATE OR REPLACE TABLE src AS SELECT 2 AS a")
+    assert spark.sql("SELECT * FROM src").collect() == [Row(a=2)]
+    with pytest.raises(AnalysisException, match="already exists"):
+        spark.sql("CREATE TABLE src (a INT)")
+    spark.sql("CREATE TABLE IF NOT EXISTS src (a INT)")  # no error, no change
+    assert spark.sql("SELECT * FROM src").collect() == [Row(a=2)]
+
+
+def test_time_travel_and_history(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")
+    spark.sql("INSERT INTO t VALUES (2)")
+    assert spark.sql("SELECT * FROM t VERSION AS OF 1").collect() == [Row(id=1)]
+    history = spark.sql("DESCRIBE HISTORY t").collect()
+    assert [row.version for row in history] == [2, 1, 0]
+
+
+def test_user_metadata_lands_in_the_commit(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", "refresh-42")
+    spark.sql("INSERT INTO t VALUES (1)")
+    latest = spark.sql("DESCRIBE HISTORY t").collect()[0]
+    assert latest.userMetadata == "refresh-42"
+
+
+def test_table_properties_and_change_data_feed(spark: ShimSession) -> None:
+    spark.sql(
+        "CREATE TABLE t (id INT) TBLPROPERTIES (delta.enableChangeDataFeed = true,"
+        " 'dynamic_table.definition' = 'SELECT 1')"
+    )
+    spark.sql("ALTER TABLE t SET TBLPROPERTIES ('dynamic_table.target_lag' = '60')")
+    properties = {row.key: row.value for row in spark.sql("SHOW TBLPROPERTIES t").collect()}
+    assert properties["dynamic_table.definition"] == "SELECT 1"
+    assert properties["dynamic_table.target_lag"] == "60"
+    assert properties["delta.enableChangeDataFeed"] == "true"
+    spark.sql("INSERT INTO t VALUES (7)")
+    changes = spark.sql("SELECT id, _change_type, _commit_version FROM table_changes('t', 1)")
+    assert changes.collect() == [Row(id=7, _change_type="insert", _commit_version=2)]
+
+
+def test_show_tables_describe_and_views(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE orders (id INT, total DOUBLE)")
+    spark.sql("CREATE TEMP VIEW recent AS SELECT id FROM orders")
+    tables = spark.sql("SHOW TABLES").collect()
+    assert Row(namespace="default", tableName="orders", isTemporary=False) in tables
+    assert Row(namespace="", tableName="recent", isTemporary=True) in tables
+    described = spark.sql("DESCRIBE orders").collect()
+    assert [(row.col_name, row.data_type) for row in described] == [
+        ("id", "int"),
+        ("total", "double"),
+    ]
+    detail = spark.sql("DESCRIBE DETAIL orders").collect()[0]
+    assert detail.format == "delta"
+    assert detail.location.endswith("/orders")
+
+
+def test_errors_name_what_is_wrong(spark: ShimSession) -> None:
+    with pytest.raises(AnalysisException, match=r"`default`\.`missing` cannot be found"):
+        spark.sql("SELECT * FROM missing")
+    spark.sql("CREATE TABLE t (id INT)")
+    with pytest.raises(AnalysisException, match="nope"):
+        spark.sql("SELECT nope FROM t")
+    with pytest.raises(UnsupportedSqlError, match="USING parquet"):
+        spark.sql("CREATE TABLE p (id INT) USING parquet")
+    with pytest.raises(AnalysisException, match="ARITY"):
+        spark.sql("INSERT INTO t VALUES (1, 2)")
+
+
+def test_use_and_drop_schema(spark: ShimSession) -> None:
+    spark.sql("CREATE DATABASE IF NOT EXISTS s")
+    spark.sql("USE s")
+    spark.sql("CREATE TABLE t (id INT)")
+    assert spark.catalog.currentDatabase() == "s"
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY"):
+        spark.sql("DROP SCHEMA s")
+    spark.sql("USE default")
+    spark.sql("DROP SCHEMA s CASCADE")
+    assert spark.catalog.listDatabases() == ["default"]
