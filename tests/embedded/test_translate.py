@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Iterator
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -472,3 +473,9 @@ def test_command_fallback_logs_nothing(
         parse_spark("MSCK REPAIR TABLE x")
     assert "unsupported syntax" not in caplog.text
     assert "unsupported syntax" not in capsys.readouterr().err
+
+
+def test_docs_list_every_refused_construct() -> None:
+    engines_doc = (Path(__file__).resolve().parents[2] / "docs" / "engines.md").read_text()
+    missing = [c for c, _ in REFUSED if f"| {c.replace('|', '/')} |" not in engines_doc]
+    assert missing == [], "add these to docs/engines.md: " + ", ".join(missing)
