@@ -232,10 +232,8 @@ class DataFrame:
             for column, field in zip(head.columns, self._schema.fields, strict=True)
         ]
         header = [escape_meta_characters(name) for name in self._schema.names]
-        data = [
-            [_truncate(escape_meta_characters(cell), width) for cell in row]
-            for row in (zip(*cells, strict=True) if cells else ([] for _ in range(head.num_rows)))
-        ]
+        rows = [list(r) for r in zip(*cells, strict=True)] if cells else [[]] * head.num_rows
+        data = [[_truncate(escape_meta_characters(cell), width) for cell in row] for row in rows]
         return show_string(header, data, num_rows, width, vertical)
 
 

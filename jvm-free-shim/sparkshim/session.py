@@ -166,7 +166,7 @@ class ShimSession:
         return self.sql(f"SELECT * FROM {exp.to_table(tableName).sql('spark')}")
 
     def createDataFrame(self, data: Any, schema: Any = None) -> DataFrame:  # noqa: N802
-        return DataFrame(self, from_python(data, schema))
+        return DataFrame(self, from_python(data, schema, time_zone=self.time_zone))
 
     def newSession(self) -> ShimSession:  # noqa: N802
         """A session on the same warehouse with its own settings and temporary views."""

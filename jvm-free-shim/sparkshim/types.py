@@ -863,15 +863,15 @@ def _records_from_pandas(
 
     records = pdf.set_axis([f"col_{i}" for i in range(len(pdf.columns))], axis="columns")
     records = records.to_records(index=False)
-    if len(records) > 0:
-        dtypes = records[0].dtype
-        fixed = [
-            (str(name), "datetime64[us]" if dtypes[i] == np.dtype("datetime64[ns]") else dtypes[i])
-            for i, name in enumerate(dtypes.names)
+    # Nanosecond datetimes would come out of tolist() as integers: make them microseconds.
+    nanos = np.dtype("datetime64[ns]")
+    fields = records.dtype
+    if len(records) > 0 and any(fields[i] == nanos for i in range(len(fields))):
+        micros = [
+            (name, "datetime64[us]" if fields[i] == nanos else fields[i])
+            for i, name in enumerate(fields.names)
         ]
-        if any(dtypes[i] == np.dtype("datetime64[ns]") for i in range(len(dtypes))):
-            record_dtype = np.dtype(fixed)
-            return [r.astype(record_dtype).tolist() for r in records]
+        return [r.astype(np.dtype(micros)).tolist() for r in records]
     return [r.tolist() for r in records]
 
 
@@ -902,13 +902,12 @@ def _pandas_nested_timestamps(spark_type: DataType, zone: str) -> Callable[[Any]
         fields = [
             _pandas_nested_timestamps(f.dataType, zone) or _identity for f in spark_type.fields
         ]
-        make_row = Row(*names)
 
         def convert_struct(v: Any) -> Any:
             if v is None:
                 return None
             items = [v.get(n) for n in names] if isinstance(v, Mapping) else list(v)
-            return make_row(*(f(x) for f, x in zip(fields, items, strict=False)))
+            return _create_row(names, [f(x) for f, x in zip(fields, items, strict=False)])
 
         return convert_struct
     return None
