@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 
 EMPTY = pa.table({})
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+# Idempotent writes, as Delta's SQL confs: a (txnAppId, txnVersion) already committed is skipped.
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+# Shim-only: make writes conditional on the table version the writer read.
+EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
 
 # Utility statements sqlglot does not parse; matched on their text.
 _NAME = r"(?P<name>[\w`.]+)"
@@ -307,7 +312,16 @@ def align_to_schema(rows: pa.Table, columns: list[str], schema: pa.Schema) -> pa
 
 
 def commit_options(session: ShimSession) -> delta.CommitOptions:
-    return delta.CommitOptions(user_metadata=session.conf.get(USER_METADATA_CONF, "") or None)
+    """The session's settings for the next commit, as Delta on Spark reads them."""
+    app_id = session.conf.get(TXN_APP_ID_CONF, "") or None
+    app_version = session.conf.get(TXN_VERSION_CONF, "") or None
+    expected = session.conf.get(EXPECTED_VERSION_CONF, "") or None
+    return delta.CommitOptions(
+        user_metadata=session.conf.get(USER_METADATA_CONF, "") or None,
+        app_id=app_id,
+        app_version=int(app_version) if app_version is not None else None,
+        expected_version=int(expected) if expected is not None else None,
+    )
 
 
 def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:

@@ -30,6 +30,8 @@ class CommitOptions:
     user_metadata: str | None = None
     app_id: str | None = None
     app_version: int | None = None
+    # The table version the writer read: the write fails if the table has moved since.
+    expected_version: int | None = None
     extra: dict[str, str] = field(default_factory=dict)
 
     def properties(self) -> CommitProperties:
@@ -39,7 +41,35 @@ class CommitOptions:
         transactions = None
         if self.app_id is not None and self.app_version is not None:
             transactions = [Transaction(app_id=self.app_id, version=self.app_version)]
-        return CommitProperties(custom_metadata=metadata or None, app_transactions=transactions)
+        # A conditional write must not be retried on top of someone else's commit.
+        retries = 0 if self.expected_version is not None else None
+        return CommitProperties(
+            custom_metadata=metadata or None,
+            app_transactions=transactions,
+            max_commit_retries=retries,
+        )
+
+
+class TableMovedError(AnalysisException):
+    """A conditional write found the table at another version than the one it read."""
+
+
+def check_expected_version(location: Path, options: CommitOptions) -> None:
+    """Refuse a conditional write when the table moved since the writer read it.
+
+    Together with ``max_commit_retries=0`` this leaves only the instant between this check
+    and the commit itself open; a commit landing there makes delta-rs fail the write, or,
+    for a commit it considers conflict-free, lets it through as Delta's own optimistic
+    concurrency would.
+    """
+    if options.expected_version is None:
+        return
+    current = open_table(location).version()
+    if current != options.expected_version:
+        raise TableMovedError(
+            message=f"[DELTA_CONCURRENT_WRITE] {location} is at version {current}, not"
+            f" {options.expected_version} as read: re-read the table and retry"
+        )
 
 
 def open_table(location: Path, version: int | None = None) -> DeltaTable:
@@ -100,6 +130,7 @@ def write(
     """Append ``data``, or overwrite the table (or the rows matching ``predicate``)."""
     if already_committed(location, options):
         return
+    check_expected_version(location, options)
     table = open_table(location)
     data = data.cast(pa.schema(table.schema().to_arrow()))
     if overwrite:

@@ -315,6 +315,9 @@ def apply_actions(
     )
     new_values = {_quote(n): f"source.{_quote(NEW + n)}" for n in schema.names}
     options = commit_options(session)
+    if delta.already_committed(location, options):
+        return
+    delta.check_expected_version(location, options)
     table = DeltaTable(str(location))
     (
         table.merge(

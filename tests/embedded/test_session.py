@@ -143,3 +143,28 @@ def test_use_and_drop_schema(spark: ShimSession) -> None:
     spark.sql("USE default")
     spark.sql("DROP SCHEMA s CASCADE")
     assert spark.catalog.listDatabases() == ["default"]
+
+
+def test_txn_app_id_and_version_make_a_write_idempotent(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.conf.set("spark.databricks.delta.write.txnAppId", "loader")
+    spark.conf.set("spark.databricks.delta.write.txnVersion", "7")
+    spark.sql("INSERT INTO t VALUES (1)")
+    spark.sql("INSERT INTO t VALUES (1)")  # the same (app, version): skipped, as in Delta
+    spark.sql("UPDATE t SET id = 2")  # also skipped
+    spark.conf.set("spark.databricks.delta.write.txnVersion", "8")
+    spark.sql("INSERT INTO t VALUES (3)")
+    assert sorted(row.id for row in spark.sql("SELECT id FROM t").collect()) == [1, 3]
+
+
+def test_a_conditional_write_fails_when_the_table_moved(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")  # version 1
+    spark.conf.set("sparkshim.write.expectedTableVersion", "1")
+    spark.sql("INSERT INTO t VALUES (2)")  # read 1, still 1: lands as version 2
+    with pytest.raises(AnalysisException, match="at version 2, not 1"):
+        spark.sql("DELETE FROM t WHERE id = 1")
+    with pytest.raises(AnalysisException, match="at version 2, not 1"):
+        spark.sql("INSERT INTO t VALUES (3)")
+    spark.conf.unset("sparkshim.write.expectedTableVersion")
+    assert sorted(row.id for row in spark.sql("SELECT id FROM t").collect()) == [1, 2]
