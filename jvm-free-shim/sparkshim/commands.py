@@ -269,8 +269,6 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
             message=f"[TABLE_OR_VIEW_NOT_FOUND] The table `{name.database}`.`{name.name}`"
             " cannot be found."
         )
-    if tree.args.get("where") is not None:
-        raise UnsupportedSqlError("INSERT INTO ... REPLACE WHERE", "not implemented yet")
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)
@@ -287,6 +285,12 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
             f" {len(columns)} column(s) but the inserted data has {rows.num_columns}."
         )
     data = align_to_schema(rows, columns, table_schema)
+    replace_where = tree.args.get("where")
+    if replace_where is not None:
+        if isinstance(replace_where, exp.Where):
+            replace_where = replace_where.this
+        dml.replace_where(session, target, replace_where, data, entry.location)
+        return EMPTY
     overwrite = bool(tree.args.get("overwrite"))
     delta.write(entry.location, data, overwrite=overwrite, options=commit_options(session))
     return EMPTY

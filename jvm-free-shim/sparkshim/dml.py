@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 KIND, ACTION, NEW = "__kind", "__action", "__new_"
 _TARGET_ID, _SOURCE_ID = "__target_id", "__source_id"
+_NEW_ROWS_VIEW = "__sparkshim_replace_where_rows"
 
 
 def update(session: ShimSession, tree: exp.Update, location: Path) -> None:
@@ -64,6 +65,39 @@ def delete(session: ShimSession, tree: exp.Delete, location: Path) -> None:
     changes = run_query(session, query.distinct())
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
     apply_actions(session, location, schema, changes, inserts=None)
+
+
+def replace_where(
+    session: ShimSession, target: exp.Table, condition: exp.Expr, rows: pa.Table, location: Path
+) -> None:
+    """``INSERT INTO t REPLACE WHERE cond SELECT ...``: in one commit, delete the rows that
+    satisfy ``cond`` and insert ``rows``, each of which must satisfy it (as Delta checks)."""
+    schema = _schema(location)
+    session.register_temp_view(_NEW_ROWS_VIEW, rows)
+    try:
+        outside = run_query(
+            session,
+            exp.select(exp.func("count", exp.Star()).as_("n"))
+            .from_(exp.to_table(_NEW_ROWS_VIEW).as_(target.alias_or_name))
+            .where(exp.func("coalesce", condition.copy(), exp.false()).not_()),
+        )
+    finally:
+        session.drop_temp_view(_NEW_ROWS_VIEW)
+    if outside.column(0)[0].as_py():
+        raise AnalysisException(
+            message="[DELTA_REPLACE_WHERE_MISMATCH] Written data does not conform to partial"
+            f" table overwrite condition or constraint '{condition.sql('spark')}'."
+        )
+    old_rows = (
+        exp.select(*_target_columns(schema, target.alias_or_name))
+        .from_(target.copy())
+        .where(condition.copy())
+        .distinct()
+    )
+    changes = run_query(session, old_rows)
+    changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
+    inserts = rows.rename_columns([f"{NEW}{name}" for name in rows.column_names])
+    apply_actions(session, location, schema, changes, inserts)
 
 
 def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:

@@ -167,3 +167,14 @@ def test_random_dml_matches_a_python_model(
             spark.sql(sql)
         model = apply_to_model(model, statement)
     assert Counter(tuple(row) for row in spark.sql("SELECT k, v FROM m").collect()) == model
+
+
+def test_insert_replace_where_swaps_the_matching_rows_in_one_commit(spark: ShimSession) -> None:
+    spark.sql("INSERT INTO t REPLACE WHERE id = 1 SELECT 1, 'new', CAST(5 AS BIGINT)")
+    assert rows(spark) == Counter({(1, "new", 5): 1, (2, "b", 20): 1, (3, None, None): 1})
+    assert changes_since(spark, 2) == Counter(
+        {(1, "a", 10, "delete"): 2, (1, "new", 5, "insert"): 1}
+    )
+    with pytest.raises(AnalysisException, match="REPLACE_WHERE_MISMATCH"):
+        spark.sql("INSERT INTO t REPLACE WHERE id = 1 SELECT 2, 'x', CAST(1 AS BIGINT)")
+    assert rows(spark)[(2, "x", 1)] == 0
