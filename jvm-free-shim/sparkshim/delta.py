@@ -9,7 +9,7 @@ or below the one already recorded for the app is skipped, as Delta does).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,18 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
 
 
 def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
+    """The table as of ``timestamp`` (naive means UTC): its latest commit at or before it."""
     table = open_table(location)
+    if timestamp.tzinfo is None:
+        timestamp = timestamp.replace(tzinfo=timezone.utc)
+    first_commit = min(commit["timestamp"] for commit in table.history())
+    if timestamp.timestamp() * 1000 < first_commit:
+        earliest = datetime.fromtimestamp(first_commit / 1000, timezone.utc)
+        raise AnalysisException(
+            message=f"[DELTA_TIMESTAMP_EARLIER_THAN_COMMIT_RETENTION] The provided timestamp"
+            f" ({timestamp}) is before the earliest version available to this table"
+            f" ({earliest})."
+        )
     table.load_as_version(timestamp)
     return table
 

@@ -10,6 +10,7 @@ becomes the table's change data feed.
 from __future__ import annotations
 
 import itertools
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,7 +140,28 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
     table.replace(replacement)
 
 
+_UNKNOWN_COLUMN = re.compile(
+    r'Referenced column "(?P<name>[^"]+)" not found|does not have a column named "(?P<other>[^"]+)"'
+)
+_CANDIDATES = re.compile(r"Candidate bindings: (?P<names>.*)")
+
+
 def _spark_style_message(failure: duckdb.Error) -> str:
-    """DuckDB's message, trimmed of its own internal names."""
+    """Spark's message for an unknown column; DuckDB's own message for anything else."""
     text = str(failure)
-    return text.replace("__shim_", "table_")
+    unknown = _UNKNOWN_COLUMN.search(text)
+    if unknown is None:
+        return text.replace("__shim_", "table_")
+    name = unknown["name"] or unknown["other"]
+    candidates = _CANDIDATES.search(text)
+    if candidates is None:
+        return (
+            f"[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column or function parameter with name"
+            f" `{name}` cannot be resolved."
+        )
+    names = [candidate.strip().strip('"') for candidate in candidates["names"].split(",")]
+    suggestions = ", ".join(f"`{candidate}`" for candidate in names)
+    return (
+        f"[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name"
+        f" `{name}` cannot be resolved. Did you mean one of the following? [{suggestions}]."
+    )

@@ -168,3 +168,17 @@ def test_a_conditional_write_fails_when_the_table_moved(spark: ShimSession) -> N
         spark.sql("INSERT INTO t VALUES (3)")
     spark.conf.unset("sparkshim.write.expectedTableVersion")
     assert sorted(row.id for row in spark.sql("SELECT id FROM t").collect()) == [1, 2]
+
+
+def test_unknown_columns_are_named_as_spark_names_them(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT, name STRING)")
+    with pytest.raises(AnalysisException, match=r"UNRESOLVED_COLUMN.*`nope`.*\[`name`\]"):
+        spark.sql("SELECT nope FROM t")
+
+
+def test_timestamp_as_of(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")
+    with pytest.raises(AnalysisException, match="before the earliest version"):
+        spark.sql("SELECT * FROM t TIMESTAMP AS OF '2000-01-01'")
+    assert spark.sql("SELECT * FROM t TIMESTAMP AS OF '2999-01-01'").collect() == [Row(id=1)]
