@@ -37,6 +37,9 @@ def run_query(session: ShimSession, tree: exp.Expr) -> pa.Table:
     try:
         return cursor.sql(sql).to_arrow_table()
     except duckdb.Error as failure:
+        refusal = _RUNTIME_REFUSAL.search(str(failure))
+        if refusal is not None:  # a value the translation could only check at run time
+            raise UnsupportedSqlError(refusal["construct"]) from failure
         raise AnalysisException(message=_spark_style_message(failure)) from failure
 
 
@@ -140,6 +143,8 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
     table.replace(replacement)
 
 
+# translate.py plants DuckDB error() calls worded like UnsupportedSqlError's messages.
+_RUNTIME_REFUSAL = re.compile(r"sparkshim does not support (?P<construct>.*)", re.DOTALL)
 _UNKNOWN_COLUMN = re.compile(
     r'Referenced column "(?P<name>[^"]+)" not found|does not have a column named "(?P<other>[^"]+)"'
 )

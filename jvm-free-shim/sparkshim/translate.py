@@ -70,6 +70,18 @@ REFUSED: tuple[tuple[str, str], ...] = (
         "an unknown function may mean something else in DuckDB",
     ),
     ("TABLESAMPLE", "different sampling"),
+    (
+        "avg / division of a DECIMAL",
+        "Spark's DECIMAL result precision and scale cannot be derived at translation time "
+        "(raised at run time)",
+    ),
+    (
+        "array_distinct / array_remove / array_except / array_intersect / flatten / arrays_zip",
+        "DuckDB's order, NULL handling or field names differ",
+    ),
+    ("exists(array, lambda)", "Spark's three-valued result is not translated"),
+    ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
+    ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
 )
 
 _LOG_FILTER_TEXT = "contains unsupported syntax"
@@ -268,6 +280,162 @@ def _rewrite_mod(node: exp.Expr) -> exp.Expr:
     return exp.Mod(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
 
 
+def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
+    # Spark casts a string operand of + - * / to DOUBLE (and the result is DOUBLE); with
+    # an INTERVAL or a date/time literal the string means a date/time instead: left alone.
+    operands = (node.this, node.expression)
+    if any(isinstance(o, (exp.Interval, exp.Cast)) for o in operands):
+        return node
+    for key in ("this", "expression"):
+        operand = node.args.get(key)
+        if operand is not None and _string_value(operand) is not None:
+            node.set(key, _spark_cast(operand, "DOUBLE"))
+    return node
+
+
+def _rewrite_div(node: exp.Expr) -> exp.Expr:
+    # Spark divides decimals into a DECIMAL of derived precision; DuckDB gives a DOUBLE.
+    node = _rewrite_string_arithmetic(node)
+    either = exp.or_(_typeof_like(node.this, "DECIMAL%"), _typeof_like(node.expression, "DECIMAL%"))
+    return _case((either, _runtime_refusal("division of a DECIMAL")), default=_c(node))
+
+
+def _rewrite_sum(node: exp.Expr) -> exp.Expr:
+    # Spark: sum of integers is BIGINT (DuckDB: HUGEINT); of decimals/doubles, as DuckDB.
+    # The HUGEINT case is detected on the aggregate's own type (a bare column cannot be
+    # referenced outside the aggregate); the other case sums a list so that no HUGEINT
+    # enters the CASE's type (which would widen the BIGINT branch back to HUGEINT).
+    value = node.this
+    distinct = isinstance(value, exp.Distinct)
+    if distinct:
+        if len(value.expressions) != 1:
+            raise UnsupportedSqlError("sum(DISTINCT) of several values")
+        value = value.expressions[0]
+    if isinstance(node.parent, exp.Filter):
+        raise UnsupportedSqlError("sum(...) FILTER (WHERE ...)", "not translated")
+    window = _window_parent(node)
+    integral = exp.In(
+        this=_fn("TYPEOF", _c(value)),
+        expressions=[_lit(n) for n in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")],
+    )
+    widened = exp.Add(this=_c(value), expression=_cast(_lit(0), "BIGINT"))
+    listed = exp.Distinct(expressions=[widened]) if distinct else widened
+    keep = exp.and_(
+        exp.Not(this=exp.Is(this=_c(value), expression=exp.Null())), exp.Not(this=integral)
+    )
+    summed: exp.Expr = _c(node)
+    gathered: exp.Expr = exp.Filter(this=_fn("LIST", listed), expression=exp.Where(this=keep))
+    if window is not None:
+        summed = window.copy()
+        summed.set("this", _c(node))
+        gathered_window = window.copy()
+        gathered_window.set("this", gathered)
+        gathered = gathered_window
+    reduced = _fn(
+        "LIST_REDUCE",
+        gathered,
+        exp.Lambda(
+            this=exp.Add(this=exp.column("_a"), expression=exp.column("_b")),
+            expressions=[exp.to_identifier("_a"), exp.to_identifier("_b")],
+        ),
+    )
+    result = _case(
+        (
+            exp.EQ(this=_fn("TYPEOF", summed), expression=_lit("HUGEINT")),
+            _cast(summed.copy(), "BIGINT"),
+        ),
+        default=reduced,
+    )
+    if window is not None:
+        placeholder = exp.Null()
+        window.replace(placeholder)
+        placeholder.replace(result)
+        return node  # detached from the tree; the window was replaced
+    return result
+
+
+def _rewrite_avg(node: exp.Expr) -> exp.Expr:
+    window = _window_parent(node)
+    summed = exp.Sum(this=_c(node.this))
+    if window is not None:
+        checked = window.copy()
+        checked.set("this", summed)
+        placeholder = exp.Null()
+        window.replace(placeholder)
+        placeholder.replace(
+            _case(
+                (_typeof_like(checked, "DECIMAL%"), _runtime_refusal("avg of a DECIMAL")),
+                default=window,
+            )
+        )
+        return node
+    return _case(
+        (_typeof_like(summed, "DECIMAL%"), _runtime_refusal("avg of a DECIMAL")),
+        default=_c(node),
+    )
+
+
+def _rewrite_count_if(node: exp.Expr) -> exp.Expr:
+    # DuckDB's COUNT_IF is a HUGEINT, NULL when no row is TRUE or FALSE; Spark's is a
+    # BIGINT, 0 then.
+    if _window_parent(node) is not None:
+        raise UnsupportedSqlError("count_if over a window")
+    return exp.Coalesce(this=_cast(_c(node), "BIGINT"), expressions=[_lit(0)])
+
+
+def _rewrite_any(node: exp.Expr) -> exp.Expr:
+    # `x = ANY (subquery)` stays; Spark's aggregate any(bool) is bool_or.
+    if isinstance(node.parent, (exp.Binary, exp.Predicate)):
+        return node
+    if isinstance(node.this, (exp.Query, exp.Subquery)):
+        raise UnsupportedSqlError("ANY (subquery) outside a comparison")
+    value = node.this.this if isinstance(node.this, exp.Paren) else node.this
+    return exp.LogicalOr(this=_c(value))
+
+
+def _rewrite_sign(node: exp.Expr) -> exp.Expr:
+    return _cast(_fn("SIGN", _c(node.this)), "DOUBLE")
+
+
+def _rewrite_array_position(node: exp.Expr) -> exp.Expr:
+    # Spark: 1-based BIGINT, 0 when absent, NULL when the array or the value is NULL.
+    array, value = node.this, node.expression
+    return _case(
+        (
+            exp.or_(
+                exp.Is(this=_c(array), expression=exp.Null()),
+                exp.Is(this=_c(value), expression=exp.Null()),
+            ),
+            exp.Null(),
+        ),
+        default=_fn(
+            "COALESCE", _cast(_fn("LIST_POSITION", _c(array), _c(value)), "BIGINT"), _lit(0)
+        ),
+    )
+
+
+def _rewrite_exists(node: exp.Expr) -> exp.Expr:
+    if isinstance(node.this, (exp.Query, exp.Subquery)):
+        return node
+    raise UnsupportedSqlError("exists(array, lambda)", "Spark's three-valued result")
+
+
+def _rewrite_group(node: exp.Expr) -> exp.Expr:
+    # GROUP BY a, b WITH ROLLUP/CUBE: DuckDB wants ROLLUP (a, b) / CUBE (a, b).
+    for kind, builder in (("rollup", exp.Rollup), ("cube", exp.Cube)):
+        modifiers = node.args.get(kind) or []
+        if any(not m.expressions for m in modifiers):
+            node.set(kind, [builder(expressions=[_c(e) for e in node.expressions])])
+            node.set("expressions", [])
+    return node
+
+
+def _rewrite_grouping_id(node: exp.Expr) -> exp.Expr:
+    if not node.expressions:
+        raise UnsupportedSqlError("grouping_id() without arguments", "name the columns")
+    return node
+
+
 def _rewrite_round(node: exp.Expr) -> exp.Expr:
     # DuckDB's ROUND is half away from zero (Spark's HALF_UP) for decimals and doubles.
     decimals = node.args.get("decimals")
@@ -432,7 +600,7 @@ def _refuse(construct: str, hint: str = "") -> Rewrite:
 
 def _rewrite_size(node: exp.Expr) -> exp.Expr:
     # spark.sql.legacy.sizeOfNull (default true with ANSI off): size(NULL) = -1.
-    length = _fn("CARDINALITY", _c(node.this))  # lists and maps alike
+    length = _cast(_fn("CARDINALITY", _c(node.this)), "INTEGER")  # lists and maps alike
     return _case((exp.Is(this=_c(node.this), expression=exp.Null()), _lit(-1)), default=length)
 
 
@@ -712,6 +880,15 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
                 exp.and_(_typeof_in(value, "DOUBLE", "FLOAT"), exp.Not(this=exp.Paren(this=plain))),
                 _runtime_refusal("CAST of this DOUBLE to STRING"),
             ),
+            (
+                _typeof_in(value, "TIMESTAMP WITH TIME ZONE"),
+                _fn(
+                    "REGEXP_REPLACE",
+                    _try_cast(_c(value), "VARCHAR"),
+                    _lit(r"\+00$"),
+                    _lit(""),
+                ),
+            ),
             default=_try_cast(_c(value), "VARCHAR"),
         )
     return _try_cast(_c(value), target)
@@ -794,6 +971,34 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
     if name == "BROUND":
         return _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+    if name == "OCTET_LENGTH":
+        return _cast(_fn("STRLEN", _as_varchar(args[0])), "INTEGER")
+    if name == "CARDINALITY":
+        return _rewrite_size(exp.ArraySize(this=_c(args[0])))
+    if name in ("SOME", "ANY"):
+        return exp.LogicalOr(this=_c(args[0]))
+    if name == "EVERY":
+        return exp.LogicalAnd(this=_c(args[0]))
+    if name == "WEEKDAY":  # Monday = 0
+        return exp.Sub(this=_fn("ISODOW", _spark_cast(args[0], "DATE")), expression=_lit(1))
+    if name == "PMOD" and len(args) == 2:
+        # Spark: the remainder made non-negative for a positive divisor, NULL for 0.
+        divisor = _fn("NULLIF", _c(args[1]), _lit(0))
+        remainder = exp.Mod(this=_c(args[0]), expression=divisor)
+        return _case(
+            (
+                exp.LT(this=remainder, expression=_lit(0)),
+                exp.Mod(
+                    this=exp.Paren(this=exp.Add(this=remainder.copy(), expression=divisor.copy())),
+                    expression=divisor.copy(),
+                ),
+            ),
+            default=remainder.copy(),
+        )
+    if name == "ISNULL" and len(args) == 1:
+        return exp.Is(this=_c(args[0]), expression=exp.Null())
+    if name == "ISNOTNULL":
+        return exp.Not(this=exp.Is(this=_c(args[0]), expression=exp.Null()))
     if name in _SAME_IN_DUCKDB:
         return node
     raise UnsupportedSqlError(
@@ -874,15 +1079,11 @@ _SAME_IN_DUCKDB = frozenset(
         "RADIANS",
         "PI",
         "E",
-        "SIGN",
         "CBRT",
         "LOG1P",
         "EXPM1",
         "FACTORIAL",
-        "ARRAY_POSITION",
-        "ARRAY_DISTINCT",
         "BIT_LENGTH",
-        "OCTET_LENGTH",
     }
 )
 
@@ -894,6 +1095,28 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
+    exp.Add: _rewrite_string_arithmetic,
+    exp.Sub: _rewrite_string_arithmetic,
+    exp.Mul: _rewrite_string_arithmetic,
+    exp.Div: _rewrite_div,
+    exp.Sum: _rewrite_sum,
+    exp.Avg: _rewrite_avg,
+    exp.Sign: _rewrite_sign,
+    exp.CountIf: _rewrite_count_if,
+    exp.Any: _rewrite_any,
+    exp.ArrayPosition: _rewrite_array_position,
+    exp.Exists: _rewrite_exists,
+    exp.Group: _rewrite_group,
+    exp.GroupingId: _rewrite_grouping_id,
+    exp.ArrayDistinct: _refuse("array_distinct", "DuckDB does not keep first-seen order"),
+    exp.ArrayRemove: _refuse("array_remove", "DuckDB also drops NULL elements"),
+    exp.ArrayExcept: _refuse("array_except", "NULL elements are handled differently"),
+    exp.ArrayIntersect: _refuse("array_intersect", "NULL elements are handled differently"),
+    exp.Flatten: _refuse("flatten", "Spark gives NULL when an inner array is NULL"),
+    exp.ArraysZip: _refuse("arrays_zip", "the struct field names differ"),
+    exp.SubstringIndex: _refuse("substring_index()", "not translated"),
+    exp.Format: _refuse("format_string()", "Java format strings"),
+    exp.Typeof: _refuse("typeof()", "Spark's type names differ from DuckDB's"),
     exp.Ceil: _rewrite_ceil_floor,
     exp.Floor: _rewrite_ceil_floor,
     exp.DayOfWeek: _rewrite_dayofweek,
