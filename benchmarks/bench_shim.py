@@ -197,15 +197,23 @@ def run_shim(warehouse: Path, orders: pa.Table, customers: pa.Table, repeats: in
     if loaded != orders.num_rows:
         sys.exit(f"FAIL: the shim's orders table holds {loaded} rows, not {orders.num_rows}")
 
+    seconds, results = time_queries(spark, repeats, label="shim ")
+    spark.stop()
+    return EngineRun(start, load, seconds, results)
+
+
+def time_queries(
+    spark: _Sql, repeats: int, *, label: str
+) -> tuple[dict[str, float], dict[str, list[tuple[Any, ...]]]]:
+    """Each query's median wall time on ``spark`` (either engine), and its rows."""
     seconds: dict[str, float] = {}
     results: dict[str, list[tuple[Any, ...]]] = {}
     for query in QUERIES:
         median, rows = time_query(_runner(spark, query.sql), repeats)
         seconds[query.name] = median
         results[query.name] = [tuple(row) for row in rows]
-        print(f"  shim   {query.name:<48} {median * 1e3:9.1f} ms", flush=True)
-    spark.stop()
-    return EngineRun(start, load, seconds, results)
+        print(f"  {label}  {query.name:<48} {median * 1e3:9.1f} ms", flush=True)
+    return seconds, results
 
 
 def run_spark(data_dir: Path, repeats: int, driver_memory: str) -> EngineRun:
@@ -229,13 +237,7 @@ def run_spark(data_dir: Path, repeats: int, driver_memory: str) -> EngineRun:
         spark.read.parquet(str(data_dir / name)).createOrReplaceTempView(name)
     load = time.perf_counter() - began
 
-    seconds: dict[str, float] = {}
-    results: dict[str, list[tuple[Any, ...]]] = {}
-    for query in QUERIES:
-        median, rows = time_query(_runner(spark, query.sql), repeats)
-        seconds[query.name] = median
-        results[query.name] = [tuple(row) for row in rows]
-        print(f"  spark  {query.name:<48} {median * 1e3:9.1f} ms", flush=True)
+    seconds, results = time_queries(spark, repeats, label="spark")
     spark.stop()
     return EngineRun(start, load, seconds, results)
 

@@ -23,18 +23,12 @@ from sparkshim.catalog import ObjectName
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.query import run_query
 from sparkshim.translate import parse_spark
-from sparkshim.types import parse_ddl_type, to_spark_type
+from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
 
 if TYPE_CHECKING:
     from sparkshim.session import ShimSession
 
 EMPTY = pa.table({})
-USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
-# Idempotent writes, as Delta's SQL confs: a (txnAppId, txnVersion) already committed is skipped.
-TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
-TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-# Shim-only: make writes conditional on the table version the writer read.
-EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
 
 # Utility statements sqlglot does not parse; matched on their text.
 _NAME = r"(?P<name>[\w`.]+)"
@@ -166,7 +160,7 @@ def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
     if options.location is not None:
         session.catalog_store.register_external_table(name, location)
     if data is not None and data.num_rows:
-        delta.write(location, data, overwrite=False, options=commit_options(session))
+        delta.write(location, data, overwrite=False, options=session.commit_options())
     return EMPTY
 
 
@@ -292,40 +286,8 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
         dml.replace_where(session, target, replace_where, data, entry.location)
         return EMPTY
     overwrite = bool(tree.args.get("overwrite"))
-    delta.write(entry.location, data, overwrite=overwrite, options=commit_options(session))
+    delta.write(entry.location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
-
-
-def align_to_schema(rows: pa.Table, columns: list[str], schema: pa.Schema) -> pa.Table:
-    """``rows`` as the table's columns: by position, or by the named column list (others
-    NULL), cast with Spark's store-assignment rules (overflow is an error)."""
-    by_name = dict(zip(columns, rows.columns, strict=True))
-    arrays = []
-    for field in schema:
-        if field.name in by_name:
-            try:
-                arrays.append(by_name[field.name].cast(field.type, safe=True))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as failure:
-                spark_type = to_spark_type(field.type).simpleString()
-                raise AnalysisException(
-                    message=f"Cannot write to column `{field.name}` ({spark_type}): {failure}"
-                ) from failure
-        else:
-            arrays.append(pa.nulls(rows.num_rows, field.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
-def commit_options(session: ShimSession) -> delta.CommitOptions:
-    """The session's settings for the next commit, as Delta on Spark reads them."""
-    app_id = session.conf.get(TXN_APP_ID_CONF, "") or None
-    app_version = session.conf.get(TXN_VERSION_CONF, "") or None
-    expected = session.conf.get(EXPECTED_VERSION_CONF, "") or None
-    return delta.CommitOptions(
-        user_metadata=session.conf.get(USER_METADATA_CONF, "") or None,
-        app_id=app_id,
-        app_version=int(app_version) if app_version is not None else None,
-        expected_version=int(expected) if expected is not None else None,
-    )
 
 
 def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:
@@ -340,7 +302,7 @@ def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:
                 properties[_property_key(item)] = _property_value(item.args["value"])
     if not properties:
         raise UnsupportedSqlError(f"the ALTER TABLE statement {tree.sql('spark')}")
-    delta.set_properties(location, properties, commit_options(session))
+    delta.set_properties(location, properties, session.commit_options())
     return EMPTY
 
 

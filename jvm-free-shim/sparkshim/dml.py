@@ -28,6 +28,7 @@ from sqlglot import exp
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.query import run_query
+from sparkshim.types import align_to_schema
 
 if TYPE_CHECKING:
     from sparkshim.session import ShimSession
@@ -324,8 +325,6 @@ def apply_actions(
     inserts: pa.Table | None,
 ) -> None:
     """Apply change rows and insert rows to the table in one Delta MERGE commit."""
-    from sparkshim.commands import align_to_schema, commit_options
-
     parts = []
     new_schema = pa.schema([pa.field(f"{NEW}{f.name}", f.type) for f in schema])
     if changes is not None and changes.num_rows:
@@ -348,7 +347,7 @@ def apply_actions(
         + [f"(target.{_quote(n)} IS NOT DISTINCT FROM source.{_quote(n)})" for n in schema.names]
     )
     new_values = {_quote(n): f"source.{_quote(NEW + n)}" for n in schema.names}
-    options = commit_options(session)
+    options = session.commit_options()
     if delta.already_committed(location, options):
         return
     delta.check_expected_version(location, options)

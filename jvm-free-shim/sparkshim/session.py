@@ -17,10 +17,18 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from sparkshim import delta
 from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName
 from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
 from sparkshim.types import from_python
+
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+# Idempotent writes, as Delta's SQL confs: a (txnAppId, txnVersion) already committed is skipped.
+TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+# Shim-only: make writes conditional on the table version the writer read.
+EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
 
 DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
@@ -194,6 +202,17 @@ class ShimSession:
             cursor.execute(f"SET TimeZone = '{self.time_zone}'")
             self._cursors.cursor = cursor
         return cursor
+
+    def commit_options(self) -> delta.CommitOptions:
+        """This session's settings for its next commit, as Delta on Spark reads them."""
+        app_version = self.conf.get(TXN_VERSION_CONF, "") or None
+        expected = self.conf.get(EXPECTED_VERSION_CONF, "") or None
+        return delta.CommitOptions(
+            user_metadata=self.conf.get(USER_METADATA_CONF, "") or None,
+            app_id=self.conf.get(TXN_APP_ID_CONF, "") or None,
+            app_version=int(app_version) if app_version is not None else None,
+            expected_version=int(expected) if expected is not None else None,
+        )
 
     def qualify(self, table: exp.Table) -> ObjectName:
         """The database and name a (possibly unqualified) table reference means."""

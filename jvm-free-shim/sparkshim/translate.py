@@ -397,17 +397,18 @@ def _rewrite_sign(node: exp.Expr) -> exp.Expr:
     return _cast(_fn("SIGN", _c(node.this)), "DOUBLE")
 
 
+def _null_if_any_null(*values: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
+    """A CASE branch giving NULL when any of ``values`` is NULL (Spark's rule for most
+    functions, where DuckDB's own version may return a value)."""
+    any_null = exp.or_(*[exp.Is(this=_c(value), expression=exp.Null()) for value in values])
+    return any_null, exp.Null()
+
+
 def _rewrite_array_position(node: exp.Expr) -> exp.Expr:
     # Spark: 1-based BIGINT, 0 when absent, NULL when the array or the value is NULL.
     array, value = node.this, node.expression
     return _case(
-        (
-            exp.or_(
-                exp.Is(this=_c(array), expression=exp.Null()),
-                exp.Is(this=_c(value), expression=exp.Null()),
-            ),
-            exp.Null(),
-        ),
+        _null_if_any_null(array, value),
         default=_fn(
             "COALESCE", _cast(_fn("LIST_POSITION", _c(array), _c(value)), "BIGINT"), _lit(0)
         ),
@@ -655,13 +656,7 @@ def _rewrite_array_contains(node: exp.Expr) -> exp.Expr:
     # Three-valued like Spark: NULL when not found but the array holds a NULL.
     array, value = node.this, node.expression
     return _case(
-        (
-            exp.or_(
-                exp.Is(this=_c(array), expression=exp.Null()),
-                exp.Is(this=_c(value), expression=exp.Null()),
-            ),
-            exp.Null(),
-        ),
+        _null_if_any_null(array, value),
         (_fn("LIST_CONTAINS", _c(array), _c(value)), exp.true()),
         (exp.LT(this=_fn("LIST_COUNT", _c(array)), expression=_fn("LEN", _c(array))), exp.Null()),
         default=exp.false(),

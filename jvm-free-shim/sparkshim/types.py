@@ -35,7 +35,7 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.errors import ArithmeticException, ParseException
+from pyspark.errors import AnalysisException, ArithmeticException, ParseException
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
@@ -270,6 +270,26 @@ def _cast_column(column: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArra
 # ----------------------------------------------------------------------------------------
 # Spark DDL type strings
 # ----------------------------------------------------------------------------------------
+
+
+def align_to_schema(rows: pa.Table, columns: list[str], schema: pa.Schema) -> pa.Table:
+    """``rows`` as a table of ``schema``: its columns named ``columns`` (by position), the
+    schema's other columns NULL, cast with Spark's store-assignment rules (overflow is an
+    error, not a silent wrap or NULL)."""
+    by_name = dict(zip(columns, rows.columns, strict=True))
+    arrays = []
+    for field in schema:
+        if field.name not in by_name:
+            arrays.append(pa.nulls(rows.num_rows, field.type))
+            continue
+        try:
+            arrays.append(by_name[field.name].cast(field.type, safe=True))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as failure:
+            spark_type = to_spark_type(field.type).simpleString()
+            raise AnalysisException(
+                message=f"Cannot write to column `{field.name}` ({spark_type}): {failure}"
+            ) from failure
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def parse_ddl_type(type_sql: str) -> pa.DataType:

@@ -57,17 +57,8 @@ class FakeSession:
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
+def spark(pyspark_session: SparkSession) -> SparkSession:
+    return pyspark_session
 
 
 def shim_of(spark_df: SparkDataFrame, time_zone: str = "UTC") -> DataFrame:

@@ -145,23 +145,15 @@ TABLES: list[tuple[str, str, pa.Schema, list[tuple[Any, ...]]]] = [
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
+def spark(pyspark_session: Any) -> Iterator[Any]:
     os.environ["TZ"] = "UTC"
     time.tzset()
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
     for name, ddl, _, rows in TABLES:
         spark_rows = rows if name != "m" else MAPS
-        session.createDataFrame(spark_rows, schema=ddl).createOrReplaceTempView(name)
-    yield session
-    session.stop()
+        pyspark_session.createDataFrame(spark_rows, schema=ddl).createOrReplaceTempView(name)
+    yield pyspark_session
+    for name, *_ in TABLES:
+        pyspark_session.catalog.dropTempView(name)
 
 
 @pytest.fixture(scope="module")

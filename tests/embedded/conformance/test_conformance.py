@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import decimal
 import math
-import os
-import shutil
-import tempfile
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,27 +53,12 @@ REFUSALS: list[tuple[str, str]] = []
 
 
 @pytest.fixture(scope="module")
-def spark(tmp_path_factory: pytest.TempPathFactory):
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("no Java for PySpark")
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("sparkshim-conformance")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.warehouse.dir", str(warehouse))
-        .config("spark.sql.ansi.enabled", "false")
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={tempfile.mkdtemp()}")
-        .getOrCreate()
-    )
+def spark(pyspark_session: SparkSession) -> Iterator[SparkSession]:
     for statement in SETUP:
-        session.sql(statement.format(fmt="parquet"))
-    yield session
+        pyspark_session.sql(statement.format(fmt="parquet"))
+    yield pyspark_session
     for table in ("customers", "orders", "order_lines", "events"):
-        session.sql(f"DROP TABLE IF EXISTS {table}")
-    session.stop()
+        pyspark_session.sql(f"DROP TABLE IF EXISTS {table}")
 
 
 @pytest.fixture(scope="module")
