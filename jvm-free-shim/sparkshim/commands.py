@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
-from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.query import run_query
 from sparkshim.translate import parse_spark
 from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
@@ -42,7 +42,11 @@ _SHOW_TBLPROPERTIES = re.compile(
     re.IGNORECASE,
 )
 _DESCRIBE_DETAIL = re.compile(rf"(?:DESCRIBE|DESC)\s+DETAIL\s+{_NAME}\s*$", re.IGNORECASE)
-_UNSET_TBLPROPERTIES = re.compile(r"ALTER\s+TABLE\s+\S+\s+UNSET\s+TBLPROPERTIES", re.IGNORECASE)
+_UNSET_TBLPROPERTIES = re.compile(
+    rf"ALTER\s+TABLE\s+{_NAME}\s+UNSET\s+TBLPROPERTIES\s+(?P<if_exists>IF\s+EXISTS\s+)?"
+    r"\((?P<keys>[^)]*)\)\s*$",
+    re.IGNORECASE,
+)
 
 
 def execute(session: ShimSession, text: str) -> pa.Table:
@@ -438,7 +442,12 @@ def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
 
 
 def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    delta.refuse_unset_properties()
+    location = _table_location(session, session.qualify(exp.to_table(match["name"])))
+    keys = [key.strip().strip("'\"`") for key in match["keys"].split(",") if key.strip()]
+    if not keys:
+        raise ParseException(message="[PARSE_SYNTAX_ERROR] UNSET TBLPROPERTIES needs a key")
+    options = session.commit_options()
+    delta.unset_properties(location, keys, if_exists=bool(match["if_exists"]), options=options)
     return EMPTY
 
 

@@ -8,6 +8,9 @@ or below the one already recorded for the app is skipped, as Delta does).
 
 from __future__ import annotations
 
+import json
+import os
+import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -99,6 +102,33 @@ def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
 def snapshot(table: DeltaTable) -> pa.Table:
     """The table's rows at the version it is loaded at."""
     return pa.table(table.to_pyarrow_table())
+
+
+def arrow_schema(table: DeltaTable) -> pa.Schema:
+    return pa.schema(table.schema().to_arrow())
+
+
+# Reader features under which a data file does not hold exactly its rows of the table.
+_FILE_RESHAPING_FEATURES = {"deletionVectors", "columnMapping"}
+
+
+def plain_data_files(table: DeltaTable) -> list[str] | None:
+    """The data files of the loaded version when they alone are the table's rows, else None.
+
+    That holds when no deletion vector hides rows of a file, no column mapping renames
+    the stored columns, and no partition column lives only in the file paths. Reading
+    these files directly lets the query engine read only the columns and row groups a
+    query needs, instead of materializing the whole snapshot first.
+    """
+    features = set(table.protocol().reader_features or [])
+    configuration = table.metadata().configuration
+    column_mapping = configuration.get("delta.columnMapping.mode", "none").lower() != "none"
+    if features & _FILE_RESHAPING_FEATURES or column_mapping:
+        return None
+    if table.metadata().partition_columns:
+        return None
+    files = table.file_uris()
+    return files or None
 
 
 def create(
@@ -193,8 +223,98 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
     return feed.cast(schema)
 
 
-def refuse_unset_properties() -> None:
-    raise UnsupportedSqlError(
-        "ALTER TABLE ... UNSET TBLPROPERTIES",
-        "delta-rs cannot remove a table property; set it to another value instead",
+def unset_properties(
+    location: Path, keys: list[str], *, if_exists: bool, options: CommitOptions
+) -> None:
+    """Remove table properties in one commit, as Delta's ``UNSET TBLPROPERTIES`` does.
+
+    delta-rs has no operation for this, so the commit is written here: a ``metaData``
+    action equal to the current one but for the removed keys, put into the log only if no
+    other commit took its version (a hard link fails when the file exists, the same
+    put-if-absent delta-rs uses on a local file system).
+    """
+    if already_committed(location, options):
+        return
+    check_expected_version(location, options)
+    attempts = 1 if options.expected_version is not None else _METADATA_COMMIT_ATTEMPTS
+    for _ in range(attempts):
+        table = open_table(location)
+        configuration = dict(table.metadata().configuration)
+        missing = [key for key in keys if key not in configuration]
+        if missing and not if_exists:
+            raise AnalysisException(
+                message=f"[DELTA_UNSET_NON_EXISTENT_PROPERTY] Attempted to unset non-existent"
+                f" property '{missing[0]}' in table {location}; use UNSET TBLPROPERTIES IF EXISTS"
+            )
+        if len(missing) == len(keys):
+            return
+        for key in keys:
+            configuration.pop(key, None)
+        actions = _metadata_commit(table, configuration, keys, options)
+        if _put_if_absent(location / "_delta_log", table.version() + 1, actions):
+            return
+    raise TableMovedError(
+        message=f"[DELTA_CONCURRENT_WRITE] {location} kept moving while its properties were"
+        " being removed: retry"
     )
+
+
+_METADATA_COMMIT_ATTEMPTS = 10
+# Writer features whose commits need more than a commitInfo and a metaData action.
+_FEATURES_NEEDING_MORE = {"inCommitTimestamp", "rowTracking", "domainMetadata"}
+
+
+def _metadata_commit(
+    table: DeltaTable, configuration: dict[str, str], removed: list[str], options: CommitOptions
+) -> list[dict[str, Any]]:
+    """The actions of a commit that changes only the table's configuration."""
+    needing_more = set(table.protocol().writer_features or []) & _FEATURES_NEEDING_MORE
+    if needing_more:
+        raise UnsupportedSqlError(
+            "ALTER TABLE ... UNSET TBLPROPERTIES on a table with the writer features"
+            f" {sorted(needing_more)}"
+        )
+    metadata = table.metadata()
+    now = int(datetime.now(timezone.utc).timestamp() * 1000)
+    commit_info: dict[str, Any] = {
+        "timestamp": now,
+        "operation": "UNSET TBLPROPERTIES",
+        "operationParameters": {"properties": json.dumps(removed)},
+        "engineInfo": "sparkshim",
+        "isBlindAppend": False,
+    }
+    if options.user_metadata is not None:
+        commit_info["userMetadata"] = options.user_metadata
+    commit_info.update(options.extra)
+    actions: list[dict[str, Any]] = [{"commitInfo": commit_info}]
+    if options.app_id is not None and options.app_version is not None:
+        transaction = {"appId": options.app_id, "version": options.app_version, "lastUpdated": now}
+        actions.append({"txn": transaction})
+    actions.append(
+        {
+            "metaData": {
+                "id": metadata.id,
+                "name": metadata.name,
+                "description": metadata.description,
+                "format": {"provider": "parquet", "options": {}},
+                "schemaString": table.schema().to_json(),
+                "partitionColumns": list(metadata.partition_columns),
+                "createdTime": metadata.created_time,
+                "configuration": configuration,
+            }
+        }
+    )
+    return actions
+
+
+def _put_if_absent(log: Path, version: int, actions: list[dict[str, Any]]) -> bool:
+    """Write commit ``version`` unless it exists; whether it was written."""
+    staged = log / f".{version:020d}.{uuid.uuid4().hex}.json.tmp"
+    staged.write_text("".join(json.dumps(action) + "\n" for action in actions))
+    try:
+        os.link(staged, log / f"{version:020d}.json")
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        staged.unlink()

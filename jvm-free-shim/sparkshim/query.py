@@ -2,9 +2,11 @@
 
 Table references are resolved as Spark resolves them: a CTE name, then a temporary view,
 then a table or view of the named (or current) database. Delta tables are registered in
-the thread's DuckDB cursor as Arrow datasets of the requested snapshot (``VERSION AS OF``,
-``TIMESTAMP AS OF``); views are expanded in place; ``table_changes('t', start[, end])``
-becomes the table's change data feed.
+the thread's DuckDB cursor at the requested snapshot (``VERSION AS OF``, ``TIMESTAMP AS
+OF``): as a scan of the snapshot's parquet files where those files alone hold its rows, so
+that DuckDB reads only the columns and row groups the query needs, else as the materialized
+snapshot. Views are expanded in place; ``table_changes('t', start[, end])`` becomes the
+table's change data feed. What one query registers is dropped when it finishes.
 """
 
 from __future__ import annotations
@@ -21,47 +23,137 @@ from sqlglot import exp
 
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
-from sparkshim.translate import parse_spark, to_duckdb
+from sparkshim.translate import annotate_sums, parse_spark, to_duckdb
+from sparkshim.types import to_spark_type
 
 if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
     from sparkshim.session import ShimSession
 
 _registration_ids = itertools.count()
 
 
+class Registrations:
+    """The relations one query registers in a DuckDB cursor, dropped when it finishes."""
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        self.cursor = cursor
+        self.arrow_names: list[str] = []
+        self.view_names: list[str] = []
+        # Each registered relation's columns and their Spark types, for type inference.
+        self.schemas: dict[str, dict[str, str]] = {}
+
+    def arrow(self, data: pa.Table) -> exp.Expr:
+        name = self._new_name(self.arrow_names)
+        self.cursor.register(name, data)
+        self._record_schema(name, data.schema)
+        return exp.to_table(name)
+
+    def delta_snapshot(self, table: DeltaTable) -> exp.Expr:
+        files = delta.plain_data_files(table)
+        if files is None:
+            return self.arrow(delta.snapshot(table))
+        scan = self.cursor.read_parquet(files, union_by_name=True)
+        columns = _columns_as_in(delta.arrow_schema(table), scan, self.cursor)
+        name = self._new_name(self.view_names)
+        scan.project(", ".join(column.sql("duckdb") for column in columns)).create_view(name)
+        self._record_schema(name, delta.arrow_schema(table))
+        return exp.to_table(name)
+
+    def _record_schema(self, name: str, schema: pa.Schema) -> None:
+        self.schemas[name] = {
+            field.name: to_spark_type(field.type).simpleString() for field in schema
+        }
+
+    def drop_all(self) -> None:
+        for name in self.arrow_names:
+            self.cursor.unregister(name)
+        for name in self.view_names:
+            self.cursor.execute(exp.Drop(tables=[exp.to_table(name)], kind="VIEW").sql("duckdb"))
+        self.arrow_names.clear()
+        self.view_names.clear()
+
+    @staticmethod
+    def _new_name(names: list[str]) -> str:
+        name = f"__shim_{next(_registration_ids)}"
+        names.append(name)
+        return name
+
+
+def _columns_as_in(
+    schema: pa.Schema, scan: duckdb.DuckDBPyRelation, cursor: duckdb.DuckDBPyConnection
+) -> list[exp.Expr]:
+    """The table's columns, in its order and types, from a scan of its data files.
+
+    A column missing from every file (added after they were written) is NULL, as in Delta;
+    a column stored in another type (a file written by another engine) is cast.
+    """
+    wanted_types = cursor.from_arrow(schema.empty_table()).types
+    stored_types = dict(zip(scan.columns, scan.types, strict=True))
+    columns: list[exp.Expr] = []
+    for field, wanted in zip(schema, wanted_types, strict=True):
+        stored = stored_types.get(field.name)
+        value: exp.Expr = exp.column(field.name, quoted=True)
+        if stored is None:
+            value = exp.Null()
+        if stored is None or str(stored) != str(wanted):
+            value = exp.cast(value, exp.DataType.build(str(wanted), dialect="duckdb"))
+        columns.append(exp.alias_(value, field.name, quoted=True))
+    return columns
+
+
 def run_query(session: ShimSession, tree: exp.Expr) -> pa.Table:
     """The rows of a Spark query (SELECT, set operation, VALUES ...) as an Arrow table."""
-    cursor = session.cursor()
-    resolved = resolve_tables(session, tree.copy(), cursor)
-    sql = to_duckdb(resolved)
+    registrations = Registrations(session.cursor())
     try:
-        return cursor.sql(sql).to_arrow_table()
+        resolved = resolve_tables(session, tree.copy(), registrations)
+        annotate_sums(resolved, registrations.schemas)
+        sql = to_duckdb(resolved)
+        return _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
     except duckdb.Error as failure:
         refusal = _RUNTIME_REFUSAL.search(str(failure))
         if refusal is not None:  # a value the translation could only check at run time
             raise UnsupportedSqlError(refusal["construct"]) from failure
         raise AnalysisException(message=_spark_style_message(failure)) from failure
+    finally:
+        registrations.drop_all()
 
 
-def resolve_tables(
-    session: ShimSession, tree: exp.Expr, cursor: duckdb.DuckDBPyConnection
-) -> exp.Expr:
+def _with_spark_types(result: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
+    """``result`` with its HUGEINT columns as BIGINT, the type Spark gives an integer sum
+    (translate.py leaves a sum that is a result column as DuckDB's HUGEINT sum; Spark has
+    no 128-bit integer, so no other result column is a HUGEINT). A sum beyond BIGINT's
+    range fails here instead of wrapping around as Spark's would."""
+    types = [str(column_type) for column_type in result.types]
+    if "HUGEINT" not in types:
+        return result
+    columns = []
+    for name, column_type in zip(result.columns, types, strict=True):
+        column: exp.Expr = exp.column(name, quoted=True)
+        if column_type == "HUGEINT":
+            column = exp.cast(column, exp.DataType.build("BIGINT"))
+        columns.append(exp.alias_(column, name, quoted=True).sql("duckdb"))
+    return result.project(", ".join(columns))
+
+
+def resolve_tables(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> exp.Expr:
     """``tree`` with every table reference replaced by what it resolves to."""
     cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in list(tree.find_all(exp.Table)):
         if isinstance(table.this, exp.Anonymous):
-            _replace(table, _register(cursor, _table_function(session, table.this)))
+            _replace(table, registrations.arrow(_table_function(session, table.this)))
             continue
         if not table.name:
             continue
         if not table.db and table.name.lower() in cte_names:
             continue
-        _replace(table, _resolve_reference(session, table, cursor))
+        _replace(table, _resolve_reference(session, table, registrations))
     return tree
 
 
 def _resolve_reference(
-    session: ShimSession, table: exp.Table, cursor: duckdb.DuckDBPyConnection
+    session: ShimSession, table: exp.Table, registrations: Registrations
 ) -> exp.Expr:
     """What one named table reference stands for, as a FROM item."""
     if table.args.get("catalog") is not None:
@@ -75,8 +167,8 @@ def _resolve_reference(
             if version is not None:
                 raise AnalysisException(message=f"Cannot time travel views: {table.name}")
             if isinstance(temp_view, pa.Table):
-                return _register(cursor, temp_view)
-            return _inline_view(session, temp_view, cursor)
+                return registrations.arrow(temp_view)
+            return _inline_view(session, temp_view, registrations)
     name = session.qualify(table)
     entry = session.catalog_store.lookup(name)
     if entry is None:
@@ -88,19 +180,18 @@ def _resolve_reference(
     if entry.view_sql is not None:
         if version is not None:
             raise AnalysisException(message=f"Cannot time travel views: {name}")
-        return _inline_view(session, entry.view_sql, cursor)
+        return _inline_view(session, entry.view_sql, registrations)
     assert entry.location is not None
-    return _register(cursor, _read_snapshot(entry.location, version))
+    return registrations.delta_snapshot(_open_snapshot(entry.location, version))
 
 
-def _read_snapshot(path: Path, version: exp.Expr | None) -> pa.Table:
+def _open_snapshot(path: Path, version: exp.Expr | None) -> DeltaTable:
     if version is None:
-        return delta.snapshot(delta.open_table(path))
+        return delta.open_table(path)
     point = version.args["expression"]
     if version.name.upper() == "VERSION":
-        return delta.snapshot(delta.open_table(path, version=int(point.name)))
-    timestamp = datetime.fromisoformat(point.name)
-    return delta.snapshot(delta.open_table_at(path, timestamp))
+        return delta.open_table(path, version=int(point.name))
+    return delta.open_table_at(path, datetime.fromisoformat(point.name))
 
 
 def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
@@ -117,16 +208,8 @@ def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
     return delta.changes(entry.location, int(arguments[1]), end)
 
 
-def _inline_view(
-    session: ShimSession, view_sql: str, cursor: duckdb.DuckDBPyConnection
-) -> exp.Expr:
-    return exp.paren(resolve_tables(session, parse_spark(view_sql), cursor), copy=False)
-
-
-def _register(cursor: duckdb.DuckDBPyConnection, data: pa.Table) -> exp.Expr:
-    name = f"__shim_{next(_registration_ids)}"
-    cursor.register(name, data)
-    return exp.to_table(name)
+def _inline_view(session: ShimSession, view_sql: str, registrations: Registrations) -> exp.Expr:
+    return exp.paren(resolve_tables(session, parse_spark(view_sql), registrations), copy=False)
 
 
 def _replace(table: exp.Table, resolved: exp.Expr) -> None:

@@ -26,8 +26,17 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.dialects.spark import Spark
-from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
+from sqlglot.errors import (
+    ErrorLevel,
+    OptimizeError,
+    ParseError,
+    SqlglotError,
+    TokenError,
+    UnsupportedError,
+)
 from sqlglot.generators.duckdb import DuckDBGenerator
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
 
 from sparkshim.errors import ParseException, UnsupportedSqlError
@@ -300,11 +309,63 @@ def _rewrite_div(node: exp.Expr) -> exp.Expr:
     return _case((either, _runtime_refusal("division of a DECIMAL")), default=_c(node))
 
 
+def _is_result_column(node: exp.Expr) -> bool:
+    """Whether ``node`` (or its window) is a whole, possibly aliased, select-list item of
+    the statement's outermost SELECT: its value is then a result column as it stands."""
+    item = _window_parent(node) or node
+    if isinstance(item.parent, exp.Alias):
+        item = item.parent
+    select = item.parent
+    return isinstance(select, exp.Select) and item.arg_key == "expressions" and not select.parent
+
+
+def annotate_sums(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
+    """Record on each ``sum`` of ``tree`` whether its argument is integral or fractional,
+    where sqlglot can infer it from the referenced relations' Spark ``schemas``, so that
+    the translation needs no run-time type dispatch (see ``_rewrite_sum``)."""
+    sums = list(tree.find_all(exp.Sum))
+    if not sums:
+        return
+    for number, node in enumerate(sums):
+        node.meta["sum_number"] = number
+    try:
+        typed = qualify(tree.copy(), schema=schemas, dialect=Spark, validate_qualify_columns=False)
+        typed = annotate_types(typed, schema=schemas, dialect=Spark)
+    except (OptimizeError, SqlglotError, KeyError, ValueError):
+        return  # the translation then decides at run time
+    kinds = {}
+    for node in typed.find_all(exp.Sum):
+        argument = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
+        kind = _sum_argument_kind(argument.type)
+        if kind is not None and kind.startswith("DECIMAL") and not isinstance(argument, exp.Column):
+            kind = None  # sqlglot's DECIMAL arithmetic types are not Spark's
+        if kind is not None and "sum_number" in node.meta:
+            kinds[node.meta["sum_number"]] = kind
+    for number, node in enumerate(sums):
+        if number in kinds:
+            node.meta["sum_argument"] = kinds[number]
+
+
+_INTEGRAL_SUM_ARGUMENTS = (exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT)
+
+
+def _sum_argument_kind(argument_type: exp.DataType | None) -> str | None:
+    """"integral", "fractional", or the DECIMAL type of Spark's sum of a DECIMAL."""
+    if argument_type is None:
+        return None
+    if argument_type.this in _INTEGRAL_SUM_ARGUMENTS:
+        return "integral"
+    if argument_type.this in (exp.DType.FLOAT, exp.DType.DOUBLE):
+        return "fractional"
+    parameters = [param.this.name for param in argument_type.expressions]
+    if argument_type.this == exp.DType.DECIMAL and len(parameters) == 2:
+        precision, scale = (int(parameter) for parameter in parameters)
+        return f"DECIMAL({min(38, precision + 10)}, {scale})"  # Spark widens by 10 digits
+    return None
+
+
 def _rewrite_sum(node: exp.Expr) -> exp.Expr:
     # Spark: sum of integers is BIGINT (DuckDB: HUGEINT); of decimals/doubles, as DuckDB.
-    # The HUGEINT case is detected on the aggregate's own type (a bare column cannot be
-    # referenced outside the aggregate); the other case sums a list so that no HUGEINT
-    # enters the CASE's type (which would widen the BIGINT branch back to HUGEINT).
     value = node.this
     distinct = isinstance(value, exp.Distinct)
     if distinct:
@@ -313,7 +374,49 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
         value = value.expressions[0]
     if isinstance(node.parent, exp.Filter):
         raise UnsupportedSqlError("sum(...) FILTER (WHERE ...)", "not translated")
+    kind = node.meta.get("sum_argument")
+    if node.find_ancestor(exp.Order) is not None:
+        kind = None  # DuckDB refuses the guard's ERROR() (volatile) in an ORDER BY
+    # A result column of the statement stays a plain SUM: the query runner casts HUGEINT
+    # result columns to BIGINT.
+    # (So does an unaliased DECIMAL one: wrapping it would lose its column name.)
+    is_decimal_sum = kind is not None and kind.startswith("DECIMAL")
+    named = isinstance((_window_parent(node) or node).parent, exp.Alias)
+    if _is_result_column(node) and (not is_decimal_sum or not named):
+        return node
     window = _window_parent(node)
+    summed: exp.Expr = _c(node)
+    if window is not None:
+        summed = window.copy()
+        summed.set("this", _c(node))
+    is_hugeint = exp.EQ(this=_fn("TYPEOF", summed), expression=_lit("HUGEINT"))
+    # Where annotate_sums inferred the argument's type, one branch; the other is an error,
+    # should the inference ever be wrong, rather than a different answer.
+    mistyped = _runtime_refusal("sum() of an argument whose type was mis-inferred")
+    if kind == "integral":
+        result = _case((is_hugeint, _cast(summed.copy(), "BIGINT")), default=mistyped)
+    elif kind == "fractional":
+        result = _case((is_hugeint, mistyped), default=summed.copy())
+    elif kind is not None:  # a DECIMAL sum, typed as Spark types it
+        is_decimal = _typeof_like(summed, "DECIMAL%")
+        result = _case((is_decimal, _cast(summed.copy(), kind)), default=mistyped)
+    else:
+        result = _case(
+            (is_hugeint, _cast(summed.copy(), "BIGINT")),
+            default=_listed_sum(value, distinct, window),
+        )
+    if window is not None:
+        placeholder = exp.Null()
+        window.replace(placeholder)
+        placeholder.replace(result)
+        return node  # detached from the tree; the window was replaced
+    return result
+
+
+def _listed_sum(value: exp.Expr, distinct: bool, window: exp.Window | None) -> exp.Expr:
+    """A sum of non-integral values typed without HUGEINT, for when the type is unknown:
+    the values are summed as a list, so that no HUGEINT enters the CASE's type (which
+    would widen its BIGINT branch back to HUGEINT). Slow: annotate_sums avoids it."""
     integral = exp.In(
         this=_fn("TYPEOF", _c(value)),
         expressions=[_lit(n) for n in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")],
@@ -323,15 +426,12 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
     keep = exp.and_(
         exp.Not(this=exp.Is(this=_c(value), expression=exp.Null())), exp.Not(this=integral)
     )
-    summed: exp.Expr = _c(node)
     gathered: exp.Expr = exp.Filter(this=_fn("LIST", listed), expression=exp.Where(this=keep))
     if window is not None:
-        summed = window.copy()
-        summed.set("this", _c(node))
         gathered_window = window.copy()
         gathered_window.set("this", gathered)
         gathered = gathered_window
-    reduced = _fn(
+    return _fn(
         "LIST_REDUCE",
         gathered,
         exp.Lambda(
@@ -339,19 +439,6 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
             expressions=[exp.to_identifier("_a"), exp.to_identifier("_b")],
         ),
     )
-    result = _case(
-        (
-            exp.EQ(this=_fn("TYPEOF", summed), expression=_lit("HUGEINT")),
-            _cast(summed.copy(), "BIGINT"),
-        ),
-        default=reduced,
-    )
-    if window is not None:
-        placeholder = exp.Null()
-        window.replace(placeholder)
-        placeholder.replace(result)
-        return node  # detached from the tree; the window was replaced
-    return result
 
 
 def _rewrite_avg(node: exp.Expr) -> exp.Expr:

@@ -105,6 +105,43 @@ def test_table_properties_and_change_data_feed(spark: ShimSession) -> None:
     assert changes.collect() == [Row(id=7, _change_type="insert", _commit_version=2)]
 
 
+def test_unset_tblproperties_removes_keys_in_one_commit(spark: ShimSession) -> None:
+    spark.sql(
+        "CREATE TABLE t (id INT) TBLPROPERTIES ('dynamic_table.a' = '1', 'dynamic_table.b' = '2',"
+        " delta.enableChangeDataFeed = true)"
+    )
+    spark.sql("INSERT INTO t VALUES (1)")
+    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", "unset-1")
+    spark.sql("ALTER TABLE t UNSET TBLPROPERTIES ('dynamic_table.a', dynamic_table.b)")
+    properties = {row.key: row.value for row in spark.sql("SHOW TBLPROPERTIES t").collect()}
+    assert "dynamic_table.a" not in properties and "dynamic_table.b" not in properties
+    assert properties["delta.enableChangeDataFeed"] == "true"
+    latest = spark.sql("DESCRIBE HISTORY t").collect()[0]
+    assert (latest.version, latest.operation, latest.userMetadata) == (
+        2,
+        "UNSET TBLPROPERTIES",
+        "unset-1",
+    )
+    # The data and its change feed are untouched; later writes still work.
+    spark.sql("INSERT INTO t VALUES (2)")
+    assert sorted(row.id for row in spark.sql("SELECT id FROM t").collect()) == [1, 2]
+    assert spark.sql("SELECT count(*) AS n FROM table_changes('t', 0)").collect() == [Row(n=2)]
+    with pytest.raises(AnalysisException, match="non-existent property 'dynamic_table.a'"):
+        spark.sql("ALTER TABLE t UNSET TBLPROPERTIES ('dynamic_table.a')")
+    spark.sql("ALTER TABLE t UNSET TBLPROPERTIES IF EXISTS ('dynamic_table.a')")
+    assert spark.sql("DESCRIBE HISTORY t").collect()[0].version == 3  # nothing to remove
+
+
+def test_unset_tblproperties_loses_a_race_cleanly(spark: ShimSession, tmp_path: Path) -> None:
+    spark.sql("CREATE TABLE t (id INT) TBLPROPERTIES ('k' = 'v')")
+    spark.conf.set("sparkshim.write.expectedTableVersion", "0")
+    spark.sql("INSERT INTO t VALUES (1)")  # version 1, written against version 0
+    with pytest.raises(AnalysisException, match="DELTA_CONCURRENT_WRITE"):
+        spark.sql("ALTER TABLE t UNSET TBLPROPERTIES ('k')")  # still expects version 0
+    spark.conf.unset("sparkshim.write.expectedTableVersion")
+    assert {row.key for row in spark.sql("SHOW TBLPROPERTIES t").collect()} >= {"k"}
+
+
 def test_show_tables_describe_and_views(spark: ShimSession) -> None:
     spark.sql("CREATE TABLE orders (id INT, total DOUBLE)")
     spark.sql("CREATE TEMP VIEW recent AS SELECT id FROM orders")
