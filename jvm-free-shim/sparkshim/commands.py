@@ -22,6 +22,7 @@ from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.query import run_query
+from sparkshim.session import OVERWRITE_SCHEMA_CONF
 from sparkshim.translate import parse_spark
 from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
 
@@ -40,6 +41,9 @@ _SHOW_DATABASES = re.compile(r"SHOW\s+(?:DATABASES|SCHEMAS)\s*$", re.IGNORECASE)
 _SHOW_TBLPROPERTIES = re.compile(
     rf"SHOW\s+TBLPROPERTIES\s+{_NAME}(?:\s*\(\s*(?P<key>'[^']*'|[\w.]+)\s*\))?\s*$",
     re.IGNORECASE,
+)
+_DESCRIBE_HISTORY_LIMIT = re.compile(
+    rf"(?:DESCRIBE|DESC)\s+HISTORY\s+{_NAME}\s+LIMIT\s+(?P<limit>\d+)\s*$", re.IGNORECASE
 )
 _DESCRIBE_DETAIL = re.compile(rf"(?:DESCRIBE|DESC)\s+DETAIL\s+{_NAME}\s*$", re.IGNORECASE)
 _UNSET_TBLPROPERTIES = re.compile(
@@ -271,6 +275,15 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)
     rows = run_query(session, source)
+    if tree.args.get("overwrite") and _overwrites_schema(session, tree):
+        delta.write(
+            entry.location,
+            rows,
+            overwrite=True,
+            options=session.commit_options(),
+            overwrite_schema=True,
+        )
+        return EMPTY
     table_schema = pa.schema(delta.open_table(entry.location).schema().to_arrow())
     columns = (
         [column.name.lower() for column in tree.this.expressions]
@@ -292,6 +305,16 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     overwrite = bool(tree.args.get("overwrite"))
     delta.write(entry.location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
+
+
+def _overwrites_schema(session: ShimSession, tree: exp.Insert) -> bool:
+    if (session.conf.get(OVERWRITE_SCHEMA_CONF, "false") or "").lower() != "true":
+        return False
+    if isinstance(tree.this, exp.Schema) or tree.args.get("where") is not None:
+        raise AnalysisException(
+            message=f"{OVERWRITE_SCHEMA_CONF} needs a plain INSERT OVERWRITE t SELECT ..."
+        )
+    return True
 
 
 def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:
@@ -353,8 +376,13 @@ def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
     )
 
 
-def describe_history(location: Path) -> pa.Table:
-    commits = delta.history(location)
+def describe_history_limit(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    location = _table_location(session, session.qualify(exp.to_table(match["name"])))
+    return describe_history(location, limit=int(match["limit"]))
+
+
+def describe_history(location: Path, limit: int | None = None) -> pa.Table:
+    commits = delta.history(location, limit)
     return pa.table(
         {
             "version": pa.array([commit.get("version") for commit in commits], pa.int64()),
@@ -474,6 +502,7 @@ _UTILITY_STATEMENTS: tuple[
     (_SHOW_TBLPROPERTIES, show_tblproperties),
     (_DESCRIBE_DETAIL, describe_detail),
     (_UNSET_TBLPROPERTIES, unset_tblproperties),
+    (_DESCRIBE_HISTORY_LIMIT, describe_history_limit),
 )
 
 # Each handler takes the node of its kind (typed Any: the dispatch has checked the type).

@@ -167,12 +167,23 @@ def write(
     overwrite: bool,
     options: CommitOptions,
     predicate: str | None = None,
+    overwrite_schema: bool = False,
 ) -> None:
-    """Append ``data``, or overwrite the table (or the rows matching ``predicate``)."""
+    """Append ``data``, or overwrite the table (or the rows matching ``predicate``);
+    with ``overwrite_schema``, the table takes ``data``'s schema in the same commit."""
     if already_committed(location, options):
         return
     check_expected_version(location, options)
     table = open_table(location)
+    if overwrite_schema:
+        write_deltalake(
+            table,
+            data,
+            mode="overwrite",
+            schema_mode="overwrite",
+            commit_properties=options.properties(),
+        )
+        return
     data = data.cast(pa.schema(table.schema().to_arrow()))
     if overwrite:
         write_deltalake(
@@ -196,9 +207,9 @@ def properties(location: Path) -> dict[str, str]:
     return dict(open_table(location).metadata().configuration)
 
 
-def history(location: Path) -> list[dict[str, Any]]:
-    """Commits, newest first, as delta-rs reports them."""
-    return list(open_table(location).history())
+def history(location: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """Commits, newest first (the ``limit`` newest if given), as delta-rs reports them."""
+    return list(open_table(location).history(limit))
 
 
 def changes(location: Path, start: int, end: int | None) -> pa.Table:

@@ -29,6 +29,9 @@ TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
 # Shim-only: make writes conditional on the table version the writer read.
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
+# INSERT OVERWRITE replaces the table's schema with the query's, in the same commit
+# (Delta's writer option overwriteSchema, for SQL).
+OVERWRITE_SCHEMA_CONF = "sparkshim.write.overwriteSchema"
 
 DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",

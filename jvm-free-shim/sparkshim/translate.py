@@ -38,6 +38,7 @@ from sqlglot.generators.duckdb import DuckDBGenerator
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
+from sqlglot.schema import MappingSchema
 
 from sparkshim.errors import ParseException, UnsupportedSqlError
 
@@ -328,9 +329,10 @@ def annotate_sums(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
         return
     for number, node in enumerate(sums):
         node.meta["sum_number"] = number
+    schema = MappingSchema(dict(schemas), dialect=Spark)
     try:
-        typed = qualify(tree.copy(), schema=schemas, dialect=Spark, validate_qualify_columns=False)
-        typed = annotate_types(typed, schema=schemas, dialect=Spark)
+        typed = qualify(tree.copy(), schema=schema, dialect=Spark, validate_qualify_columns=False)
+        typed = annotate_types(typed, schema=schema, dialect=Spark)
     except (OptimizeError, SqlglotError, KeyError, ValueError):
         return  # the translation then decides at run time
     kinds = {}
@@ -350,7 +352,7 @@ _INTEGRAL_SUM_ARGUMENTS = (exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT,
 
 
 def _sum_argument_kind(argument_type: exp.DataType | None) -> str | None:
-    """"integral", "fractional", or the DECIMAL type of Spark's sum of a DECIMAL."""
+    """ "integral", "fractional", or the DECIMAL type of Spark's sum of a DECIMAL."""
     if argument_type is None:
         return None
     if argument_type.this in _INTEGRAL_SUM_ARGUMENTS:
