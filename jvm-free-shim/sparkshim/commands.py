@@ -377,7 +377,7 @@ def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
 
 
 def describe_history_limit(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    location = _table_location(session, session.qualify(exp.to_table(match["name"])))
+    location = _table_location(session, session.qualify(exp.to_table(match["name"], dialect="spark")))
     return describe_history(location, limit=int(match["limit"]))
 
 
@@ -414,7 +414,7 @@ def describe_history(location: Path, limit: int | None = None) -> pa.Table:
 
 
 def describe_detail(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    name = session.qualify(exp.to_table(match["name"]))
+    name = session.qualify(exp.to_table(match["name"], dialect="spark"))
     location = _table_location(session, name)
     table = delta.open_table(location)
     metadata = table.metadata()
@@ -459,7 +459,7 @@ def show_databases(session: ShimSession, match: re.Match[str]) -> pa.Table:
 
 
 def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    name = session.qualify(exp.to_table(match["name"]))
+    name = session.qualify(exp.to_table(match["name"], dialect="spark"))
     properties = delta.properties(_table_location(session, name))
     key = match["key"]
     if key is not None:
@@ -470,7 +470,7 @@ def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
 
 
 def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    location = _table_location(session, session.qualify(exp.to_table(match["name"])))
+    location = _table_location(session, session.qualify(exp.to_table(match["name"], dialect="spark")))
     keys = [key.strip().strip("'\"`") for key in match["keys"].split(",") if key.strip()]
     if not keys:
         raise ParseException(message="[PARSE_SYNTAX_ERROR] UNSET TBLPROPERTIES needs a key")

@@ -39,6 +39,9 @@ DEFAULTS = {
 }
 
 
+_NO_DEFAULT = object()
+
+
 class RuntimeConfig:
     """``spark.conf``: string settings of one session."""
 
@@ -46,12 +49,14 @@ class RuntimeConfig:
         self._values = {**DEFAULTS, **initial}
         self._lock = threading.Lock()
 
-    def get(self, key: str, default: str | None = None) -> str | None:
+    def get(self, key: str, default: Any = _NO_DEFAULT) -> str | None:
+        """The setting, else ``default`` (``None`` included, as in PySpark); an unknown key
+        without a default is an error."""
         with self._lock:
             if key in self._values:
                 return self._values[key]
-        if default is not None:
-            return default
+        if default is not _NO_DEFAULT:
+            return None if default is None else str(default)
         raise AnalysisException(
             message=f"[SQL_CONF_NOT_FOUND] The SQL config {key} cannot be found."
         )

@@ -22,6 +22,15 @@ from dyntables.statements import Statement
 __version__ = "0.1.0.dev0"
 
 
+def __getattr__(name: str) -> object:
+    # DynamicTables is imported on first use, so that ``import dyntables`` stays light.
+    if name == "DynamicTables":
+        from dyntables.api import DynamicTables
+
+        return DynamicTables
+    raise AttributeError(f"module 'dyntables' has no attribute {name!r}")
+
+
 def parse(text: str) -> list[Statement]:
     """Split ``text`` into statements and parse the dynamic-table ones (see
     ``dyntables.parser.parse``)."""
@@ -33,6 +42,7 @@ def parse(text: str) -> list[Statement]:
 __all__ = [
     "DynamicTableError",
     "DynamicTableSyntaxError",
+    "DynamicTables",
     "Statement",
     "UnsupportedStatementError",
     "parse",

@@ -1,0 +1,395 @@
+"""``DynamicTables``: the one object users talk to; the CLI and magics are shells over it.
+
+``sql(text)`` runs a script statement by statement. Dynamic-table statements go to the
+lifecycle; ordinary SQL goes to the session byte-exact, unless it names a dynamic table
+or materialized view, or ``information_schema``'s dynamic-table functions: then it is
+checked (DML into a dynamic table is refused), stale materialized views it reads are
+refreshed first, and the information_schema functions are rewritten into queries over
+the system tables.
+"""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.catalog import NameCache, ObjectKind, table_key
+from dyntables.dialect import parse_one, to_spark_sql
+from dyntables.engine import Engine
+from dyntables.errors import DynamicTableError
+from dyntables.history import SYSTEM_SCHEMA, SystemTables, new_id, utc_now
+from dyntables.lifecycle import Lifecycle
+from dyntables.refresh import RefreshResult
+from dyntables.statements import (
+    AlterDynamicTable,
+    CreateDynamicTable,
+    CreateMaterializedView,
+    DescribeDynamicTable,
+    DropDynamicTable,
+    DropMaterializedView,
+    ExplainCreateDynamicTable,
+    ExplainDynamicTable,
+    PassThrough,
+    RefreshMaterializedView,
+    ShowDynamicTables,
+    Statement,
+)
+
+_REFRESH_RESULT_SCHEMA = (
+    "name STRING, action STRING, state STRING, data_timestamp TIMESTAMP,"
+    " rows_inserted BIGINT, rows_deleted BIGINT"
+)
+_SHOW_SCHEMA = (
+    "created_on STRING, name STRING, database_name STRING, schema_name STRING,"
+    " cluster_by STRING, rows BIGINT, target_lag STRING, refresh_mode STRING,"
+    " refresh_mode_reason STRING, warehouse STRING, comment STRING, text STRING,"
+    " scheduling_state STRING, suspend_reason STRING, data_timestamp TIMESTAMP,"
+    " initialize STRING, immutable_where STRING, kind STRING"
+)
+_DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
+
+
+class DynamicTables:
+    """Dynamic tables on a SparkSession, or on the embedded engine when given none.
+
+    >>> import tempfile
+    >>> dt = DynamicTables(warehouse=tempfile.mkdtemp())
+    >>> dt.sql("SELECT 1 AS one").collect()
+    [Row(one=1)]
+    """
+
+    def __init__(
+        self,
+        session: Any = None,
+        *,
+        warehouse: str | Path | None = None,
+        table_format: str | None = None,
+    ) -> None:
+        self.engine = Engine.create(session, warehouse=warehouse, table_format=table_format)
+        self.system = SystemTables(self.engine)
+        self.names = NameCache()
+        self.lifecycle = Lifecycle(self.engine, self.system, self.names)
+        self.last_statement_id: str | None = None
+
+    @property
+    def session(self) -> Any:
+        """The session statements run on (a SparkSession, or sparkshim's)."""
+        return self.engine.session
+
+    def sql(self, text: str) -> Any:
+        """Run one or more ``;``-separated statements; the last one's DataFrame."""
+        from dyntables import parse
+
+        result: Any = None
+        for statement in parse(text):
+            result = self._run(statement, text)
+        if result is None:
+            raise DynamicTableError("no SQL statement to run: the text is empty")
+        return result
+
+    # ---- dispatch ----
+
+    def _run(self, statement: Statement, script: str) -> Any:
+        statement_id = new_id()
+        self.last_statement_id = statement_id
+        if isinstance(statement, PassThrough):
+            return self._pass_through(statement.sql, statement_id)
+        span = getattr(statement, "span", None)
+        text = script[span.start : span.stop] if span is not None else ""
+        try:
+            return self._run_ours(statement, text, statement_id)
+        except DynamicTableError:
+            raise
+        except Exception as failure:  # the engine's error, wrapped with its cause kept
+            raise DynamicTableError(f"{_first_line(failure)}") from failure
+
+    def _run_ours(self, statement: Statement, text: str, statement_id: str) -> Any:
+        lifecycle = self.lifecycle
+        if isinstance(statement, CreateDynamicTable):
+            created = lifecycle.create(statement, text, statement_id)
+            return self._status(f"Dynamic table {statement.name} successfully created.", created)
+        if isinstance(statement, CreateMaterializedView):
+            created = lifecycle.create_materialized_view(statement, text, statement_id)
+            return self._status(
+                f"Materialized view {statement.name} successfully created.", created
+            )
+        if isinstance(statement, AlterDynamicTable):
+            refreshed = lifecycle.alter(statement, statement_id)
+            if refreshed is not None:
+                return self._refresh_frame(refreshed)
+            return self._status("Statement executed successfully.", None)
+        if isinstance(statement, DropDynamicTable):
+            lifecycle.drop(statement.name, statement.if_exists, ObjectKind.DYNAMIC_TABLE)
+            return self._status(f"{statement.name} successfully dropped.", None)
+        if isinstance(statement, DropMaterializedView):
+            lifecycle.drop(statement.name, statement.if_exists, ObjectKind.MATERIALIZED_VIEW)
+            return self._status(f"{statement.name} successfully dropped.", None)
+        if isinstance(statement, RefreshMaterializedView):
+            return self._refresh_frame(
+                lifecycle.refresh_materialized_view(statement.name, statement_id)
+            )
+        if isinstance(statement, ShowDynamicTables):
+            return self._show(statement)
+        if isinstance(statement, DescribeDynamicTable):
+            return self._describe(statement)
+        if isinstance(statement, (ExplainDynamicTable, ExplainCreateDynamicTable)):
+            raise DynamicTableError("EXPLAIN of dynamic tables arrives with incremental refresh")
+        raise DynamicTableError(f"{type(statement).__name__} is not supported")
+
+    # ---- ordinary SQL ----
+
+    def _pass_through(self, sql: str, statement_id: str) -> Any:
+        names, pattern = self.names.get(self.lifecycle.managed_names)
+        lowered = sql.lower()
+        mentions_ours = pattern is not None and pattern.search(sql) is not None
+        if not mentions_ours and "information_schema" not in lowered:
+            return self.engine.sql(sql)  # byte-exact: the common case
+        try:
+            tree = parse_one(sql)
+        except DynamicTableError:
+            return self.engine.sql(sql)  # not ours to judge: Spark reports its own error
+        rewritten = self._check_and_rewrite(tree, names)
+        if rewritten is None:
+            return self.engine.sql(sql)
+        return self.engine.sql(to_spark_sql(rewritten))
+
+    def _check_and_rewrite(self, tree: exp.Expr, names: set[str]) -> exp.Expr | None:
+        """None when ``tree`` may run as written; else the tree to run instead."""
+        if isinstance(tree, _DML):
+            target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+            if isinstance(target, exp.Table) and self._managed_key(target, names):
+                raise DynamicTableError(
+                    f"{self._managed_key(target, names)} is a dynamic table or materialized view:"
+                    " its rows come from its query; change the sources instead (DML into it is"
+                    " refused)"
+                )
+        if isinstance(tree, exp.Drop) and str(tree.args.get("kind", "")).upper() == "TABLE":
+            for target in tree.expressions or [tree.this]:
+                if isinstance(target, exp.Table) and self._managed_key(target, names):
+                    raise DynamicTableError(
+                        f"{self._managed_key(target, names)} is a dynamic table: use DROP DYNAMIC"
+                        " TABLE (or DROP MATERIALIZED VIEW)"
+                    )
+        altered = tree.this if isinstance(tree, exp.Alter) else None
+        if isinstance(altered, exp.Table) and self._managed_key(altered, names):
+            raise DynamicTableError(
+                f"{self._managed_key(altered, names)} is a dynamic table: use ALTER DYNAMIC TABLE"
+            )
+        changed = self._rewrite_information_schema(tree)
+        self._refresh_stale_materialized_views(tree, names)
+        return tree if changed else None
+
+    def _managed_key(self, table: exp.Table, names: set[str]) -> str | None:
+        key = table_key(self.engine.qualify(table))
+        return key if key in names else None
+
+    def _refresh_stale_materialized_views(self, tree: exp.Expr, names: set[str]) -> None:
+        for reference in tree.find_all(exp.Table):
+            key = self._managed_key(reference, names)
+            if key is None:
+                continue
+            table = self.engine.qualify(reference)
+            definition = self.engine.definition(table)
+            if definition is None or definition.kind is not ObjectKind.MATERIALIZED_VIEW:
+                continue
+            # Concurrent stale readers share one refresh: the second finds it fresh.
+            with self.engine.refresh_lock:
+                if self.lifecycle.is_stale(table, definition):
+                    self.lifecycle.refresher.refresh(table, definition, "MANUAL")
+
+    def _rewrite_information_schema(self, tree: exp.Expr) -> bool:
+        changed = False
+        for reference in list(tree.find_all(exp.Table)):
+            call = reference.this
+            if not (isinstance(reference.db, str) and reference.db.lower() == "information_schema"):
+                continue
+            if (
+                isinstance(call, exp.Anonymous)
+                and call.name.lower() == "dynamic_table_refresh_history"
+            ):
+                reference.replace(self._refresh_history_query(call, reference.alias))
+                changed = True
+            elif reference.name.lower() == "materialized_views":
+                reference.replace(self._materialized_views_query(reference.alias))
+                changed = True
+        return changed
+
+    def _refresh_history_query(self, call: exp.Anonymous, alias: str) -> exp.Expr:
+        self.system.ensure()
+        arguments = {
+            kwarg.this.name.upper(): kwarg.expression
+            for kwarg in call.expressions
+            if isinstance(kwarg, exp.Kwarg)
+        }
+        query = exp.select(
+            "name",
+            "schema_name",
+            "state",
+            "state_message",
+            "query_id",
+            "refresh_trigger",
+            "refresh_action",
+            "refresh_action_reason",
+            "data_timestamp",
+            "refresh_start_time",
+            "refresh_end_time",
+            "rows_inserted",
+            "rows_deleted",
+            "table_version",
+            "statement_id",
+        ).from_(exp.table_("refresh_history", db=SYSTEM_SCHEMA))
+        if "NAME" in arguments:
+            name = arguments["NAME"].name.split(".")[-1]
+            query = query.where(
+                exp.func("lower", exp.column("name")).eq(exp.Literal.string(name.lower()))
+            )
+        if "NAME_PREFIX" in arguments:
+            prefix = arguments["NAME_PREFIX"].name.lower()
+            query = query.where(
+                exp.func(
+                    "startswith", exp.func("lower", exp.column("name")), exp.Literal.string(prefix)
+                )
+            )
+        if "ERROR_ONLY" in arguments and arguments["ERROR_ONLY"].sql().upper() == "TRUE":
+            query = query.where(exp.column("state").eq(exp.Literal.string("FAILED")))
+        query = query.order_by("refresh_start_time DESC")
+        if "RESULT_LIMIT" in arguments:
+            query = query.limit(int(arguments["RESULT_LIMIT"].name))
+        return exp.Subquery(
+            this=query, alias=exp.TableAlias(this=exp.to_identifier(alias or "refresh_history"))
+        )
+
+    def _materialized_views_query(self, alias: str) -> exp.Expr:
+        rows = []
+        for table, definition in self.lifecycle.managed_tables():
+            if definition.kind is not ObjectKind.MATERIALIZED_VIEW:
+                continue
+            watermark = self.lifecycle.watermark_of(table)
+            parts = table_key(table).split(".")
+            rows.append(
+                exp.Tuple(
+                    expressions=[
+                        exp.Literal.string(parts[-3] if len(parts) > 2 else "spark_catalog"),
+                        exp.Literal.string(parts[-2]),
+                        exp.Literal.string(parts[-1]),
+                        exp.Literal.string(watermark.data_timestamp) if watermark else exp.Null(),
+                        exp.Literal.string(watermark.to_json()) if watermark else exp.Null(),
+                        exp.Boolean(this=self.lifecycle.is_stale(table, definition)),
+                    ]
+                )
+            )
+        columns = [
+            "table_catalog",
+            "table_schema",
+            "table_name",
+            "last_refresh_time",
+            "refresh_watermark",
+            "is_stale",
+        ]
+        if not rows:
+            empty = exp.select(*[exp.alias_(exp.Null(), c) for c in columns]).where(exp.false())
+            return exp.Subquery(
+                this=empty,
+                alias=exp.TableAlias(this=exp.to_identifier(alias or "materialized_views")),
+            )
+        values = exp.Values(
+            expressions=rows,
+            alias=exp.TableAlias(
+                this=exp.to_identifier(alias or "materialized_views"),
+                columns=[exp.to_identifier(c) for c in columns],
+            ),
+        )
+        return values
+
+    # ---- results ----
+
+    def _frame(self, rows: list[tuple[Any, ...]], schema: str) -> Any:
+        return self.engine.session.createDataFrame(rows, schema)
+
+    def _status(self, message: str, refreshed: RefreshResult | None) -> Any:
+        return self._frame([(message,)], "status STRING")
+
+    def _refresh_frame(self, result: RefreshResult) -> Any:
+        row = (
+            result.name,
+            result.action,
+            result.state,
+            result.data_timestamp,
+            result.rows_inserted,
+            result.rows_deleted,
+        )
+        return self._frame([row], _REFRESH_RESULT_SCHEMA)
+
+    def _show(self, statement: ShowDynamicTables) -> Any:
+        database = (
+            None
+            if statement.in_account
+            else (
+                statement.in_schema.name
+                if statement.in_schema is not None
+                else self.engine.current_database()
+            )
+        )
+        rows = []
+        for table, definition in self.lifecycle.managed_tables(database):
+            parts = table_key(table).split(".")
+            if definition.kind is not ObjectKind.DYNAMIC_TABLE:
+                continue
+            if statement.like is not None and not _like(parts[-1], statement.like):
+                continue
+            watermark = self.lifecycle.watermark_of(table)
+            count = self.engine.sql(f"SELECT count(*) FROM {table.sql('spark')}").collect()[0][0]
+            rows.append(
+                (
+                    definition.created_on,
+                    parts[-1],
+                    parts[-3] if len(parts) > 2 else "spark_catalog",
+                    parts[-2],
+                    ", ".join(definition.cluster_by),
+                    int(count),
+                    definition.target_lag_text,
+                    definition.refresh_mode,
+                    definition.refresh_mode_reason,
+                    definition.warehouse,
+                    definition.comment,
+                    definition.text,
+                    definition.scheduling_state.value,
+                    definition.suspend_reason,
+                    _timestamp(watermark.data_timestamp) if watermark else None,
+                    definition.initialize,
+                    definition.frozen_where,
+                    definition.kind.value,
+                )
+            )
+        rows.sort(key=lambda row: (row[3], row[1]))
+        return self._frame(rows, _SHOW_SCHEMA)
+
+    def _describe(self, statement: DescribeDynamicTable) -> Any:
+        table = self.lifecycle.table_of(statement.name)
+        definition = self.lifecycle.load(table, kind=ObjectKind.DYNAMIC_TABLE)
+        rows = [(name, type_sql, "COLUMN", "Y", None) for name, type_sql in definition.columns]
+        return self._frame(
+            rows, "name STRING, type STRING, kind STRING, `null?` STRING, comment STRING"
+        )
+
+
+def _like(name: str, pattern: str) -> bool:
+    import re
+
+    regex = "".join(".*" if ch == "%" else "." if ch == "_" else re.escape(ch) for ch in pattern)
+    return re.fullmatch(regex, name, re.IGNORECASE | re.DOTALL) is not None
+
+
+def _timestamp(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text)
+
+
+def _first_line(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return text.splitlines()[0] if text else type(failure).__name__
+
+
+__all__ = ["DynamicTables", "utc_now"]

@@ -1,0 +1,144 @@
+"""The engine under a ``DynamicTables``: a SparkSession (classic or Connect) or sparkshim.
+
+Only ``session.sql`` and DataFrame calls present in both PySpark flavours are used, so
+the same code drives every engine. Refreshes run on a session of their own
+(``newSession()``), so that their settings (commit metadata, WAP ids) never leak into
+the user's session; the user's session keeps its own configuration untouched.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.catalog import Definition, key_to_table, table_key
+from dyntables.errors import DynamicTableError
+from dyntables.formats import TableFormat
+
+
+class Engine:
+    """One session, its table format, and the lookups the lifecycle needs."""
+
+    def __init__(self, session: Any, table_format: TableFormat, *, embedded: bool) -> None:
+        self.session = session
+        self.table_format = table_format
+        self.embedded = embedded
+        self._refresh_session: Any = None
+        # Refresh commits of this process are serialized: the commit metadata is per session.
+        self.refresh_lock = threading.RLock()
+
+    @classmethod
+    def create(
+        cls, session: Any, *, warehouse: str | Path | None, table_format: str | None
+    ) -> Engine:
+        if session is None:
+            from sparkshim import ShimSession  # lazy: importing dyntables starts nothing
+
+            if table_format not in (None, "delta"):
+                raise DynamicTableError(
+                    f"the embedded engine stores Delta tables; table_format={table_format!r}"
+                    " needs a SparkSession"
+                )
+            from dyntables.formats.delta import DeltaFormat
+
+            shim = ShimSession(warehouse=warehouse or "spark-warehouse")
+            return cls(shim, DeltaFormat(embedded=True), embedded=True)
+        if warehouse is not None:
+            raise DynamicTableError(
+                "warehouse= is for the embedded engine; a SparkSession brings its own catalog"
+            )
+        return cls(session, _format_for(session, table_format), embedded=False)
+
+    def sql(self, text: str) -> Any:
+        return self.session.sql(text)
+
+    @property
+    def refresh_session(self) -> Any:
+        if self._refresh_session is None:
+            self._refresh_session = self.session.newSession()
+        return self._refresh_session
+
+    # ---- names ----
+
+    def current_database(self) -> str:
+        return str(self.session.catalog.currentDatabase())
+
+    def qualify(self, name: exp.Table) -> exp.Table:
+        """``name`` with its database (and catalog, if given) filled in."""
+        qualified = name.copy()
+        qualified.set("version", None)
+        qualified.set("alias", None)
+        if not qualified.db:
+            qualified.set("db", exp.to_identifier(self.current_database()))
+        return qualified
+
+    def table_exists(self, table: exp.Table) -> bool:
+        return bool(self.session.catalog.tableExists(table_key(table)))
+
+    def is_temporary_view(self, table: exp.Table) -> bool:
+        if table.db:
+            return False
+        return any(
+            entry.isTemporary and entry.name.lower() == table.name.lower()
+            for entry in self.session.catalog.listTables()
+        )
+
+    def is_view(self, table: exp.Table) -> bool:
+        database = table.db
+        return any(
+            entry.name.lower() == table.name.lower() and entry.tableType == "VIEW"
+            for entry in self.session.catalog.listTables(database)
+        )
+
+    def table_names(self, database: str) -> list[exp.Table]:
+        rows = self.session.sql(f"SHOW TABLES IN {exp.to_identifier(database).sql('spark')}")
+        names = []
+        for row in rows.collect():
+            if row["isTemporary"]:
+                continue
+            names.append(key_to_table(f"{database}.{row['tableName']}"))
+        return names
+
+    def databases(self) -> list[str]:
+        rows = self.session.sql("SHOW DATABASES").collect()
+        return [str(row[0]) for row in rows]
+
+    # ---- definitions ----
+
+    def definition(self, table: exp.Table) -> Definition | None:
+        """The definition ``table`` stores, or None when it is an ordinary table or absent."""
+        if not self.table_exists(table):
+            return None
+        try:
+            properties = self.table_format.properties(self.session, table)
+        except Exception:  # a view, or a table of another format: not ours
+            return None
+        return Definition.from_properties(properties)
+
+
+def _format_for(session: Any, requested: str | None) -> TableFormat:
+    from dyntables.formats.delta import DeltaFormat
+
+    name = requested or _detect_format(session)
+    if name == "delta":
+        return DeltaFormat(embedded=False)
+    if name == "iceberg":
+        from dyntables.formats.iceberg import IcebergFormat
+
+        return IcebergFormat()
+    raise DynamicTableError(f"table_format must be 'delta' or 'iceberg', not {name!r}")
+
+
+def _detect_format(session: Any) -> str:
+    extensions = str(session.conf.get("spark.sql.extensions", "") or "")
+    if "Iceberg" in extensions:
+        return "iceberg"
+    if "Delta" in extensions:
+        return "delta"
+    raise DynamicTableError(
+        "cannot tell the table format from the session (spark.sql.extensions names neither"
+        " Delta nor Iceberg): pass table_format='delta' or 'iceberg'"
+    )

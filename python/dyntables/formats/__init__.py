@@ -1,0 +1,75 @@
+"""Table-format adapters: the only code that tells Delta from Iceberg.
+
+A dynamic table and its sources are tables of one format. The refresh code asks the
+adapter how to read a table at a pinned version, what the current version is, whether
+data changed since a version, how to commit a refresh together with its watermark, and
+how to read that watermark back. Everything else is format-neutral Spark SQL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from sqlglot import exp
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One version of a table, as its history lists it."""
+
+    version: int
+    operation: str
+    changes_data: bool
+    user_metadata: str | None
+
+
+class TableFormat(Protocol):
+    """What the lifecycle needs from a table format, on a given engine session."""
+
+    name: str
+    # Whether a refresh commit can be made conditional on the version it read.
+    supports_conditional_commit: bool
+
+    def current_version(self, session: Any, table: exp.Table) -> int | None:
+        """The table's latest version, or None before its first commit."""
+
+    def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
+        """Commits, newest first."""
+
+    def pinned(self, table: exp.Table, version: int) -> exp.Table:
+        """A reference to ``table`` as of ``version`` (a copy; aliases kept)."""
+
+    def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
+        """Turn on the change feed; None when on, else why it cannot be."""
+
+    def create_table_sql(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> str:
+        """``CREATE TABLE`` for an empty table of these columns and properties."""
+
+    def overwrite(
+        self,
+        session: Any,
+        table: exp.Table,
+        query: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+        replace_schema: bool = False,
+    ) -> None:
+        """Replace the table's rows with ``query``'s in one commit carrying ``watermark``."""
+
+    def watermark(self, commit: Commit) -> str | None:
+        """The watermark a refresh commit carries, if this commit is one."""
+
+    def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
+        """Set table properties (one commit)."""
+
+    def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
+        """Remove table properties (one commit); absent keys are ignored."""
+
+    def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
+        """The table's properties."""
+
+
+__all__ = ["Commit", "TableFormat"]

@@ -1,0 +1,182 @@
+"""Delta Lake, through Spark SQL: the same statements run on sparkshim (delta-rs) and on
+Spark with delta-spark.
+
+A refresh commits with its watermark in the commit's ``userMetadata`` (the session conf
+``spark.databricks.delta.commitInfo.userMetadata``, set on the refresh's own session).
+On sparkshim the commit is also conditional on the version the refresh read
+(``sparkshim.write.expectedTableVersion``); on Spark, Delta's optimistic concurrency
+makes a concurrent overwrite fail the commit instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.formats import Commit
+
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
+OVERWRITE_SCHEMA_CONF = "sparkshim.write.overwriteSchema"
+
+# Operations that leave the rows as they were: a source commit of these is no new data.
+_NO_DATA_OPERATIONS = {
+    "CREATE TABLE",
+    "SET TBLPROPERTIES",
+    "UNSET TBLPROPERTIES",
+    "OPTIMIZE",
+    "VACUUM START",
+    "VACUUM END",
+    "ADD CONSTRAINT",
+    "DROP CONSTRAINT",
+    "CHANGE COLUMN",
+    "UPGRADE PROTOCOL",
+    "ADD FEATURE",
+    "SET COLUMN METADATA",
+    "UPDATE TABLE METADATA",
+}
+
+
+class DeltaFormat:
+    name = "delta"
+
+    def __init__(self, *, embedded: bool) -> None:
+        # sparkshim can make a commit conditional; Spark relies on Delta's own conflicts.
+        self.embedded = embedded
+        self.supports_conditional_commit = embedded
+
+    def current_version(self, session: Any, table: exp.Table) -> int | None:
+        latest = self.history(session, table, limit=1)
+        return latest[0].version if latest else None
+
+    def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
+        text = f"DESCRIBE HISTORY {table.sql('spark')}"
+        if limit is not None:
+            text += f" LIMIT {int(limit)}"
+        commits = []
+        for row in session.sql(text).collect():
+            operation = str(row["operation"])
+            commits.append(
+                Commit(
+                    version=int(row["version"]),
+                    operation=operation,
+                    changes_data=operation.upper() not in _NO_DATA_OPERATIONS,
+                    user_metadata=row["userMetadata"],
+                )
+            )
+        return commits
+
+    def pinned(self, table: exp.Table, version: int) -> exp.Table:
+        pinned = table.copy()
+        pinned.set(
+            "version",
+            exp.Version(this="VERSION", kind="AS OF", expression=exp.Literal.number(version)),
+        )
+        return pinned
+
+    def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
+        properties = self.properties(session, table)
+        if properties.get("delta.enableChangeDataFeed", "").lower() == "true":
+            return None
+        try:
+            self.set_properties(session, table, {"delta.enableChangeDataFeed": "true"})
+        except Exception as failure:  # the engine's own error: recorded as the reason
+            return f"could not enable the change data feed on {table.sql('spark')}: {failure}"
+        return None
+
+    def create_table_sql(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> str:
+        create = exp.Create(
+            this=exp.Schema(
+                this=table.copy(),
+                expressions=[
+                    exp.ColumnDef(
+                        this=exp.to_identifier(name, quoted=True),
+                        kind=exp.DataType.build(type_sql, dialect="spark"),
+                    )
+                    for name, type_sql in columns
+                ],
+            ),
+            kind="TABLE",
+            properties=exp.Properties(
+                expressions=[
+                    exp.FileFormatProperty(this=exp.var("DELTA")),
+                    *_property_list(properties),
+                ]
+            ),
+        )
+        return create.sql("spark")
+
+    def overwrite(
+        self,
+        session: Any,
+        table: exp.Table,
+        query: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+        replace_schema: bool = False,
+    ) -> None:
+        settings = {USER_METADATA_CONF: watermark}
+        if self.embedded and expected_version is not None:
+            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        if replace_schema:
+            if not self.embedded:
+                raise NotImplementedError("schema replacement on Spark goes through RTAS")
+            settings[OVERWRITE_SCHEMA_CONF] = "true"
+        insert = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
+        with _session_settings(session, settings):
+            session.sql(insert.sql("spark"))
+
+    def watermark(self, commit: Commit) -> str | None:
+        return commit.user_metadata
+
+    def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
+        alter = exp.Alter(
+            this=table.copy(),
+            kind="TABLE",
+            actions=[
+                exp.AlterSet(expressions=[exp.Properties(expressions=_property_list(properties))])
+            ],
+        )
+        session.sql(alter.sql("spark"))
+
+    def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
+        if not keys:
+            return
+        quoted = ", ".join(exp.Literal.string(key).sql("spark") for key in keys)
+        # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
+        session.sql(f"ALTER TABLE {table.sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({quoted})")
+
+    def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
+        rows = session.sql(f"SHOW TBLPROPERTIES {table.sql('spark')}").collect()
+        return {str(row["key"]): str(row["value"]) for row in rows}
+
+
+def _property_list(properties: dict[str, str]) -> list[exp.Expr]:
+    return [
+        exp.Property(this=exp.Literal.string(key), value=exp.Literal.string(value))
+        for key, value in properties.items()
+    ]
+
+
+class _session_settings:  # noqa: N801  (used as a context manager, like a function)
+    """Set session confs for one statement and restore them afterwards."""
+
+    def __init__(self, session: Any, settings: dict[str, str]) -> None:
+        self.session = session
+        self.settings = settings
+        self.previous: dict[str, str | None] = {}
+
+    def __enter__(self) -> None:
+        for key, value in self.settings.items():
+            self.previous[key] = self.session.conf.get(key, None)
+            self.session.conf.set(key, value)
+
+    def __exit__(self, *exc: object) -> None:
+        for key, value in self.previous.items():
+            if value is None:
+                self.session.conf.unset(key)
+            else:
+                self.session.conf.set(key, value)

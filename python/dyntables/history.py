@@ -1,0 +1,147 @@
+"""System tables in schema ``dyntables_system``: refresh history and the statement log.
+
+Both are ordinary tables of the engine's format, appended to (blind appends, which
+never conflict with each other), so that every process and engine sees the same
+history. They are created on first use.
+"""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from dataclasses import dataclass, fields
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.engine import Engine
+
+SYSTEM_SCHEMA = "dyntables_system"
+REFRESH_HISTORY = "refresh_history"
+STATEMENTS = "statements"
+
+
+@dataclass(frozen=True)
+class RefreshRecord:
+    """One row of ``refresh_history``: one refresh of one dynamic table."""
+
+    name: str
+    schema_name: str
+    state: str
+    state_message: str | None
+    query_id: str
+    refresh_trigger: str
+    refresh_action: str
+    refresh_action_reason: str | None
+    data_timestamp: datetime.datetime | None
+    refresh_start_time: datetime.datetime
+    refresh_end_time: datetime.datetime
+    rows_inserted: int | None
+    rows_deleted: int | None
+    table_version: int | None
+    statement_id: str | None
+
+
+_REFRESH_HISTORY_COLUMNS = (
+    ("name", "STRING"),
+    ("schema_name", "STRING"),
+    ("state", "STRING"),
+    ("state_message", "STRING"),
+    ("query_id", "STRING"),
+    ("refresh_trigger", "STRING"),
+    ("refresh_action", "STRING"),
+    ("refresh_action_reason", "STRING"),
+    ("data_timestamp", "TIMESTAMP"),
+    ("refresh_start_time", "TIMESTAMP"),
+    ("refresh_end_time", "TIMESTAMP"),
+    ("rows_inserted", "BIGINT"),
+    ("rows_deleted", "BIGINT"),
+    ("table_version", "BIGINT"),
+    ("statement_id", "STRING"),
+)
+
+_STATEMENT_COLUMNS = (
+    ("statement_id", "STRING"),
+    ("statement_text", "STRING"),
+    ("started_at", "TIMESTAMP"),
+    ("finished_at", "TIMESTAMP"),
+    ("table_name", "STRING"),
+    ("table_version", "BIGINT"),
+)
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def utc_now() -> datetime.datetime:
+    """Now, as a naive UTC timestamp (how Spark's TIMESTAMP literals are written here)."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+
+
+class SystemTables:
+    """Reads and appends to the system tables of one engine."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._ready = False
+
+    def table(self, name: str) -> exp.Table:
+        return exp.table_(name, db=SYSTEM_SCHEMA)
+
+    def ensure(self) -> None:
+        if self._ready:
+            return
+        session = self.engine.session
+        session.sql(f"CREATE DATABASE IF NOT EXISTS {SYSTEM_SCHEMA}")
+        for name, columns in (
+            (REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS),
+            (STATEMENTS, _STATEMENT_COLUMNS),
+        ):
+            create = self.engine.table_format.create_table_sql(self.table(name), list(columns), {})
+            session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+        self._ready = True
+
+    def record_refresh(self, record: RefreshRecord) -> None:
+        self.ensure()
+        values = [getattr(record, f.name) for f in fields(record)]
+        self._append(REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS, values)
+
+    def record_statement(
+        self,
+        statement_id: str,
+        text: str,
+        started_at: datetime.datetime,
+        committed: dict[str, int],
+    ) -> None:
+        """Log a statement that committed table versions (one row per table)."""
+        if not committed:
+            return
+        self.ensure()
+        finished_at = utc_now()
+        for table_name, version in committed.items():
+            values = [statement_id, text, started_at, finished_at, table_name, version]
+            self._append(STATEMENTS, _STATEMENT_COLUMNS, values)
+
+    def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
+        row = exp.Tuple(
+            expressions=[
+                _literal(value, type_sql)
+                for value, (_, type_sql) in zip(values, columns, strict=True)
+            ]
+        )
+        insert = exp.Insert(this=self.table(name), expression=exp.Values(expressions=[row]))
+        self.engine.session.sql(insert.sql("spark"))
+
+
+def _literal(value: Any, type_sql: str) -> exp.Expr:
+    if value is None:
+        return exp.cast(exp.Null(), exp.DataType.build(type_sql, dialect="spark"))
+    if isinstance(value, datetime.datetime):
+        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return exp.cast(exp.Literal.string(text), exp.DataType.build("TIMESTAMP"))
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, int):
+        return exp.cast(exp.Literal.number(value), exp.DataType.build(type_sql, dialect="spark"))
+    return exp.Literal.string(str(value))

@@ -1,0 +1,537 @@
+"""CREATE, REPLACE, ALTER and DROP of dynamic tables and materialized views.
+
+Validation comes first and changes nothing: the query must parse and resolve, read only
+tables (no temporary views: refreshes run on their own session), form no cycle, and
+respect the target-lag rule against its upstreams. Then the table is created with the
+query's schema and the definition in its properties, and the initial refresh runs; a
+failure anywhere drops what was created. A replace commits the new rows together with a
+watermark that carries the new definition, then the properties; an interrupted replace
+is finished the next time the table is used (``finish_interrupted_replace``).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from dyntables.catalog import (
+    PREFIX,
+    Definition,
+    NameCache,
+    ObjectKind,
+    SchedulingState,
+    key_to_table,
+    table_key,
+)
+from dyntables.dialect import parse_one, to_spark_sql
+from dyntables.engine import Engine
+from dyntables.errors import DynamicTableError
+from dyntables.history import SystemTables
+from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
+from dyntables.statements import (
+    AlterAction,
+    AlterDynamicTable,
+    ColumnDef,
+    CreateDynamicTable,
+    CreateMaterializedView,
+    Initialize,
+    RefreshMode,
+    TableName,
+    TargetLag,
+)
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    """A defining query checked against the catalog."""
+
+    query: str  # Spark SQL, every source qualified, output columns explicit
+    columns: tuple[tuple[str, str], ...]
+    sources: tuple[str, ...]
+    upstreams: tuple[str, ...]
+
+
+class Lifecycle:
+    def __init__(self, engine: Engine, system: SystemTables, names: NameCache) -> None:
+        self.engine = engine
+        self.system = system
+        self.names = names
+        self.refresher = Refresher(engine, system)
+
+    # ---- lookups ----
+
+    def table_of(self, name: TableName) -> exp.Table:
+        parts = [exp.to_identifier(part) for part in name.parts]
+        table = exp.Table(this=parts[-1])
+        if len(parts) > 1:
+            table.set("db", parts[-2])
+        if len(parts) > 2:
+            table.set("catalog", parts[-3])
+        return self.engine.qualify(table)
+
+    def load(self, table: exp.Table, *, kind: ObjectKind | None = None) -> Definition:
+        """The definition of an existing dynamic table (or MV), else a clear error."""
+        definition = self.engine.definition(table)
+        noun = "materialized view" if kind is ObjectKind.MATERIALIZED_VIEW else "dynamic table"
+        if definition is None:
+            if self.engine.table_exists(table):
+                raise DynamicTableError(
+                    f"{table_key(table)} is not a {noun} but an ordinary table: use the"
+                    " ordinary table statements for it"
+                )
+            raise DynamicTableError(f"{noun} {table_key(table)} does not exist")
+        if kind is not None and definition.kind is not kind:
+            other = (
+                "materialized view"
+                if definition.kind is ObjectKind.MATERIALIZED_VIEW
+                else "dynamic table"
+            )
+            raise DynamicTableError(
+                f"{table_key(table)} is a {other}, not a {noun}: use the {other} statements"
+            )
+        return self.finish_interrupted_replace(table, definition)
+
+    def finish_interrupted_replace(self, table: exp.Table, definition: Definition) -> Definition:
+        """Apply the definition a REPLACE committed with its data, if its properties
+        commit never happened (the process stopped in between)."""
+        watermark, _ = self.refresher.last_watermark(table)
+        if watermark is None or watermark.definition is None:
+            return definition
+        committed = Definition.from_properties(watermark.definition)
+        if committed is None or committed.definition_hash == definition.definition_hash:
+            return definition
+        if watermark.definition_hash != committed.definition_hash:
+            return definition
+        self.engine.table_format.set_properties(self.engine.session, table, watermark.definition)
+        return committed
+
+    def managed_tables(self, database: str | None = None) -> list[tuple[exp.Table, Definition]]:
+        """Every dynamic table and MV of ``database`` (all databases when None)."""
+        databases = [database] if database is not None else self.engine.databases()
+        found = []
+        for name in databases:
+            if name.lower() == "dyntables_system":
+                continue
+            for table in self.engine.table_names(name):
+                definition = self.engine.definition(table)
+                if definition is not None:
+                    found.append((table, definition))
+        return found
+
+    def managed_names(self) -> list[str]:
+        return [table_key(table) for table, _ in self.managed_tables()]
+
+    # ---- CREATE ----
+
+    def create(
+        self, statement: CreateDynamicTable, text: str, statement_id: str
+    ) -> RefreshResult | None:
+        if statement.refresh_using is not None:
+            raise DynamicTableError(
+                "REFRESH USING (custom incrementalization) is not available yet; define the"
+                " dynamic table with AS <query>"
+            )
+        if statement.frozen_where is not None or statement.backfill_from is not None:
+            raise DynamicTableError(
+                "FROZEN WHERE and BACKFILL FROM are not available yet; create the dynamic"
+                " table without them"
+            )
+        mode = statement.refresh_mode or RefreshMode.AUTO
+        if mode is RefreshMode.INCREMENTAL:
+            raise DynamicTableError(
+                "REFRESH_MODE = INCREMENTAL is not available yet: use REFRESH_MODE = FULL or AUTO"
+            )
+        table = self.table_of(statement.name)
+        assert statement.query is not None
+        return self._create(
+            table,
+            statement.query,
+            statement.columns,
+            kind=ObjectKind.DYNAMIC_TABLE,
+            text=text,
+            or_replace=statement.or_replace,
+            if_not_exists=statement.if_not_exists,
+            target_lag=statement.target_lag,
+            warehouse=statement.warehouse,
+            initialize=(statement.initialize or Initialize.ON_CREATE).value,
+            comment=statement.comment,
+            cluster_by=statement.cluster_by,
+            statement_id=statement_id,
+        )
+
+    def create_materialized_view(
+        self, statement: CreateMaterializedView, text: str, statement_id: str
+    ) -> RefreshResult | None:
+        return self._create(
+            self.table_of(statement.name),
+            statement.query,
+            statement.columns,
+            kind=ObjectKind.MATERIALIZED_VIEW,
+            text=text,
+            or_replace=statement.or_replace,
+            if_not_exists=statement.if_not_exists,
+            target_lag=None,
+            warehouse=None,
+            initialize=Initialize.ON_CREATE.value,
+            comment=statement.comment,
+            cluster_by=(),
+            statement_id=statement_id,
+        )
+
+    def _create(
+        self,
+        table: exp.Table,
+        query_text: str,
+        columns: tuple[ColumnDef, ...] | None,
+        *,
+        kind: ObjectKind,
+        text: str,
+        or_replace: bool,
+        if_not_exists: bool,
+        target_lag: TargetLag | None,
+        warehouse: str | None,
+        initialize: str,
+        comment: str | None,
+        cluster_by: tuple[str, ...],
+        statement_id: str,
+    ) -> RefreshResult | None:
+        existing = self.engine.definition(table)
+        if self.engine.table_exists(table):
+            if existing is None:
+                raise DynamicTableError(
+                    f"{table_key(table)} exists and is an ordinary table; a dynamic table never"
+                    " replaces one: choose another name, or drop the table first"
+                )
+            if if_not_exists:
+                return None
+            if not or_replace:
+                raise DynamicTableError(
+                    f"{table_key(table)} already exists: use CREATE OR REPLACE, or IF NOT EXISTS"
+                )
+        analyzed = self.analyze(table, query_text, columns)
+        self._check_upstreams(table, analyzed, target_lag)
+        change_problem = self._enable_change_tracking(analyzed)
+        definition = Definition(
+            kind=kind,
+            text=text,
+            query=analyzed.query,
+            columns=analyzed.columns,
+            sources=analyzed.sources,
+            upstreams=analyzed.upstreams,
+            target_lag_seconds=target_lag.seconds if target_lag is not None else None,
+            downstream=bool(target_lag is not None and target_lag.downstream),
+            warehouse=warehouse,
+            refresh_mode="FULL",
+            refresh_mode_reason=(
+                "incremental refresh is not implemented yet: every refresh recomputes the query"
+            ),
+            initialize=initialize,
+            comment=comment,
+            cluster_by=cluster_by,
+            change_tracking_problem=change_problem,
+            created_on=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        )
+        if existing is not None:
+            return self._replace(table, existing, definition, statement_id)
+        return self._create_new(table, definition, statement_id)
+
+    def _create_new(
+        self, table: exp.Table, definition: Definition, statement_id: str
+    ) -> RefreshResult | None:
+        fmt = self.engine.table_format
+        properties = {**definition.to_properties(), **_change_feed_properties(fmt.name)}
+        self.engine.sql(fmt.create_table_sql(table, list(definition.columns), properties))
+        self.names.invalidate()
+        if definition.initialize == Initialize.ON_SCHEDULE.value:
+            return None
+        try:
+            return self.refresher.refresh(
+                table, definition, Trigger.CREATION, statement_id=statement_id
+            )
+        except Exception:
+            self.engine.sql(f"DROP TABLE IF EXISTS {table.sql('spark')}")  # leave nothing behind
+            self.names.invalidate()
+            raise
+
+    def _replace(
+        self, table: exp.Table, old: Definition, new: Definition, statement_id: str
+    ) -> RefreshResult:
+        """Replace in place: the rows and a watermark carrying the new definition commit
+        first (readers see the old table until then); then the properties."""
+        new = new.with_changes(created_on=old.created_on or new.created_on)
+        new_properties = new.to_properties()
+        stale_keys = [
+            key
+            for key in self.engine.table_format.properties(self.engine.session, table)
+            if key.startswith(PREFIX) and key not in new_properties
+        ]
+        result = self.refresher.refresh(
+            table,
+            new,
+            Trigger.CREATION,
+            statement_id=statement_id,
+            replace_definition=new_properties,
+        )
+        fmt = self.engine.table_format
+        fmt.set_properties(self.engine.session, table, new_properties)
+        fmt.unset_properties(self.engine.session, table, stale_keys)
+        self.names.invalidate()
+        return result
+
+    # ---- analysis ----
+
+    def analyze(
+        self, table: exp.Table, query_text: str, columns: tuple[ColumnDef, ...] | None
+    ) -> AnalyzedQuery:
+        tree = parse_one(query_text)
+        if not isinstance(tree, exp.Query):
+            raise DynamicTableError(
+                "a dynamic table is defined by a query (SELECT ...), not"
+                f" {type(tree).__name__.upper()}"
+            )
+        sources: list[str] = []
+        cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for reference in list(tree.find_all(exp.Table)):
+            if not reference.name or (not reference.db and reference.name.lower() in cte_names):
+                continue
+            source = self._check_source(table, reference)
+            reference.set("db", source.args.get("db"))
+            if source.args.get("catalog") is not None:
+                reference.set("catalog", source.args.get("catalog"))
+            if table_key(source) not in sources:
+                sources.append(table_key(source))
+        query = to_spark_sql(tree)
+        try:
+            schema = self.engine.sql(f"SELECT * FROM ({query}) AS dt_query LIMIT 0").schema
+        except Exception as failure:
+            raise DynamicTableError(
+                f"the query of {table_key(table)} does not resolve: {_first_line(failure)}"
+            ) from failure
+        output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
+        _check_distinct_names([name for name, _ in output])
+        query, output = _apply_column_list(query, output, columns, tree)
+        upstreams = tuple(key for key in sources if self.engine.definition(key_to_table(key)))
+        return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams)
+
+    def _check_source(self, table: exp.Table, reference: exp.Table) -> exp.Table:
+        if reference.args.get("version") is not None:
+            raise DynamicTableError(
+                f"the query reads {reference.sql('spark')} at a fixed version; a dynamic table"
+                " reads its sources at each refresh's data timestamp"
+            )
+        bare = exp.table_(
+            reference.name, db=reference.db or None, catalog=reference.catalog or None
+        )
+        if self.engine.is_temporary_view(bare):
+            raise DynamicTableError(
+                f"the query reads the temporary view {reference.name}: refreshes run on their"
+                " own session, where it does not exist; use a table"
+            )
+        source = self.engine.qualify(bare)
+        if table_key(source) == table_key(table):
+            raise DynamicTableError(f"{table_key(table)} cannot read itself")
+        if not self.engine.table_exists(source):
+            raise DynamicTableError(f"the query reads {table_key(source)}, which does not exist")
+        if self.engine.is_view(source):
+            raise DynamicTableError(
+                f"the query reads the view {table_key(source)}; dynamic tables read tables"
+                " (so that each refresh can pin a version): select from the view's tables"
+            )
+        return source
+
+    def _check_upstreams(
+        self, table: exp.Table, analyzed: AnalyzedQuery, lag: TargetLag | None
+    ) -> None:
+        own = table_key(table)
+        for upstream in analyzed.upstreams:
+            path = self._path_to(upstream, own, [own, upstream])
+            if path is not None:
+                raise DynamicTableError(
+                    "the dynamic tables would form a cycle: " + " -> ".join(path)
+                )
+            definition = self.engine.definition(key_to_table(upstream))
+            assert definition is not None
+            _check_lag_order(own, lag, upstream, definition)
+
+    def _path_to(self, start: str, goal: str, path: list[str]) -> list[str] | None:
+        definition = self.engine.definition(key_to_table(start))
+        if definition is None:
+            return None
+        for upstream in definition.upstreams:
+            if upstream == goal:
+                return [*path, goal]
+            if upstream not in path:
+                found = self._path_to(upstream, goal, [*path, upstream])
+                if found is not None:
+                    return found
+        return None
+
+    def _enable_change_tracking(self, analyzed: AnalyzedQuery) -> str | None:
+        problems = []
+        for key in analyzed.sources:
+            problem = self.engine.table_format.enable_change_tracking(
+                self.engine.session, key_to_table(key)
+            )
+            if problem is not None:
+                problems.append(problem)
+        return "; ".join(problems) or None
+
+    # ---- ALTER and DROP ----
+
+    def alter(self, statement: AlterDynamicTable, statement_id: str) -> RefreshResult | None:
+        table = self.table_of(statement.name)
+        if statement.if_exists and not self.engine.table_exists(table):
+            return None
+        definition = self.load(table, kind=ObjectKind.DYNAMIC_TABLE)
+        action = statement.action
+        if action is AlterAction.REFRESH:
+            return self.refresher.refresh(
+                table, definition, Trigger.MANUAL, statement_id=statement_id
+            )
+        if action is AlterAction.SUSPEND:
+            changed = definition.with_changes(
+                scheduling_state=SchedulingState.SUSPENDED, suspend_reason="USER_SUSPENDED"
+            )
+        elif action is AlterAction.RESUME:
+            changed = definition.with_changes(
+                scheduling_state=SchedulingState.ACTIVE, suspend_reason=None
+            )
+        elif action is AlterAction.SET_TARGET_LAG:
+            assert isinstance(statement.value, TargetLag)
+            changed = self._with_lag(table, definition, statement.value)
+        elif action is AlterAction.SET_WAREHOUSE:
+            changed = definition.with_changes(warehouse=str(statement.value))
+        elif action is AlterAction.SET_COMMENT:
+            changed = definition.with_changes(comment=str(statement.value))
+        elif action is AlterAction.RENAME_TO:
+            raise DynamicTableError(
+                f"RENAME of a dynamic table is not supported on this catalog: create the new"
+                f" name with the same definition (SHOW DYNAMIC TABLES shows it) and drop"
+                f" {table_key(table)}"
+            )
+        else:
+            raise DynamicTableError(
+                f"ALTER DYNAMIC TABLE ... {action.value.replace('_', ' ')} is not available yet"
+            )
+        self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+        return None
+
+    def _with_lag(self, table: exp.Table, definition: Definition, lag: TargetLag) -> Definition:
+        own = table_key(table)
+        for upstream in definition.upstreams:
+            upstream_definition = self.engine.definition(key_to_table(upstream))
+            if upstream_definition is not None:
+                _check_lag_order(own, lag, upstream, upstream_definition)
+        for downstream_table, downstream in self.managed_tables():
+            if own in downstream.upstreams:
+                downstream_lag = TargetLag(downstream.target_lag_seconds, downstream.downstream)
+                changed = definition.with_changes(
+                    target_lag_seconds=lag.seconds, downstream=lag.downstream
+                )
+                _check_lag_order(table_key(downstream_table), downstream_lag, own, changed)
+        return definition.with_changes(target_lag_seconds=lag.seconds, downstream=lag.downstream)
+
+    def drop(self, name: TableName, if_exists: bool, kind: ObjectKind) -> None:
+        table = self.table_of(name)
+        if if_exists and not self.engine.table_exists(table):
+            return
+        self.load(table, kind=kind)
+        self.engine.sql(f"DROP TABLE {table.sql('spark')}")
+        self.names.invalidate()
+
+    def refresh_materialized_view(self, name: TableName, statement_id: str) -> RefreshResult:
+        table = self.table_of(name)
+        definition = self.load(table, kind=ObjectKind.MATERIALIZED_VIEW)
+        return self.refresher.refresh(table, definition, Trigger.MANUAL, statement_id=statement_id)
+
+    def is_stale(self, table: exp.Table, definition: Definition) -> bool:
+        watermark, _ = self.refresher.last_watermark(table)
+        if watermark is None:
+            return True
+        versions = {
+            key: self.engine.table_format.current_version(self.engine.session, key_to_table(key))
+            for key in definition.sources
+        }
+        return self.refresher._changed(definition, watermark, versions)
+
+    def watermark_of(self, table: exp.Table) -> Watermark | None:
+        return self.refresher.last_watermark(table)[0]
+
+
+def _check_lag_order(
+    own: str, own_lag: TargetLag | None, upstream: str, upstream_definition: Definition
+) -> None:
+    """A dynamic table may not be fresher than what it reads."""
+    if own_lag is None or own_lag.downstream or own_lag.seconds is None:
+        return
+    if upstream_definition.downstream or upstream_definition.target_lag_seconds is None:
+        return
+    if own_lag.seconds < upstream_definition.target_lag_seconds:
+        raise DynamicTableError(
+            f"the target lag of {own} ({own_lag.seconds} s) is shorter than that of its"
+            f" upstream {upstream} ({upstream_definition.target_lag_text}): a dynamic table"
+            " cannot be fresher than what it reads; use a lag of at least"
+            f" {upstream_definition.target_lag_text}, or TARGET_LAG = DOWNSTREAM"
+        )
+
+
+def _change_feed_properties(format_name: str) -> dict[str, str]:
+    if format_name == "delta":
+        return {"delta.enableChangeDataFeed": "true"}
+    return {}
+
+
+def _check_distinct_names(names: list[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise DynamicTableError(
+                f"the query returns two columns named {name}: give them distinct aliases"
+            )
+        seen.add(name.lower())
+
+
+def _apply_column_list(
+    query: str,
+    output: list[tuple[str, str]],
+    columns: tuple[ColumnDef, ...] | None,
+    tree: exp.Query,
+) -> tuple[str, list[tuple[str, str]]]:
+    """The stored query: explicit output columns (a ``SELECT *`` stays as it was at
+    CREATE even if a source gains columns), renamed and cast as the column list says."""
+    has_star = any(True for _ in tree.find_all(exp.Star))
+    if columns is None and not has_star:
+        return query, output
+    if columns is not None and len(columns) != len(output):
+        raise DynamicTableError(
+            f"the column list names {len(columns)} columns but the query returns {len(output)}"
+            f" ({', '.join(name for name, _ in output)})"
+        )
+    projections: list[exp.Expr] = []
+    final: list[tuple[str, str]] = []
+    for index, (name, type_sql) in enumerate(output):
+        value: exp.Expr = exp.column(name, table="dt_query", quoted=True)
+        new_name, new_type = name, type_sql
+        if columns is not None:
+            new_name = columns[index].name
+            declared = columns[index].type_sql
+            if declared is not None:
+                data_type = exp.DataType.build(declared, dialect="spark")
+                new_type = data_type.sql("spark").lower()
+                value = exp.cast(value, data_type)
+        projections.append(exp.alias_(value, new_name, quoted=True))
+        final.append((new_name, new_type))
+    _check_distinct_names([name for name, _ in final])
+    wrapped = exp.select(*projections).from_(
+        exp.Subquery(
+            this=parse_one(query), alias=exp.TableAlias(this=exp.to_identifier("dt_query"))
+        )
+    )
+    return to_spark_sql(wrapped), final
+
+
+def _first_line(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return text.splitlines()[0] if text else type(failure).__name__

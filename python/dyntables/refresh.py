@@ -1,0 +1,292 @@
+"""The refresh executor: bring one dynamic table up to date, atomically.
+
+A refresh pins every source at one version, decides whether anything changed since the
+watermark of the table's last refresh (``NO_DATA`` when nothing did: no compute, no
+commit), and otherwise recomputes the defining query over the pinned sources and
+replaces the table's rows in one commit that also carries the new watermark. The commit
+is conditional on the table version the refresh read, where the engine allows it, so
+two refreshes never both land. Every outcome is recorded in the refresh history.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.catalog import Definition, key_to_table, table_key
+from dyntables.dialect import parse_one
+from dyntables.engine import Engine
+from dyntables.errors import DynamicTableError
+from dyntables.formats import Commit
+from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
+
+WATERMARK_MARKER = "dyntables"
+
+
+class Trigger:
+    CREATION = "CREATION"
+    MANUAL = "MANUAL"
+    SCHEDULED = "SCHEDULED"
+
+
+class Action:
+    NO_DATA = "NO_DATA"
+    FULL = "FULL"
+    INCREMENTAL = "INCREMENTAL"
+    REINITIALIZE = "REINITIALIZE"
+
+
+@dataclass(frozen=True)
+class Watermark:
+    """What a refresh commit records: the source versions it read and why."""
+
+    refresh_id: str
+    data_timestamp: str
+    sources: dict[str, int | None]
+    definition_hash: str
+    action: str
+    definition: dict[str, str] | None = None  # set on a REPLACE commit: see lifecycle.py
+
+    def to_json(self) -> str:
+        payload: dict[str, Any] = {
+            WATERMARK_MARKER: 1,
+            "refresh_id": self.refresh_id,
+            "data_timestamp": self.data_timestamp,
+            "sources": self.sources,
+            "definition_hash": self.definition_hash,
+            "action": self.action,
+        }
+        if self.definition is not None:
+            payload["definition"] = self.definition
+        return json.dumps(payload, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Watermark | None:
+        if not text:
+            return None
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            return None
+        if not isinstance(payload, dict) or payload.get(WATERMARK_MARKER) != 1:
+            return None
+        return cls(
+            refresh_id=payload["refresh_id"],
+            data_timestamp=payload["data_timestamp"],
+            sources=dict(payload["sources"]),
+            definition_hash=payload["definition_hash"],
+            action=payload["action"],
+            definition=payload.get("definition"),
+        )
+
+
+@dataclass
+class RefreshResult:
+    """What ``ALTER DYNAMIC TABLE … REFRESH`` reports."""
+
+    name: str
+    action: str
+    state: str
+    data_timestamp: datetime.datetime
+    rows_inserted: int | None = None
+    rows_deleted: int | None = None
+    message: str | None = None
+    table_version: int | None = None
+    query_id: str = field(default_factory=new_id)
+
+
+class Refresher:
+    """Refreshes dynamic tables of one engine and records each refresh."""
+
+    def __init__(self, engine: Engine, system: SystemTables) -> None:
+        self.engine = engine
+        self.system = system
+
+    def last_watermark(self, table: exp.Table) -> tuple[Watermark | None, int | None]:
+        """The newest refresh watermark in the table's history, and the table's version."""
+        fmt = self.engine.table_format
+        commits = fmt.history(self.engine.session, table)
+        current = commits[0].version if commits else None
+        for commit in commits:
+            watermark = Watermark.from_json(fmt.watermark(commit))
+            if watermark is not None:
+                return watermark, current
+        return None, current
+
+    def refresh(
+        self,
+        table: exp.Table,
+        definition: Definition,
+        trigger: str,
+        *,
+        statement_id: str | None = None,
+        reinitialize_reason: str | None = None,
+        replace_definition: dict[str, str] | None = None,
+    ) -> RefreshResult:
+        """Refresh ``table`` (NO_DATA, FULL or REINITIALIZE); failures are recorded and
+        raised as ``DynamicTableError``."""
+        with self.engine.refresh_lock:
+            started = utc_now()
+            result = RefreshResult(
+                name=table_key(table), action=Action.FULL, state="EXECUTING", data_timestamp=started
+            )
+            try:
+                self._run(table, definition, result, reinitialize_reason, replace_definition)
+                result.state = "SUCCEEDED"
+            except Exception as failure:
+                result.state = "FAILED"
+                result.message = _message(failure)
+                self._record(table, result, trigger, started, statement_id, reason=None)
+                if isinstance(failure, DynamicTableError):
+                    raise
+                raise DynamicTableError(
+                    f"refresh of dynamic table {table_key(table)} failed: {result.message}"
+                ) from failure
+            self._record(table, result, trigger, started, statement_id, reinitialize_reason)
+            return result
+
+    def _run(
+        self,
+        table: exp.Table,
+        definition: Definition,
+        result: RefreshResult,
+        reinitialize_reason: str | None,
+        replace_definition: dict[str, str] | None,
+    ) -> None:
+        fmt = self.engine.table_format
+        session = self.engine.refresh_session
+        previous, table_version = self.last_watermark(table)
+        versions = self._pin_sources(definition)
+        forced = reinitialize_reason is not None or replace_definition is not None
+        if (
+            not forced
+            and previous is not None
+            and not self._changed(definition, previous, versions)
+        ):
+            result.action = Action.NO_DATA
+            result.table_version = table_version
+            return
+        if previous is not None and previous.definition_hash != definition.definition_hash:
+            forced = True
+        if forced and previous is not None:
+            result.action = Action.REINITIALIZE
+        query = pin_query(definition.query, versions, fmt)
+        watermark = Watermark(
+            refresh_id=result.query_id,
+            data_timestamp=result.data_timestamp.isoformat(),
+            sources=versions,
+            definition_hash=definition.definition_hash,
+            action=result.action,
+            definition=replace_definition,
+        )
+        rows_before = _count(session, table)
+        fmt.overwrite(
+            session,
+            table,
+            query,
+            watermark.to_json(),
+            expected_version=table_version,
+            replace_schema=replace_definition is not None,
+        )
+        result.rows_deleted = rows_before
+        result.rows_inserted = _count(session, table)
+        result.table_version = fmt.current_version(session, table)
+
+    def _pin_sources(self, definition: Definition) -> dict[str, int | None]:
+        versions: dict[str, int | None] = {}
+        for key in definition.sources:
+            source = key_to_table(key)
+            if not self.engine.table_exists(source):
+                raise DynamicTableError(
+                    f"source table {key} of this dynamic table does not exist any more"
+                    " (dropped or renamed): recreate it, or replace the dynamic table"
+                )
+            versions[key] = self.engine.table_format.current_version(self.engine.session, source)
+        return versions
+
+    def _changed(
+        self, definition: Definition, previous: Watermark, versions: dict[str, int | None]
+    ) -> bool:
+        """Whether any source has a data-changing commit since the watermark."""
+        if previous.definition_hash != definition.definition_hash:
+            return True
+        fmt = self.engine.table_format
+        for key, version in versions.items():
+            if key not in previous.sources:
+                return True
+            seen = previous.sources[key]
+            if version == seen:
+                continue
+            commits = fmt.history(self.engine.session, key_to_table(key))
+            newer = _commits_after(commits, seen)
+            if newer is None or any(commit.changes_data for commit in newer):
+                return True
+        return False
+
+    def _record(
+        self,
+        table: exp.Table,
+        result: RefreshResult,
+        trigger: str,
+        started: datetime.datetime,
+        statement_id: str | None,
+        reason: str | None,
+    ) -> None:
+        parts = table_key(table).split(".")
+        record = RefreshRecord(
+            name=parts[-1],
+            schema_name=parts[-2] if len(parts) > 1 else "",
+            state=result.state,
+            state_message=result.message,
+            query_id=result.query_id,
+            refresh_trigger=trigger,
+            refresh_action=result.action,
+            refresh_action_reason=reason,
+            data_timestamp=result.data_timestamp,
+            refresh_start_time=started,
+            refresh_end_time=utc_now(),
+            rows_inserted=result.rows_inserted,
+            rows_deleted=result.rows_deleted,
+            table_version=result.table_version,
+            statement_id=statement_id,
+        )
+        self.system.record_refresh(record)
+
+
+def _commits_after(commits: list[Commit], seen: int | None) -> list[Commit] | None:
+    """The commits newer than version ``seen`` (newest first), or None if ``seen`` is gone
+    from the history (then the change cannot be proven absent)."""
+    newer: list[Commit] = []
+    for commit in commits:
+        if commit.version == seen:
+            return newer
+        newer.append(commit)
+    return None if seen is not None else newer
+
+
+def pin_query(query: str, versions: dict[str, int | None], fmt: Any) -> exp.Query:
+    """The defining query with every source reference read at its pinned version."""
+    tree = parse_one(query)
+    assert isinstance(tree, exp.Query)
+    cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for reference in list(tree.find_all(exp.Table)):
+        if not reference.name or (not reference.db and reference.name.lower() in cte_names):
+            continue
+        key = table_key(reference)
+        version = versions.get(key)
+        if version is not None:
+            reference.replace(fmt.pinned(reference, version))
+    return tree
+
+
+def _count(session: Any, table: exp.Table) -> int:
+    return int(session.sql(f"SELECT count(*) FROM {table.sql('spark')}").collect()[0][0])
+
+
+def _message(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return text.splitlines()[0] if text else type(failure).__name__
