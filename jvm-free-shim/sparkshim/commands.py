@@ -377,7 +377,9 @@ def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
 
 
 def describe_history_limit(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    location = _table_location(session, session.qualify(exp.to_table(match["name"], dialect="spark")))
+    location = _table_location(
+        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
+    )
     return describe_history(location, limit=int(match["limit"]))
 
 
@@ -470,7 +472,9 @@ def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
 
 
 def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
-    location = _table_location(session, session.qualify(exp.to_table(match["name"], dialect="spark")))
+    location = _table_location(
+        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
+    )
     keys = [key.strip().strip("'\"`") for key in match["keys"].split(",") if key.strip()]
     if not keys:
         raise ParseException(message="[PARSE_SYNTAX_ERROR] UNSET TBLPROPERTIES needs a key")

@@ -1083,6 +1083,13 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return exp.Is(this=_c(args[0]), expression=exp.Null())
     if name == "ISNOTNULL":
         return exp.Not(this=exp.Is(this=_c(args[0]), expression=exp.Null()))
+    if name == "RAISE_ERROR" and len(args) == 1:
+        return _fn("ERROR", _as_varchar(args[0]))
+    if name == "ASSERT_TRUE" and len(args) in (1, 2):
+        # Spark: NULL when the condition is TRUE; an error for FALSE and for NULL.
+        default_message = _lit(f"'{args[0].sql('spark')}' is not true!")
+        message = _as_varchar(args[1]) if len(args) == 2 else default_message
+        return _case((_c(args[0]), exp.Null()), default=_fn("ERROR", message))
     if name in _SAME_IN_DUCKDB:
         return node
     raise UnsupportedSqlError(

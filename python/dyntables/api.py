@@ -22,6 +22,7 @@ from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SYSTEM_SCHEMA, SystemTables, new_id, utc_now
 from dyntables.lifecycle import Lifecycle
+from dyntables.parser.recognizer import leading_words
 from dyntables.refresh import RefreshResult
 from dyntables.statements import (
     AlterDynamicTable,
@@ -50,6 +51,7 @@ _SHOW_SCHEMA = (
     " initialize STRING, immutable_where STRING, kind STRING"
 )
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
+_WRITE_WORDS = {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE"}
 
 
 class DynamicTables:
@@ -95,42 +97,65 @@ class DynamicTables:
     def _run(self, statement: Statement, script: str) -> Any:
         statement_id = new_id()
         self.last_statement_id = statement_id
+        started = utc_now()
         if isinstance(statement, PassThrough):
-            return self._pass_through(statement.sql, statement_id)
+            result = self._pass_through(statement.sql, statement_id)
+            self._log_write(statement_id, statement.sql, started)
+            return result
         span = getattr(statement, "span", None)
         text = script[span.start : span.stop] if span is not None else ""
         try:
-            return self._run_ours(statement, text, statement_id)
+            return self._run_ours(statement, text, statement_id, started)
         except DynamicTableError:
             raise
         except Exception as failure:  # the engine's error, wrapped with its cause kept
             raise DynamicTableError(f"{_first_line(failure)}") from failure
 
-    def _run_ours(self, statement: Statement, text: str, statement_id: str) -> Any:
+    def _log_write(self, statement_id: str, sql: str, started: datetime.datetime) -> None:
+        """Record the table version an ordinary write committed, for ``STATEMENT =>``."""
+        words = leading_words(sql, 1)
+        if not words or words[0] not in _WRITE_WORDS:
+            return
+        try:
+            tree = parse_one(sql)
+        except DynamicTableError:
+            return
+        committed = {}
+        for target in _dml_targets(tree) if isinstance(tree, _DML) else []:
+            table = self.engine.qualify(target)
+            version = self.engine.table_format.current_version(self.engine.session, table)
+            if version is not None:
+                committed[table_key(table)] = version
+        self.system.record_statement(statement_id, sql, started, committed)
+
+    def _run_ours(
+        self, statement: Statement, text: str, statement_id: str, started: datetime.datetime
+    ) -> Any:
         lifecycle = self.lifecycle
         if isinstance(statement, CreateDynamicTable):
             created = lifecycle.create(statement, text, statement_id)
-            return self._status(f"Dynamic table {statement.name} successfully created.", created)
+            self._log_refresh(statement_id, text, started, created)
+            return self._status(f"Dynamic table {statement.name} successfully created.")
         if isinstance(statement, CreateMaterializedView):
             created = lifecycle.create_materialized_view(statement, text, statement_id)
-            return self._status(
-                f"Materialized view {statement.name} successfully created.", created
-            )
+            self._log_refresh(statement_id, text, started, created)
+            return self._status(f"Materialized view {statement.name} successfully created.")
         if isinstance(statement, AlterDynamicTable):
             refreshed = lifecycle.alter(statement, statement_id)
             if refreshed is not None:
+                self._log_refresh(statement_id, text, started, refreshed)
                 return self._refresh_frame(refreshed)
-            return self._status("Statement executed successfully.", None)
+            return self._status("Statement executed successfully.")
         if isinstance(statement, DropDynamicTable):
             lifecycle.drop(statement.name, statement.if_exists, ObjectKind.DYNAMIC_TABLE)
-            return self._status(f"{statement.name} successfully dropped.", None)
+            return self._status(f"{statement.name} successfully dropped.")
         if isinstance(statement, DropMaterializedView):
             lifecycle.drop(statement.name, statement.if_exists, ObjectKind.MATERIALIZED_VIEW)
-            return self._status(f"{statement.name} successfully dropped.", None)
+            return self._status(f"{statement.name} successfully dropped.")
         if isinstance(statement, RefreshMaterializedView):
-            return self._refresh_frame(
-                lifecycle.refresh_materialized_view(statement.name, statement_id)
-            )
+            refreshed = lifecycle.refresh_materialized_view(statement.name, statement_id)
+            self._log_refresh(statement_id, text, started, refreshed)
+            return self._refresh_frame(refreshed)
         if isinstance(statement, ShowDynamicTables):
             return self._show(statement)
         if isinstance(statement, DescribeDynamicTable):
@@ -159,15 +184,15 @@ class DynamicTables:
     def _check_and_rewrite(self, tree: exp.Expr, names: set[str]) -> exp.Expr | None:
         """None when ``tree`` may run as written; else the tree to run instead."""
         if isinstance(tree, _DML):
-            target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-            if isinstance(target, exp.Table) and self._managed_key(target, names):
-                raise DynamicTableError(
-                    f"{self._managed_key(target, names)} is a dynamic table or materialized view:"
-                    " its rows come from its query; change the sources instead (DML into it is"
-                    " refused)"
-                )
+            for target in _dml_targets(tree):
+                if self._managed_key(target, names):
+                    raise DynamicTableError(
+                        f"{self._managed_key(target, names)} is a dynamic table or materialized"
+                        " view: its rows come from its query; change the sources instead (DML"
+                        " into it is refused)"
+                    )
         if isinstance(tree, exp.Drop) and str(tree.args.get("kind", "")).upper() == "TABLE":
-            for target in tree.expressions or [tree.this]:
+            for target in tree.args.get("tables") or [tree.this]:
                 if isinstance(target, exp.Table) and self._managed_key(target, names):
                     raise DynamicTableError(
                         f"{self._managed_key(target, names)} is a dynamic table: use DROP DYNAMIC"
@@ -309,8 +334,19 @@ class DynamicTables:
     def _frame(self, rows: list[tuple[Any, ...]], schema: str) -> Any:
         return self.engine.session.createDataFrame(rows, schema)
 
-    def _status(self, message: str, refreshed: RefreshResult | None) -> Any:
+    def _status(self, message: str) -> Any:
         return self._frame([(message,)], "status STRING")
+
+    def _log_refresh(
+        self,
+        statement_id: str,
+        text: str,
+        started: datetime.datetime,
+        refreshed: RefreshResult | None,
+    ) -> None:
+        if refreshed is not None and refreshed.table_version is not None:
+            committed = {refreshed.name: refreshed.table_version}
+            self.system.record_statement(statement_id, text, started, committed)
 
     def _refresh_frame(self, result: RefreshResult) -> Any:
         row = (
@@ -374,6 +410,14 @@ class DynamicTables:
         return self._frame(
             rows, "name STRING, type STRING, kind STRING, `null?` STRING, comment STRING"
         )
+
+
+def _dml_targets(tree: exp.Expr) -> list[exp.Table]:
+    """The tables a DML statement writes."""
+    if isinstance(tree, exp.TruncateTable):
+        return [target for target in tree.expressions if isinstance(target, exp.Table)]
+    target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
+    return [target] if isinstance(target, exp.Table) else []
 
 
 def _like(name: str, pattern: str) -> bool:

@@ -96,7 +96,7 @@ class Lifecycle:
     def finish_interrupted_replace(self, table: exp.Table, definition: Definition) -> Definition:
         """Apply the definition a REPLACE committed with its data, if its properties
         commit never happened (the process stopped in between)."""
-        watermark, _ = self.refresher.last_watermark(table)
+        watermark = self.refresher.last_watermark(table).watermark
         if watermark is None or watermark.definition is None:
             return definition
         committed = Definition.from_properties(watermark.definition)
@@ -117,7 +117,7 @@ class Lifecycle:
             for table in self.engine.table_names(name):
                 definition = self.engine.definition(table)
                 if definition is not None:
-                    found.append((table, definition))
+                    found.append((table, self.finish_interrupted_replace(table, definition)))
         return found
 
     def managed_names(self) -> list[str]:
@@ -304,13 +304,18 @@ class Lifecycle:
                 sources.append(table_key(source))
         query = to_spark_sql(tree)
         try:
-            schema = self.engine.sql(f"SELECT * FROM ({query}) AS dt_query LIMIT 0").schema
+            schema = self.engine.sql(to_spark_sql(tree.limit(0))).schema
         except Exception as failure:
             raise DynamicTableError(
                 f"the query of {table_key(table)} does not resolve: {_first_line(failure)}"
             ) from failure
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
         _check_distinct_names([name for name, _ in output])
+        for name, type_sql in output:
+            if type_sql == "void":
+                raise DynamicTableError(
+                    f"column {name} of the query is an untyped NULL: cast it to a type"
+                )
         query, output = _apply_column_list(query, output, columns, tree)
         upstreams = tuple(key for key in sources if self.engine.definition(key_to_table(key)))
         return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams)
@@ -447,17 +452,17 @@ class Lifecycle:
         return self.refresher.refresh(table, definition, Trigger.MANUAL, statement_id=statement_id)
 
     def is_stale(self, table: exp.Table, definition: Definition) -> bool:
-        watermark, _ = self.refresher.last_watermark(table)
+        watermark = self.refresher.last_watermark(table).watermark
         if watermark is None:
             return True
         versions = {
             key: self.engine.table_format.current_version(self.engine.session, key_to_table(key))
             for key in definition.sources
         }
-        return self.refresher._changed(definition, watermark, versions)
+        return self.refresher.sources_changed(watermark, versions)
 
     def watermark_of(self, table: exp.Table) -> Watermark | None:
-        return self.refresher.last_watermark(table)[0]
+        return self.refresher.last_watermark(table).watermark
 
 
 def _check_lag_order(

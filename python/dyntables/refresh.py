@@ -11,6 +11,7 @@ two refreshes never both land. Every outcome is recorded in the refresh history.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +51,7 @@ class Watermark:
     definition_hash: str
     action: str
     definition: dict[str, str] | None = None  # set on a REPLACE commit: see lifecycle.py
+    fingerprints: dict[str, str] = field(default_factory=dict)  # each source's shape
 
     def to_json(self) -> str:
         payload: dict[str, Any] = {
@@ -59,6 +61,7 @@ class Watermark:
             "sources": self.sources,
             "definition_hash": self.definition_hash,
             "action": self.action,
+            "fingerprints": self.fingerprints,
         }
         if self.definition is not None:
             payload["definition"] = self.definition
@@ -81,6 +84,7 @@ class Watermark:
             definition_hash=payload["definition_hash"],
             action=payload["action"],
             definition=payload.get("definition"),
+            fingerprints=dict(payload.get("fingerprints", {})),
         )
 
 
@@ -95,6 +99,7 @@ class RefreshResult:
     rows_inserted: int | None = None
     rows_deleted: int | None = None
     message: str | None = None
+    reason: str | None = None
     table_version: int | None = None
     query_id: str = field(default_factory=new_id)
 
@@ -106,7 +111,7 @@ class Refresher:
         self.engine = engine
         self.system = system
 
-    def last_watermark(self, table: exp.Table) -> tuple[Watermark | None, int | None]:
+    def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""
         fmt = self.engine.table_format
         commits = fmt.history(self.engine.session, table)
@@ -114,8 +119,8 @@ class Refresher:
         for commit in commits:
             watermark = Watermark.from_json(fmt.watermark(commit))
             if watermark is not None:
-                return watermark, current
-        return None, current
+                return WatermarkState(watermark, current, commit.timestamp)
+        return WatermarkState(None, current, None)
 
     def refresh(
         self,
@@ -124,7 +129,6 @@ class Refresher:
         trigger: str,
         *,
         statement_id: str | None = None,
-        reinitialize_reason: str | None = None,
         replace_definition: dict[str, str] | None = None,
     ) -> RefreshResult:
         """Refresh ``table`` (NO_DATA, FULL or REINITIALIZE); failures are recorded and
@@ -135,18 +139,18 @@ class Refresher:
                 name=table_key(table), action=Action.FULL, state="EXECUTING", data_timestamp=started
             )
             try:
-                self._run(table, definition, result, reinitialize_reason, replace_definition)
+                self._run(table, definition, result, replace_definition)
                 result.state = "SUCCEEDED"
             except Exception as failure:
                 result.state = "FAILED"
                 result.message = _message(failure)
-                self._record(table, result, trigger, started, statement_id, reason=None)
+                self._record(table, result, trigger, started, statement_id)
                 if isinstance(failure, DynamicTableError):
                     raise
                 raise DynamicTableError(
                     f"refresh of dynamic table {table_key(table)} failed: {result.message}"
                 ) from failure
-            self._record(table, result, trigger, started, statement_id, reinitialize_reason)
+            self._record(table, result, trigger, started, statement_id)
             return result
 
     def _run(
@@ -154,27 +158,22 @@ class Refresher:
         table: exp.Table,
         definition: Definition,
         result: RefreshResult,
-        reinitialize_reason: str | None,
         replace_definition: dict[str, str] | None,
     ) -> None:
         fmt = self.engine.table_format
         session = self.engine.refresh_session
-        previous, table_version = self.last_watermark(table)
-        versions = self._pin_sources(definition)
-        forced = reinitialize_reason is not None or replace_definition is not None
-        if (
-            not forced
-            and previous is not None
-            and not self._changed(definition, previous, versions)
-        ):
+        state = self.last_watermark(table)
+        previous = state.watermark
+        versions, fingerprints = self._pin_sources(definition)
+        reason = _reinitialize_reason(definition, previous, fingerprints, replace_definition)
+        if reason is None and previous is not None and not self.sources_changed(previous, versions):
             result.action = Action.NO_DATA
-            result.table_version = table_version
+            result.table_version = state.table_version
+            self._keep_watermark_readable(table, previous, state.committed_at)
             return
-        if previous is not None and previous.definition_hash != definition.definition_hash:
-            forced = True
-        if forced and previous is not None:
+        if previous is not None and reason is not None:
             result.action = Action.REINITIALIZE
-        query = pin_query(definition.query, versions, fmt)
+            result.reason = reason
         watermark = Watermark(
             refresh_id=result.query_id,
             data_timestamp=result.data_timestamp.isoformat(),
@@ -182,22 +181,26 @@ class Refresher:
             definition_hash=definition.definition_hash,
             action=result.action,
             definition=replace_definition,
+            fingerprints=fingerprints,
         )
         rows_before = _count(session, table)
         fmt.overwrite(
             session,
             table,
-            query,
+            pin_query(definition.query, versions, fmt),
             watermark.to_json(),
-            expected_version=table_version,
+            expected_version=state.table_version,
             replace_schema=replace_definition is not None,
         )
         result.rows_deleted = rows_before
         result.rows_inserted = _count(session, table)
         result.table_version = fmt.current_version(session, table)
 
-    def _pin_sources(self, definition: Definition) -> dict[str, int | None]:
+    def _pin_sources(self, definition: Definition) -> tuple[dict[str, int | None], dict[str, str]]:
+        """Each source's current version, and a fingerprint of its shape: its schema,
+        and for a dynamic table also its definition (a replaced upstream reinitializes)."""
         versions: dict[str, int | None] = {}
+        fingerprints: dict[str, str] = {}
         for key in definition.sources:
             source = key_to_table(key)
             if not self.engine.table_exists(source):
@@ -206,14 +209,14 @@ class Refresher:
                     " (dropped or renamed): recreate it, or replace the dynamic table"
                 )
             versions[key] = self.engine.table_format.current_version(self.engine.session, source)
-        return versions
+            schema = self.engine.session.table(key).schema.simpleString()
+            upstream = self.engine.definition(source) if key in definition.upstreams else None
+            shape = schema + (upstream.definition_hash if upstream is not None else "")
+            fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
+        return versions, fingerprints
 
-    def _changed(
-        self, definition: Definition, previous: Watermark, versions: dict[str, int | None]
-    ) -> bool:
+    def sources_changed(self, previous: Watermark, versions: dict[str, int | None]) -> bool:
         """Whether any source has a data-changing commit since the watermark."""
-        if previous.definition_hash != definition.definition_hash:
-            return True
         fmt = self.engine.table_format
         for key, version in versions.items():
             if key not in previous.sources:
@@ -227,6 +230,20 @@ class Refresher:
                 return True
         return False
 
+    def _keep_watermark_readable(
+        self, table: exp.Table, watermark: Watermark, committed_at: datetime.datetime | None
+    ) -> None:
+        """After a long run of NO_DATA the watermark's commit grows old; carry it forward
+        before the log retention could remove it."""
+        if committed_at is None:
+            return
+        if committed_at.tzinfo is None:
+            committed_at = committed_at.replace(tzinfo=datetime.timezone.utc)
+        age = datetime.datetime.now(datetime.timezone.utc) - committed_at
+        if age > WATERMARK_RECOMMIT_AFTER:
+            session = self.engine.refresh_session
+            self.engine.table_format.recommit_watermark(session, table, watermark.to_json())
+
     def _record(
         self,
         table: exp.Table,
@@ -234,7 +251,6 @@ class Refresher:
         trigger: str,
         started: datetime.datetime,
         statement_id: str | None,
-        reason: str | None,
     ) -> None:
         parts = table_key(table).split(".")
         record = RefreshRecord(
@@ -245,7 +261,7 @@ class Refresher:
             query_id=result.query_id,
             refresh_trigger=trigger,
             refresh_action=result.action,
-            refresh_action_reason=reason,
+            refresh_action_reason=result.reason,
             data_timestamp=result.data_timestamp,
             refresh_start_time=started,
             refresh_end_time=utc_now(),
@@ -255,6 +271,39 @@ class Refresher:
             statement_id=statement_id,
         )
         self.system.record_refresh(record)
+
+
+@dataclass(frozen=True)
+class WatermarkState:
+    """A table's newest watermark, the commit time of the commit carrying it, and the
+    table's current version."""
+
+    watermark: Watermark | None
+    table_version: int | None
+    committed_at: datetime.datetime | None
+
+
+# Delta keeps log entries for 30 days by default; carry a watermark forward well before.
+WATERMARK_RECOMMIT_AFTER = datetime.timedelta(days=7)
+
+
+def _reinitialize_reason(
+    definition: Definition,
+    previous: Watermark | None,
+    fingerprints: dict[str, str],
+    replace_definition: dict[str, str] | None,
+) -> str | None:
+    """Why this refresh must recompute everything afresh, if it must."""
+    if replace_definition is not None:
+        return "DEFINITION_REPLACED"
+    if previous is None:
+        return None
+    if previous.definition_hash != definition.definition_hash:
+        return "DEFINITION_CHANGED"
+    for key, fingerprint in fingerprints.items():
+        if previous.fingerprints.get(key, fingerprint) != fingerprint:
+            return f"UPSTREAM_SCHEMA_CHANGED: {key}"
+    return None
 
 
 def _commits_after(commits: list[Commit], seen: int | None) -> list[Commit] | None:

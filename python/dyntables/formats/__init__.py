@@ -8,6 +8,7 @@ how to read that watermark back. Everything else is format-neutral Spark SQL.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,6 +23,7 @@ class Commit:
     operation: str
     changes_data: bool
     user_metadata: str | None
+    timestamp: datetime.datetime | None = None  # when it was committed (UTC)
 
 
 class TableFormat(Protocol):
@@ -61,6 +63,11 @@ class TableFormat(Protocol):
 
     def watermark(self, commit: Commit) -> str | None:
         """The watermark a refresh commit carries, if this commit is one."""
+
+    def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
+        """Carry ``watermark`` forward in a new commit that changes no data, before the
+        format's log retention could drop the commit that holds it (may do nothing where
+        watermarks cannot expire)."""
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """Set table properties (one commit)."""

@@ -10,6 +10,7 @@ makes a concurrent overwrite fail the commit instead.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 from sqlglot import exp
@@ -63,6 +64,7 @@ class DeltaFormat:
                     operation=operation,
                     changes_data=operation.upper() not in _NO_DATA_OPERATIONS,
                     user_metadata=row["userMetadata"],
+                    timestamp=row["timestamp"],
                 )
             )
         return commits
@@ -132,6 +134,12 @@ class DeltaFormat:
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
 
+    def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
+        # A property commit is no new data for readers of the table's history (see
+        # _NO_DATA_OPERATIONS), and its commitInfo carries the watermark forward.
+        with _session_settings(session, {USER_METADATA_CONF: watermark}):
+            self.set_properties(session, table, {"dynamic_table.watermark_kept_at": _now_text()})
+
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         alter = exp.Alter(
             this=table.copy(),
@@ -152,6 +160,10 @@ class DeltaFormat:
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
         rows = session.sql(f"SHOW TBLPROPERTIES {table.sql('spark')}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
+
+
+def _now_text() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
 
 
 def _property_list(properties: dict[str, str]) -> list[exp.Expr]:
