@@ -171,8 +171,8 @@ class LifecycleScenario:
         with pytest.raises(DynamicTableError, match="clean_orders"):
             env.sql("ALTER DYNAMIC TABLE totals REFRESH")
         failed = env.sql(
-            "SELECT state, state_message FROM"
-            " information_schema.dynamic_table_refresh_history(NAME => 'totals', ERROR_ONLY => TRUE)"
+            "SELECT state, state_message FROM information_schema"
+            ".dynamic_table_refresh_history(NAME => 'totals', ERROR_ONLY => TRUE)"
         ).collect()
         assert [row.state for row in failed] == ["FAILED"]
         assert "clean_orders" in failed[0].state_message
