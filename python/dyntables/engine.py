@@ -79,12 +79,13 @@ class Engine:
         return bool(self.session.catalog.tableExists(table_key(table)))
 
     def is_temporary_view(self, table: exp.Table) -> bool:
+        """Whether an unqualified name means a temporary view: ``tableExists`` sees temporary
+        views under their bare name (on every catalog, unlike ``listTables``)."""
         if table.db:
             return False
-        return any(
-            entry.isTemporary and entry.name.lower() == table.name.lower()
-            for entry in self.session.catalog.listTables()
-        )
+        if not self.session.catalog.tableExists(table.name):
+            return False
+        return not self.table_exists(self.qualify(table))
 
     def is_view(self, table: exp.Table) -> bool:
         database = table.db

@@ -455,8 +455,9 @@ class Lifecycle:
         watermark = self.refresher.last_watermark(table).watermark
         if watermark is None:
             return True
+        session = self.engine.refresh_session
         versions = {
-            key: self.engine.table_format.current_version(self.engine.session, key_to_table(key))
+            key: self.engine.table_format.current_version(session, key_to_table(key))
             for key in definition.sources
         }
         return self.refresher.sources_changed(watermark, versions)

@@ -114,7 +114,7 @@ class Refresher:
     def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""
         fmt = self.engine.table_format
-        commits = fmt.history(self.engine.session, table)
+        commits = fmt.history(self.engine.refresh_session, table)
         current = commits[0].version if commits else None
         for commit in commits:
             watermark = Watermark.from_json(fmt.watermark(commit))
@@ -195,6 +195,7 @@ class Refresher:
         result.rows_deleted = rows_before
         result.rows_inserted = _count(session, table)
         result.table_version = fmt.current_version(session, table)
+        fmt.forget_cached(self.engine.session, table)  # the user's session reads it next
 
     def _pin_sources(self, definition: Definition) -> tuple[dict[str, int | None], dict[str, str]]:
         """Each source's current version, and a fingerprint of its shape: its schema,
@@ -208,8 +209,10 @@ class Refresher:
                     f"source table {key} of this dynamic table does not exist any more"
                     " (dropped or renamed): recreate it, or replace the dynamic table"
                 )
-            versions[key] = self.engine.table_format.current_version(self.engine.session, source)
-            schema = self.engine.session.table(key).schema.simpleString()
+            # Read on the refresh's session, where the query will run at these versions.
+            session = self.engine.refresh_session
+            versions[key] = self.engine.table_format.current_version(session, source)
+            schema = session.table(key).schema.simpleString()
             upstream = self.engine.definition(source) if key in definition.upstreams else None
             shape = schema + (upstream.definition_hash if upstream is not None else "")
             fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
@@ -224,7 +227,7 @@ class Refresher:
             seen = previous.sources[key]
             if version == seen:
                 continue
-            commits = fmt.history(self.engine.session, key_to_table(key))
+            commits = fmt.history(self.engine.refresh_session, key_to_table(key))
             newer = _commits_after(commits, seen)
             if newer is None or any(commit.changes_data for commit in newer):
                 return True
@@ -337,5 +340,8 @@ def _count(session: Any, table: exp.Table) -> int:
 
 
 def _message(failure: BaseException) -> str:
-    text = str(failure).strip()
-    return text.splitlines()[0] if text else type(failure).__name__
+    """The engine's message, on one line: the first line that says something (a Py4J error
+    begins with a line that only names the Java call)."""
+    lines = [line.strip() for line in str(failure).splitlines() if line.strip()]
+    meaningful = [line for line in lines if not line.startswith("An error occurred while calling")]
+    return (meaningful or lines or [type(failure).__name__])[0].lstrip(": ")[:2000]

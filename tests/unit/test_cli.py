@@ -18,17 +18,18 @@ def test_parse_prints_each_statement_of_the_example_pipeline(
     lines = capsys.readouterr().out.splitlines()
     kinds = [line.split()[1] for line in lines]
     assert kinds == [
-        "PassThrough",
-        "PassThrough",
-        "CreateDynamicTable",
-        "CreateDynamicTable",
+        *["PassThrough"] * 4,  # the raw tables and their rows
+        *["CreateDynamicTable"] * 3,
+        "CreateMaterializedView",
+        *["PassThrough"] * 4,  # a look at the results, then a change to the sources
+        *["AlterDynamicTable"] * 3,
+        *["PassThrough"] * 4,
         "ShowDynamicTables",
-        "AlterDynamicTable",
         "PassThrough",
     ]
-    assert "name=dt_orders" in lines[2]
-    assert "frozen_where=order_date < CURRENT_TIMESTAMP() - INTERVAL '30 days'" in lines[2]
-    assert lines[5].endswith("action=REFRESH")
+    assert "name=dt_orders" in lines[4]
+    assert "target_lag=TargetLag(seconds=600, downstream=False)" in lines[4]
+    assert lines[12].endswith("action=REFRESH")
 
 
 def test_syntax_error_prints_error_and_exits_1(

@@ -36,6 +36,9 @@ class TableFormat(Protocol):
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The table's latest version, or None before its first commit."""
 
+    def forget_cached(self, session: Any, table: exp.Table) -> None:
+        """Make ``session`` see commits made through other sessions."""
+
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         """Commits, newest first."""
 

@@ -51,6 +51,9 @@ class DeltaFormat:
         latest = self.history(session, table, limit=1)
         return latest[0].version if latest else None
 
+    def forget_cached(self, session: Any, table: exp.Table) -> None:
+        """Nothing to do: Delta reads the latest log state on each query."""
+
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         text = f"DESCRIBE HISTORY {table.sql('spark')}"
         if limit is not None:

@@ -1,0 +1,471 @@
+"""Apache Iceberg, through Spark SQL with the Iceberg runtime and its SQL extensions.
+
+A version is a snapshot id. Snapshot ids are random, not ordered: the order of a table's
+commits is its current snapshot's ancestry (``parent_id`` links), newest first.
+
+A refresh commits by write-audit-publish (WAP). SQL ``INSERT`` ignores the session's
+``spark.sql.iceberg.snapshot-property.*`` settings, but on a table with
+``write.wap.enabled=true`` the session conf ``spark.wap.id`` lands in the snapshot summary
+as ``wap.id`` — so the watermark travels as the WAP id. The overwrite is staged (written,
+not current), checked against the version the refresh read, and published with
+``cherrypick_snapshot``. Iceberg cherry-picks an ``overwrite`` snapshot only as a
+fast-forward (its parent must still be the current snapshot, checked inside the commit),
+so the publish is conditional on the table not having moved: a real conditional commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.errors import DynamicTableError
+from dyntables.formats import Commit
+
+WAP_ID_CONF = "spark.wap.id"
+# A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes, and
+# Iceberg would cherry-pick it onto a moved table; a refresh replaces everything.
+PARTITION_OVERWRITE_CONF = "spark.sql.sources.partitionOverwriteMode"
+
+# Copy-on-write keeps every change as whole data files, which changelog views need
+# (they fail on merge-on-read tables with delete files).
+COPY_ON_WRITE = {
+    "write.delete.mode": "copy-on-write",
+    "write.update.mode": "copy-on-write",
+    "write.merge.mode": "copy-on-write",
+}
+WAP_ENABLED = {"write.wap.enabled": "true"}
+
+# Snapshot operations that leave the rows as they were (``replace``: compaction, rewrites).
+# Anything else — append, overwrite, delete, or an operation we do not know — is new data,
+# unless its summary says it added and removed no files (an empty append).
+_NO_DATA_OPERATIONS = {"replace"}
+_FILE_COUNTS = (
+    "added-data-files",
+    "deleted-data-files",
+    "added-delete-files",
+    "removed-delete-files",
+)
+
+# Keys SHOW TBLPROPERTIES reports that are not settable properties (Iceberg's derived ones
+# and Spark's reserved ones): a replaced table must not be created with them.
+_NOT_SETTABLE = {
+    "current-snapshot-id",
+    "format",
+    "location",
+    "provider",
+    "owner",
+    "comment",
+    "external",
+    "is_managed_location",
+    "sort-order",
+    "identifier-fields",
+    "snapshot-count",
+}
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    snapshot_id: int
+    parent_id: int | None
+    committed_at: datetime
+    operation: str
+    # ``wap.id`` of a staged or fast-forwarded snapshot; ``published-wap-id`` when Iceberg
+    # cherry-picked a staged append onto a moved table (a new snapshot that renames the key).
+    wap_id: str | None
+    # Data or delete files added or removed, from the summary (absent keys are zero).
+    files_changed: bool
+
+    @property
+    def changes_data(self) -> bool:
+        return self.operation.lower() not in _NO_DATA_OPERATIONS and self.files_changed
+
+
+class IcebergFormat:
+    name = "iceberg"
+    # The publish is a fast-forward cherry-pick: Iceberg refuses it if the table moved.
+    supports_conditional_commit = True
+
+    def current_version(self, session: Any, table: exp.Table) -> int | None:
+        """The ``main`` branch's snapshot (the ``refs`` table); None before any snapshot.
+
+        ``refs`` is exact where the ``history`` log is not: a replaced table keeps the old
+        log entries, and staged WAP snapshots are in ``snapshots`` but never current.
+        """
+        self.forget_cached(session, table)
+        query = (
+            exp.select("snapshot_id")
+            .from_(_metadata_table(table, "refs"))
+            .where(exp.column("name").eq(exp.Literal.string("main")))
+        )
+        rows = session.sql(query.sql("spark")).collect()
+        return int(rows[0]["snapshot_id"]) if rows else None
+
+    def forget_cached(self, session: Any, table: exp.Table) -> None:
+        """Drop the session catalog's cached copy of the table. Iceberg's SparkCatalog caches
+        tables per session (``cache-enabled``, on by default), so a commit made through
+        another session (the refresh's own, or another process) is otherwise invisible
+        here until the cache entry expires."""
+        session.catalog.refreshTable(_plain(table).sql("spark"))
+
+    def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
+        """The current snapshot's ancestry, newest first.
+
+        Walking ``parent_id`` from the current snapshot leaves out what is in ``snapshots``
+        but not in the table's history: staged WAP snapshots never published (a refresh that
+        lost a race) and the snapshots of a table before it was replaced. Among ancestors
+        this is the ``committed_at`` order.
+        """
+        current = self.current_version(session, table)
+        if current is None:
+            return []
+        snapshots = {snapshot.snapshot_id: snapshot for snapshot in _snapshots(session, table)}
+        commits: list[Commit] = []
+        snapshot_id: int | None = current
+        while snapshot_id is not None and snapshot_id in snapshots:
+            if limit is not None and len(commits) >= limit:
+                break
+            snapshot = snapshots[snapshot_id]
+            commits.append(
+                Commit(
+                    version=snapshot.snapshot_id,
+                    operation=snapshot.operation,
+                    changes_data=snapshot.changes_data,
+                    user_metadata=snapshot.wap_id,
+                )
+            )
+            snapshot_id = snapshot.parent_id
+        return commits
+
+    def pinned(self, table: exp.Table, version: int) -> exp.Table:
+        pinned = table.copy()
+        pinned.set(
+            "version",
+            exp.Version(this="VERSION", kind="AS OF", expression=exp.Literal.number(version)),
+        )
+        return pinned
+
+    def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
+        """Make the table copy-on-write: Iceberg's changelog is always there, but
+        ``create_changelog_view`` fails on merge-on-read tables."""
+        properties = self.properties(session, table)
+        if all(properties.get(key) == value for key, value in COPY_ON_WRITE.items()):
+            return None
+        try:
+            self.set_properties(session, table, COPY_ON_WRITE)
+        except Exception as failure:  # the engine's own error: recorded as the reason
+            return f"could not make {table.sql('spark')} copy-on-write: {failure}"
+        return None
+
+    def create_table_sql(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> str:
+        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
+        create = exp.Create(
+            this=exp.Schema(
+                this=table.copy(),
+                expressions=[
+                    exp.ColumnDef(
+                        this=exp.to_identifier(name, quoted=True),
+                        kind=exp.DataType.build(type_sql, dialect="spark"),
+                    )
+                    for name, type_sql in columns
+                ],
+            ),
+            kind="TABLE",
+            properties=exp.Properties(
+                expressions=[
+                    exp.FileFormatProperty(this=exp.var("ICEBERG")),
+                    *_property_list({**properties, **WAP_ENABLED, **COPY_ON_WRITE}),
+                ]
+            ),
+        )
+        return create.sql("spark")
+
+    def overwrite(
+        self,
+        session: Any,
+        table: exp.Table,
+        query: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+        replace_schema: bool = False,
+    ) -> None:
+        """Stage ``INSERT OVERWRITE`` under WAP id ``watermark``, then publish it if the table
+        is still at ``expected_version`` (None: whatever version the staging saw).
+
+        ``spark.wap.id`` is set on the whole session for the statement: other writes to
+        WAP-enabled tables on this session meanwhile would be staged too, so refreshes
+        serialize their commits per session (as on Delta).
+        """
+        if replace_schema:
+            self._replace(session, table, query, watermark, expected_version)
+            return
+        if self.properties(session, table).get("write.wap.enabled", "").lower() != "true":
+            # Without it the overwrite would commit at once, unchecked.
+            self.set_properties(session, table, WAP_ENABLED)
+        insert = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
+        settings: dict[str, str | None] = {
+            WAP_ID_CONF: watermark,
+            PARTITION_OVERWRITE_CONF: "static",
+        }
+        with _session_settings(session, settings):
+            session.sql(insert.sql("spark")).collect()
+        staged = _staged_snapshot(session, table, watermark, self.current_version(session, table))
+        if expected_version is not None and staged.parent_id != expected_version:
+            raise DynamicTableError(
+                f"{table.sql('spark')} changed while it was being refreshed (expected snapshot"
+                f" {expected_version}, found {staged.parent_id}); the refresh was not published"
+            )
+        self._publish(session, table, staged)
+
+    def _publish(self, session: Any, table: exp.Table, staged: _Snapshot) -> None:
+        """Make ``staged`` current with ``cherrypick_snapshot``.
+
+        For an ``overwrite`` snapshot Iceberg (1.10) allows only a fast-forward: the current
+        snapshot must be the staged one's parent, checked again inside the commit. That is
+        the condition we want, and a fast-forward keeps the staged snapshot itself, so its
+        summary keeps ``wap.id``. (``publish_changes`` finds the snapshot by WAP id but runs
+        the same cherry-pick; ``set_current_snapshot``/``rollback_to_snapshot`` would publish
+        even if the table had moved, losing the concurrent commit.)
+        """
+        procedure = _procedure(table, "cherrypick_snapshot")
+        call = (
+            f"CALL {procedure}(table => {_table_argument(table)},"
+            f" snapshot_id => {int(staged.snapshot_id)})"
+        )
+        try:
+            rows = session.sql(call).collect()
+        except Exception as failure:
+            raise DynamicTableError(
+                f"{table.sql('spark')} changed while it was being refreshed; the refresh"
+                f" (snapshot {staged.snapshot_id}) was not published: {failure}"
+            ) from failure
+        published = int(rows[0]["current_snapshot_id"]) if rows else None
+        if published != staged.snapshot_id:  # not a fast-forward: wap.id was renamed
+            raise DynamicTableError(
+                f"publishing snapshot {staged.snapshot_id} of {table.sql('spark')} made"
+                f" {published} current instead; the refresh watermark may be lost"
+            )
+
+    def _replace(
+        self,
+        session: Any,
+        table: exp.Table,
+        query: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """Replace table and schema atomically, watermark in the new snapshot's summary.
+
+        SQL ``CREATE OR REPLACE TABLE … AS`` cannot carry the watermark: under WAP it stages
+        the snapshot of the *new* table, leaving the replaced table empty until a publish
+        (not atomic), and SQL ignores snapshot properties. The DataFrameWriterV2
+        ``createOrReplace`` is the same atomic replace and takes
+        ``snapshot-property.wap.id``. The ``expected_version`` check here is a read before
+        the replace, not part of the commit: Iceberg has no conditional replace.
+        """
+        if expected_version is not None:
+            current = self.current_version(session, table)
+            if current != expected_version:
+                raise DynamicTableError(
+                    f"{table.sql('spark')} changed while it was being refreshed (expected"
+                    f" snapshot {expected_version}, found {current}); it was not replaced"
+                )
+        kept = {
+            key: value
+            for key, value in self.properties(session, table).items()
+            if key not in _NOT_SETTABLE
+        }
+        target = _plain(table).sql("spark")
+        writer = session.sql(query.sql("spark")).writeTo(target).using("iceberg")
+        for key, value in {**kept, **WAP_ENABLED, **COPY_ON_WRITE}.items():
+            writer = writer.tableProperty(key, value)
+        writer = writer.option("snapshot-property.wap.id", watermark)
+        # With spark.wap.id set, the new table's snapshot would be staged, not current.
+        with _session_settings(session, {WAP_ID_CONF: None}):
+            writer.createOrReplace()
+
+    def watermark(self, commit: Commit) -> str | None:
+        return commit.user_metadata
+
+    def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
+        """Commit an empty append whose summary carries ``watermark`` as ``wap.id``.
+
+        Property commits make no snapshot in Iceberg, so they cannot carry it. The append is
+        direct (DataFrameWriterV2 with ``snapshot-property.wap.id``), not staged: Iceberg
+        refuses to cherry-pick a staged append whose WAP id was published before
+        (``DuplicateWAPCommitException``), and an empty append cannot conflict with anything.
+        It adds no files, so ``history`` reports it as no new data. (While the refresh's own
+        snapshot is current, ``expire_snapshots`` cannot drop it; this matters only after
+        other commits, e.g. compaction.)
+        """
+        target = _plain(table)
+        empty = exp.select(exp.Star()).from_(target.copy()).where(exp.false())
+        writer = session.sql(empty.sql("spark")).writeTo(target.sql("spark"))
+        # With spark.wap.id set, the append would be staged, not current.
+        with _session_settings(session, {WAP_ID_CONF: None}):
+            writer.option("snapshot-property.wap.id", watermark).append()
+
+    def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
+        """One metadata commit; Iceberg makes no snapshot for it (the version stays)."""
+        alter = exp.Alter(
+            this=_plain(table),
+            kind="TABLE",
+            actions=[
+                exp.AlterSet(expressions=[exp.Properties(expressions=_property_list(properties))])
+            ],
+        )
+        session.sql(alter.sql("spark")).collect()
+
+    def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
+        if not keys:
+            return
+        quoted = ", ".join(exp.Literal.string(key).sql("spark") for key in keys)
+        # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
+        session.sql(
+            f"ALTER TABLE {_plain(table).sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({quoted})"
+        ).collect()
+
+    def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
+        rows = session.sql(f"SHOW TBLPROPERTIES {_plain(table).sql('spark')}").collect()
+        return {str(row["key"]): str(row["value"]) for row in rows}
+
+
+def _plain(table: exp.Table) -> exp.Table:
+    """``table`` without alias or time travel: the name that statements and metadata take."""
+    return exp.Table(
+        this=table.this.copy() if table.this else None,
+        db=table.args["db"].copy() if table.args.get("db") else None,
+        catalog=table.args["catalog"].copy() if table.args.get("catalog") else None,
+    )
+
+
+def _metadata_table(table: exp.Table, name: str) -> exp.Table:
+    """Iceberg's metadata table ``<table>.<name>`` (``snapshots``, ``refs``, ...)."""
+    parts: list[exp.Expr] = [part.copy() for part in _plain(table).parts]
+    parts.append(exp.to_identifier(name))
+    if len(parts) <= 3:
+        return exp.Table(
+            this=parts[-1],
+            db=parts[-2],
+            catalog=parts[-3] if len(parts) == 3 else None,
+        )
+    return exp.Table(this=exp.Dot.build(parts[2:]), db=parts[1], catalog=parts[0])
+
+
+def _procedure(table: exp.Table, name: str) -> str:
+    """``<catalog>.system.<name>``, in the table's catalog (else the current one)."""
+    catalog = table.args.get("catalog")
+    prefix = f"{catalog.sql('spark')}." if catalog is not None else ""
+    return f"{prefix}system.{name}"
+
+
+def _table_argument(table: exp.Table) -> str:
+    """The table's full name as a procedure's string argument (identifiers stay quoted)."""
+    return exp.Literal.string(_plain(table).sql("spark")).sql("spark")
+
+
+def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
+    summary = exp.column("summary")
+    query = exp.select(
+        "snapshot_id",
+        "parent_id",
+        "committed_at",
+        "operation",
+        exp.alias_(
+            exp.func(
+                "coalesce",
+                exp.Bracket(this=summary.copy(), expressions=[exp.Literal.string("wap.id")]),
+                exp.Bracket(
+                    this=summary.copy(), expressions=[exp.Literal.string("published-wap-id")]
+                ),
+            ),
+            "wap_id",
+        ),
+        exp.alias_(
+            exp.or_(
+                *(
+                    exp.func(
+                        "coalesce",
+                        exp.cast(
+                            exp.Bracket(this=summary.copy(), expressions=[exp.Literal.string(key)]),
+                            "BIGINT",
+                        ),
+                        exp.Literal.number(0),
+                    ).neq(exp.Literal.number(0))
+                    for key in _FILE_COUNTS
+                )
+            ),
+            "files_changed",
+        ),
+    ).from_(_metadata_table(table, "snapshots"))
+    return [
+        _Snapshot(
+            snapshot_id=int(row["snapshot_id"]),
+            parent_id=None if row["parent_id"] is None else int(row["parent_id"]),
+            committed_at=row["committed_at"],
+            operation=str(row["operation"]),
+            wap_id=row["wap_id"],
+            files_changed=bool(row["files_changed"]),
+        )
+        for row in session.sql(query.sql("spark")).collect()
+    ]
+
+
+def _staged_snapshot(
+    session: Any, table: exp.Table, watermark: str, current: int | None
+) -> _Snapshot:
+    """The newest snapshot staged under WAP id ``watermark`` that is not in the history.
+
+    A refresh that lost a race leaves its staged snapshot behind (``expire_snapshots``
+    removes it), so an older one with the same id can exist: the newest is ours.
+    """
+    snapshots = _snapshots(session, table)
+    by_id = {snapshot.snapshot_id: snapshot for snapshot in snapshots}
+    ancestors: set[int] = set()
+    snapshot_id = current
+    while snapshot_id is not None and snapshot_id in by_id and snapshot_id not in ancestors:
+        ancestors.add(snapshot_id)
+        snapshot_id = by_id[snapshot_id].parent_id
+    staged = [
+        snapshot
+        for snapshot in snapshots
+        if snapshot.wap_id == watermark and snapshot.snapshot_id not in ancestors
+    ]
+    if not staged:
+        raise DynamicTableError(
+            f"the refresh of {table.sql('spark')} left no staged snapshot with its watermark"
+            " (is write.wap.enabled=true on the table?)"
+        )
+    return max(staged, key=lambda snapshot: snapshot.committed_at)
+
+
+def _property_list(properties: dict[str, str]) -> list[exp.Expr]:
+    return [
+        exp.Property(this=exp.Literal.string(key), value=exp.Literal.string(value))
+        for key, value in properties.items()
+    ]
+
+
+@contextmanager
+def _session_settings(session: Any, settings: dict[str, str | None]) -> Iterator[None]:
+    """Set (or, for None, unset) session confs for one statement; restore them after."""
+    previous = {key: session.conf.get(key, None) for key in settings}
+    try:
+        for key, value in settings.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
