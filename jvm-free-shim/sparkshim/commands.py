@@ -42,6 +42,7 @@ _SHOW_TBLPROPERTIES = re.compile(
     rf"SHOW\s+TBLPROPERTIES\s+{_NAME}(?:\s*\(\s*(?P<key>'[^']*'|[\w.]+)\s*\))?\s*$",
     re.IGNORECASE,
 )
+_SET_READ = re.compile(r"SET\s+(?P<key>[\w.]+)\s*$", re.IGNORECASE)
 _DESCRIBE_HISTORY_LIMIT = re.compile(
     rf"(?:DESCRIBE|DESC)\s+HISTORY\s+{_NAME}\s+LIMIT\s+(?P<limit>\d+)\s*$", re.IGNORECASE
 )
@@ -347,6 +348,13 @@ def _table_location(session: ShimSession, name: ObjectName) -> Path:
 
 
 def set_config(session: ShimSession, tree: exp.Set) -> pa.Table:
+    if not tree.expressions:  # SET: every setting
+        settings = sorted(session.conf.getAll().items())
+        return pa.table(
+            {"key": [k for k, _ in settings], "value": [v for _, v in settings]},
+            schema=pa.schema([("key", pa.string()), ("value", pa.string())]),
+        )
+    key = ""
     for item in tree.expressions:
         assignment = item.this
         if not isinstance(assignment, exp.EQ):
@@ -357,6 +365,13 @@ def set_config(session: ShimSession, tree: exp.Set) -> pa.Table:
             key, value.name if isinstance(value, exp.Literal | exp.Var) else value.sql("spark")
         )
     return pa.table({"key": [key], "value": [session.conf.get(key)]})
+
+
+def show_config(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    """``SET key``: the setting's value, ``<undefined>`` when unset (as Spark shows it)."""
+    key = match["key"]
+    value = session.conf.get(key, None)
+    return pa.table({"key": [key], "value": [value if value is not None else "<undefined>"]})
 
 
 def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
@@ -507,6 +522,7 @@ _UTILITY_STATEMENTS: tuple[
     (_DESCRIBE_DETAIL, describe_detail),
     (_UNSET_TBLPROPERTIES, unset_tblproperties),
     (_DESCRIBE_HISTORY_LIMIT, describe_history_limit),
+    (_SET_READ, show_config),
 )
 
 # Each handler takes the node of its kind (typed Any: the dispatch has checked the type).

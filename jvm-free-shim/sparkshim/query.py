@@ -137,8 +137,21 @@ def _with_spark_types(result: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelatio
     return result.project(", ".join(columns))
 
 
+def _bind_session_functions(session: ShimSession, tree: exp.Expr) -> None:
+    """Replace the functions that read session state with that state's value."""
+    values = {
+        exp.CurrentDatabase: session.current_database,
+        exp.CurrentSchema: session.current_database,
+        exp.CurrentCatalog: "spark_catalog",
+        exp.CurrentTimezone: session.time_zone,
+    }
+    for node in list(tree.find_all(*values)):
+        node.replace(exp.Literal.string(values[type(node)]))
+
+
 def resolve_tables(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> exp.Expr:
     """``tree`` with every table reference replaced by what it resolves to."""
+    _bind_session_functions(session, tree)
     cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in list(tree.find_all(exp.Table)):
         if isinstance(table.this, exp.Anonymous):

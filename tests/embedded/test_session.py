@@ -233,3 +233,27 @@ def test_insert_overwrite_can_replace_the_schema_in_one_commit(spark: ShimSessio
     assert spark.sql("SELECT * FROM t VERSION AS OF 1").collect() == [Row(a=1)]
     with pytest.raises(AnalysisException, match="plain INSERT OVERWRITE"):
         spark.sql("INSERT OVERWRITE t (b, c) SELECT 'y', 3L")
+
+
+def test_session_functions_and_set_read_the_session(spark: ShimSession) -> None:
+    spark.sql("CREATE DATABASE sales")
+    spark.sql("USE sales")
+    row = spark.sql(
+        "SELECT current_database() AS db, current_schema() AS s, current_catalog() AS c,"
+        " current_timezone() AS tz"
+    ).collect()[0]
+    assert tuple(row) == ("sales", "sales", "spark_catalog", "UTC")
+    spark.sql("SET my.key = 42")
+    assert spark.sql("SET my.key").collect() == [Row(key="my.key", value="42")]
+    assert spark.sql("SET other.key").collect() == [Row(key="other.key", value="<undefined>")]
+    assert ("my.key", "42") in {(r.key, r.value) for r in spark.sql("SET").collect()}
+
+
+def test_raise_error_and_assert_true_fail_the_query(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (a INT)")
+    spark.sql("INSERT INTO t VALUES (1), (5)")
+    assert spark.sql("SELECT assert_true(a < 9) AS ok FROM t").collect() == [Row(ok=None)] * 2
+    with pytest.raises(AnalysisException, match="is not true"):
+        spark.sql("SELECT assert_true(a < 3) FROM t")
+    with pytest.raises(AnalysisException, match="boom"):
+        spark.sql("SELECT raise_error('boom') FROM t")

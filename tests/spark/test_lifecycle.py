@@ -26,7 +26,6 @@ class TestIcebergLifecycle(LifecycleScenario):
         iceberg_spark.sql(f"USE {database}")
         self.session = iceberg_spark
         yield Env(dt=dt, database=database, using="iceberg")
-        iceberg_spark.sql("USE default") if False else None
 
     def new_dynamic_tables(self, env: Env) -> DynamicTables:
         return DynamicTables(self.session, table_format="iceberg")

@@ -126,13 +126,27 @@ class DeltaFormat:
         settings = {USER_METADATA_CONF: watermark}
         if self.embedded and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
-        if replace_schema:
-            if not self.embedded:
-                raise NotImplementedError("schema replacement on Spark goes through RTAS")
+        statement: exp.Expr = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
+        if replace_schema and self.embedded:
             settings[OVERWRITE_SCHEMA_CONF] = "true"
-        insert = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
+        elif replace_schema:
+            # Delta on Spark: CREATE OR REPLACE TABLE ... AS SELECT is one commit that replaces
+            # rows and schema and keeps the properties given (the current ones).
+            properties = self.properties(session, table)
+            statement = exp.Create(
+                this=table.copy(),
+                kind="TABLE",
+                replace=True,
+                expression=query.copy(),
+                properties=exp.Properties(
+                    expressions=[
+                        exp.FileFormatProperty(this=exp.var("DELTA")),
+                        *_property_list(properties),
+                    ]
+                ),
+            )
         with _session_settings(session, settings):
-            session.sql(insert.sql("spark"))
+            session.sql(statement.sql("spark"))
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
