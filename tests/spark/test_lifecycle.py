@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import pytest
 from lifecycle_scenario import Env, LifecycleScenario
@@ -18,14 +17,14 @@ _databases = itertools.count()
 
 class TestIcebergLifecycle(LifecycleScenario):
     @pytest.fixture
-    def env(self, iceberg_spark: SparkSession) -> Iterator[Env]:
+    def env(self, iceberg_spark: SparkSession) -> Env:
         database = f"shop_{next(_databases)}"
         dt = DynamicTables(iceberg_spark)
         assert dt.engine.table_format.name == "iceberg"  # detected from the session
         iceberg_spark.sql(f"CREATE DATABASE {database}")
         iceberg_spark.sql(f"USE {database}")
         self.session = iceberg_spark
-        yield Env(dt=dt, database=database, using="iceberg")
+        return Env(dt=dt, database=database, using="iceberg")
 
     def new_dynamic_tables(self, env: Env) -> DynamicTables:
         return DynamicTables(self.session, table_format="iceberg")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import pytest
 from lifecycle_scenario import Env, LifecycleScenario
@@ -18,14 +17,14 @@ _databases = itertools.count()
 
 class TestDeltaLifecycle(LifecycleScenario):
     @pytest.fixture
-    def env(self, delta_spark: SparkSession) -> Iterator[Env]:
+    def env(self, delta_spark: SparkSession) -> Env:
         database = f"shop_{next(_databases)}"
         dt = DynamicTables(delta_spark)
         assert dt.engine.table_format.name == "delta"  # detected from the session
         delta_spark.sql(f"CREATE DATABASE {database}")
         delta_spark.sql(f"USE {database}")
         self.session = delta_spark
-        yield Env(dt=dt, database=database, using="delta")
+        return Env(dt=dt, database=database, using="delta")
 
     def new_dynamic_tables(self, env: Env) -> DynamicTables:
         return DynamicTables(self.session, table_format="delta")
