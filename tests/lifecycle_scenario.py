@@ -7,6 +7,7 @@ refresh is the defining query itself, run on the same sources.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,19 @@ class Env:
         rows = self.dt.sql(f"SHOW DYNAMIC TABLES LIKE '{like}'").collect()
         assert len(rows) == 1, rows
         return rows[0].asDict()
+
+
+_spark_databases = itertools.count()
+
+
+def spark_env(session: Any, table_format: str) -> Env:
+    """An ``Env`` on a real SparkSession, in a fresh database of its own."""
+    database = f"shop_{next(_spark_databases)}"
+    dt = DynamicTables(session)
+    assert dt.engine.table_format.name == table_format  # detected from the session
+    session.sql(f"CREATE DATABASE {database}")
+    session.sql(f"USE {database}")
+    return Env(dt=dt, database=database, using=table_format)
 
 
 ORDERS = "order_id BIGINT, customer_id BIGINT, amount DECIMAL(10, 2), status STRING"
@@ -221,6 +235,28 @@ class LifecycleScenario:
         with pytest.raises(DynamicTableError, match="column list names 2 columns"):
             env.sql(f"CREATE DYNAMIC TABLE broken (a, b) TARGET_LAG = '1 minute' AS {CLEAN_QUERY}")
         assert env.sql("SHOW DYNAMIC TABLES").collect() == []
+
+    def test_table_properties_are_set_and_the_prefix_is_reserved(self, env: Env) -> None:
+        env.source("orders", ORDERS, ORDER_ROWS)
+        env.sql(
+            "CREATE DYNAMIC TABLE clean_orders TARGET_LAG = '1 minute'"
+            f" TBLPROPERTIES ('team' = 'sales') AS {CLEAN_QUERY}"
+        )
+        shown = env.sql("SHOW TBLPROPERTIES clean_orders").collect()
+        properties = {row.key: row.value for row in shown}
+        assert properties["team"] == "sales"
+        assert properties["dynamic_table.kind"] == "DYNAMIC_TABLE"
+        with pytest.raises(DynamicTableError, match="reserved"):
+            env.sql(
+                "CREATE DYNAMIC TABLE other TARGET_LAG = '1 minute'"
+                f" TBLPROPERTIES ('dynamic_table.query' = 'x') AS {CLEAN_QUERY}"
+            )
+        with pytest.raises(DynamicTableError, match="PARTITIONED BY"):
+            env.sql(
+                "CREATE DYNAMIC TABLE other TARGET_LAG = '1 minute'"
+                f" PARTITIONED BY (customer_id) AS {CLEAN_QUERY}"
+            )
+        assert not env.dt.session.catalog.tableExists(f"{env.database}.other")
 
     def test_create_or_replace_and_if_not_exists(self, env: Env) -> None:
         self.create_clean(env)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot import exp
 
@@ -138,6 +139,11 @@ class Lifecycle:
                 "FROZEN WHERE and BACKFILL FROM are not available yet; create the dynamic"
                 " table without them"
             )
+        if statement.partitioned_by:
+            raise DynamicTableError(
+                "PARTITIONED BY on a dynamic table is not supported yet: create it without,"
+                " or partition a downstream table"
+            )
         mode = statement.refresh_mode or RefreshMode.AUTO
         if mode is RefreshMode.INCREMENTAL:
             raise DynamicTableError(
@@ -159,6 +165,12 @@ class Lifecycle:
             comment=statement.comment,
             cluster_by=statement.cluster_by,
             statement_id=statement_id,
+            table_properties=dict(statement.properties),
+            extra=(
+                {"data_retention_days": str(statement.data_retention_days)}
+                if statement.data_retention_days is not None
+                else {}
+            ),
         )
 
     def create_materialized_view(
@@ -178,6 +190,7 @@ class Lifecycle:
             comment=statement.comment,
             cluster_by=(),
             statement_id=statement_id,
+            table_properties=dict(statement.properties),
         )
 
     def _create(
@@ -196,7 +209,15 @@ class Lifecycle:
         comment: str | None,
         cluster_by: tuple[str, ...],
         statement_id: str,
+        table_properties: dict[str, str],
+        extra: dict[str, str] | None = None,
     ) -> RefreshResult | None:
+        reserved = [key for key in table_properties if key.lower().startswith(PREFIX)]
+        if reserved:
+            raise DynamicTableError(
+                f"table property {reserved[0]} is reserved: the prefix {PREFIX} holds the"
+                " dynamic table's own definition"
+            )
         existing = self.engine.definition(table)
         if self.engine.table_exists(table):
             if existing is None:
@@ -232,16 +253,25 @@ class Lifecycle:
             cluster_by=cluster_by,
             change_tracking_problem=change_problem,
             created_on=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            extra=extra or {},
         )
         if existing is not None:
-            return self._replace(table, existing, definition, statement_id)
-        return self._create_new(table, definition, statement_id)
+            return self._replace(table, existing, definition, statement_id, table_properties)
+        return self._create_new(table, definition, statement_id, table_properties)
 
     def _create_new(
-        self, table: exp.Table, definition: Definition, statement_id: str
+        self,
+        table: exp.Table,
+        definition: Definition,
+        statement_id: str,
+        table_properties: dict[str, str],
     ) -> RefreshResult | None:
         fmt = self.engine.table_format
-        properties = {**definition.to_properties(), **_change_feed_properties(fmt.name)}
+        properties = {
+            **table_properties,
+            **definition.to_properties(),
+            **_change_feed_properties(fmt.name),
+        }
         self.engine.sql(fmt.create_table_sql(table, list(definition.columns), properties))
         self.names.invalidate()
         if definition.initialize == Initialize.ON_SCHEDULE.value:
@@ -256,7 +286,12 @@ class Lifecycle:
             raise
 
     def _replace(
-        self, table: exp.Table, old: Definition, new: Definition, statement_id: str
+        self,
+        table: exp.Table,
+        old: Definition,
+        new: Definition,
+        statement_id: str,
+        table_properties: dict[str, str],
     ) -> RefreshResult:
         """Replace in place: the rows and a watermark carrying the new definition commit
         first (readers see the old table until then); then the properties."""
@@ -275,7 +310,7 @@ class Lifecycle:
             replace_definition=new_properties,
         )
         fmt = self.engine.table_format
-        fmt.set_properties(self.engine.session, table, new_properties)
+        fmt.set_properties(self.engine.session, table, {**table_properties, **new_properties})
         fmt.unset_properties(self.engine.session, table, stale_keys)
         self.names.invalidate()
         return result
@@ -303,12 +338,7 @@ class Lifecycle:
             if table_key(source) not in sources:
                 sources.append(table_key(source))
         query = to_spark_sql(tree)
-        try:
-            schema = self.engine.sql(to_spark_sql(tree.limit(0))).schema
-        except Exception as failure:
-            raise DynamicTableError(
-                f"the query of {table_key(table)} does not resolve: {_first_line(failure)}"
-            ) from failure
+        schema = self._resolve(table, to_spark_sql(tree.limit(0)))
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
         _check_distinct_names([name for name, _ in output])
         for name, type_sql in output:
@@ -319,6 +349,25 @@ class Lifecycle:
         query, output = _apply_column_list(query, output, columns, tree)
         upstreams = tuple(key for key in sources if self.engine.definition(key_to_table(key)))
         return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams)
+
+    def _resolve(self, table: exp.Table, probe: str) -> Any:
+        """The schema of the query (``probe`` returns no rows), resolved on the session the
+        refreshes run on, where the user's temporary views and functions do not exist."""
+        try:
+            return self.engine.refresh_session.sql(probe).schema
+        except Exception as failure:
+            problem = _first_line(failure)
+            try:
+                self.engine.sql(probe)
+            except Exception:
+                raise DynamicTableError(
+                    f"the query of {table_key(table)} does not resolve: {problem}"
+                ) from failure
+            raise DynamicTableError(
+                f"the query of {table_key(table)} uses something of this session only (a"
+                " temporary view or function): refreshes run on their own session, where it"
+                f" does not exist ({problem}); use a permanent table or function"
+            ) from failure
 
     def _check_source(self, table: exp.Table, reference: exp.Table) -> exp.Table:
         if reference.args.get("version") is not None:
