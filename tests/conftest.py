@@ -13,6 +13,16 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests run a small profile by default (CI); `make test-long` runs the long one.
+settings.register_profile(
+    "ci", max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "long", max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 DELTA_JARS_REASON = (
     "spark_delta tier needs Delta Lake jars: set DYNTABLES_DELTA_JARS=/dir/with/jars or"

@@ -96,3 +96,21 @@ def test_a_long_run_of_no_data_carries_the_watermark_forward(
     assert latest.operation == "SET TBLPROPERTIES"
     assert '"dyntables": 1' in latest.userMetadata
     assert dt.sql("ALTER DYNAMIC TABLE paid REFRESH").collect()[0].action == "NO_DATA"
+
+
+def test_concurrent_readers_of_a_stale_materialized_view_share_one_refresh(
+    dt: DynamicTables,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    dt.sql("CREATE MATERIALIZED VIEW paid_count AS SELECT count(*) AS n FROM paid")
+    dt.sql("INSERT INTO orders VALUES (3, 1.00, 'paid')")
+    dt.sql("ALTER DYNAMIC TABLE paid REFRESH")  # the view's source moved: it is stale
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        counts = list(pool.map(lambda _: dt.sql("SELECT n FROM paid_count").collect(), range(4)))
+    assert counts == [[(2,)]] * 4
+    history = dt.sql(
+        "SELECT refresh_action FROM"
+        " information_schema.dynamic_table_refresh_history(NAME => 'paid_count')"
+    ).collect()
+    assert sorted(row.refresh_action for row in history) == ["FULL", "FULL"]  # CREATE + one

@@ -9,6 +9,8 @@ how to read that watermark back. Everything else is format-neutral Spark SQL.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -82,4 +84,34 @@ class TableFormat(Protocol):
         """The table's properties."""
 
 
-__all__ = ["Commit", "TableFormat"]
+def property_list(properties: dict[str, str]) -> list[exp.Expr]:
+    """``'key'='value'`` pairs for TBLPROPERTIES and SET TBLPROPERTIES."""
+    return [
+        exp.Property(this=exp.Literal.string(key), value=exp.Literal.string(value))
+        for key, value in properties.items()
+    ]
+
+
+@contextmanager
+def session_settings(session: Any, settings: dict[str, str | None]) -> Iterator[None]:
+    """Set (or, for None, unset) session confs for one statement; restore them after.
+
+    The refresh's own session carries these (commit metadata, WAP ids), never the user's.
+    """
+    previous = {key: session.conf.get(key, None) for key in settings}
+    try:
+        for key, value in settings.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+
+
+__all__ = ["Commit", "TableFormat", "property_list", "session_settings"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables.formats import Commit
+from dyntables.formats import Commit, property_list, session_settings
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
@@ -108,7 +108,7 @@ class DeltaFormat:
             properties=exp.Properties(
                 expressions=[
                     exp.FileFormatProperty(this=exp.var("DELTA")),
-                    *_property_list(properties),
+                    *property_list(properties),
                 ]
             ),
         )
@@ -123,7 +123,7 @@ class DeltaFormat:
         expected_version: int | None,
         replace_schema: bool = False,
     ) -> None:
-        settings = {USER_METADATA_CONF: watermark}
+        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
         if self.embedded and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         statement: exp.Expr = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
@@ -141,11 +141,11 @@ class DeltaFormat:
                 properties=exp.Properties(
                     expressions=[
                         exp.FileFormatProperty(this=exp.var("DELTA")),
-                        *_property_list(properties),
+                        *property_list(properties),
                     ]
                 ),
             )
-        with _session_settings(session, settings):
+        with session_settings(session, settings):
             session.sql(statement.sql("spark"))
 
     def watermark(self, commit: Commit) -> str | None:
@@ -154,7 +154,7 @@ class DeltaFormat:
     def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
         # A property commit is no new data for readers of the table's history (see
         # _NO_DATA_OPERATIONS), and its commitInfo carries the watermark forward.
-        with _session_settings(session, {USER_METADATA_CONF: watermark}):
+        with session_settings(session, {USER_METADATA_CONF: watermark}):
             self.set_properties(session, table, {"dynamic_table.watermark_kept_at": _now_text()})
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
@@ -162,7 +162,7 @@ class DeltaFormat:
             this=table.copy(),
             kind="TABLE",
             actions=[
-                exp.AlterSet(expressions=[exp.Properties(expressions=_property_list(properties))])
+                exp.AlterSet(expressions=[exp.Properties(expressions=property_list(properties))])
             ],
         )
         session.sql(alter.sql("spark"))
@@ -181,31 +181,3 @@ class DeltaFormat:
 
 def _now_text() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
-
-
-def _property_list(properties: dict[str, str]) -> list[exp.Expr]:
-    return [
-        exp.Property(this=exp.Literal.string(key), value=exp.Literal.string(value))
-        for key, value in properties.items()
-    ]
-
-
-class _session_settings:  # noqa: N801  (used as a context manager, like a function)
-    """Set session confs for one statement and restore them afterwards."""
-
-    def __init__(self, session: Any, settings: dict[str, str]) -> None:
-        self.session = session
-        self.settings = settings
-        self.previous: dict[str, str | None] = {}
-
-    def __enter__(self) -> None:
-        for key, value in self.settings.items():
-            self.previous[key] = self.session.conf.get(key, None)
-            self.session.conf.set(key, value)
-
-    def __exit__(self, *exc: object) -> None:
-        for key, value in self.previous.items():
-            if value is None:
-                self.session.conf.unset(key)
-            else:
-                self.session.conf.set(key, value)

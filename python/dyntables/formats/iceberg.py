@@ -15,8 +15,6 @@ so the publish is conditional on the table not having moved: a real conditional 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,7 +22,7 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.errors import DynamicTableError
-from dyntables.formats import Commit
+from dyntables.formats import Commit, property_list, session_settings
 
 WAP_ID_CONF = "spark.wap.id"
 # A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes, and
@@ -180,7 +178,7 @@ class IcebergFormat:
             properties=exp.Properties(
                 expressions=[
                     exp.FileFormatProperty(this=exp.var("ICEBERG")),
-                    *_property_list({**properties, **WAP_ENABLED, **COPY_ON_WRITE}),
+                    *property_list({**properties, **WAP_ENABLED, **COPY_ON_WRITE}),
                 ]
             ),
         )
@@ -213,7 +211,7 @@ class IcebergFormat:
             WAP_ID_CONF: watermark,
             PARTITION_OVERWRITE_CONF: "static",
         }
-        with _session_settings(session, settings):
+        with session_settings(session, settings):
             session.sql(insert.sql("spark")).collect()
         staged = _staged_snapshot(session, table, watermark, self.current_version(session, table))
         if expected_version is not None and staged.parent_id != expected_version:
@@ -287,7 +285,7 @@ class IcebergFormat:
             writer = writer.tableProperty(key, value)
         writer = writer.option("snapshot-property.wap.id", watermark)
         # With spark.wap.id set, the new table's snapshot would be staged, not current.
-        with _session_settings(session, {WAP_ID_CONF: None}):
+        with session_settings(session, {WAP_ID_CONF: None}):
             writer.createOrReplace()
 
     def watermark(self, commit: Commit) -> str | None:
@@ -308,7 +306,7 @@ class IcebergFormat:
         empty = exp.select(exp.Star()).from_(target.copy()).where(exp.false())
         writer = session.sql(empty.sql("spark")).writeTo(target.sql("spark"))
         # With spark.wap.id set, the append would be staged, not current.
-        with _session_settings(session, {WAP_ID_CONF: None}):
+        with session_settings(session, {WAP_ID_CONF: None}):
             writer.option("snapshot-property.wap.id", watermark).append()
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
@@ -317,7 +315,7 @@ class IcebergFormat:
             this=_plain(table),
             kind="TABLE",
             actions=[
-                exp.AlterSet(expressions=[exp.Properties(expressions=_property_list(properties))])
+                exp.AlterSet(expressions=[exp.Properties(expressions=property_list(properties))])
             ],
         )
         session.sql(alter.sql("spark")).collect()
@@ -443,29 +441,3 @@ def _staged_snapshot(
             " (is write.wap.enabled=true on the table?)"
         )
     return max(staged, key=lambda snapshot: snapshot.committed_at)
-
-
-def _property_list(properties: dict[str, str]) -> list[exp.Expr]:
-    return [
-        exp.Property(this=exp.Literal.string(key), value=exp.Literal.string(value))
-        for key, value in properties.items()
-    ]
-
-
-@contextmanager
-def _session_settings(session: Any, settings: dict[str, str | None]) -> Iterator[None]:
-    """Set (or, for None, unset) session confs for one statement; restore them after."""
-    previous = {key: session.conf.get(key, None) for key in settings}
-    try:
-        for key, value in settings.items():
-            if value is None:
-                session.conf.unset(key)
-            else:
-                session.conf.set(key, value)
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                session.conf.unset(key)
-            else:
-                session.conf.set(key, value)
