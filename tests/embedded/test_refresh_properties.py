@@ -63,7 +63,8 @@ def test_every_refresh_equals_the_query_over_the_current_sources(
     with tempfile.TemporaryDirectory() as scratch:
         dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
         dt.sql(
-            "CREATE TABLE orders (order_id INT, customer_id INT, amount DECIMAL(8, 2), status STRING)"
+            "CREATE TABLE orders"
+            " (order_id INT, customer_id INT, amount DECIMAL(8, 2), status STRING)"
         )
         dt.sql("CREATE TABLE customers (customer_id INT, region STRING)")
         dt.sql("INSERT INTO customers VALUES (1, 'north'), (2, 'south'), (3, 'north')")
