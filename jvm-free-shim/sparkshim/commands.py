@@ -275,6 +275,10 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)
+    statement_ctes = tree.args.get("with_")
+    if statement_ctes is not None:  # WITH … INSERT …: the CTEs belong to the query
+        source = source.copy()
+        source.set("with_", statement_ctes.copy())
     rows = run_query(session, source)
     if tree.args.get("overwrite") and _overwrites_schema(session, tree):
         delta.write(

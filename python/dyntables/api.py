@@ -23,6 +23,7 @@ from dyntables.errors import DynamicTableError
 from dyntables.history import SYSTEM_SCHEMA, SystemTables, new_id, utc_now
 from dyntables.lifecycle import Lifecycle
 from dyntables.parser.recognizer import leading_words
+from dyntables.planner import Plan, explain_rows
 from dyntables.refresh import RefreshResult
 from dyntables.statements import (
     AlterDynamicTable,
@@ -40,7 +41,7 @@ from dyntables.statements import (
 )
 
 _REFRESH_RESULT_SCHEMA = (
-    "name STRING, action STRING, state STRING, data_timestamp TIMESTAMP,"
+    "name STRING, action STRING, reason STRING, state STRING, data_timestamp TIMESTAMP,"
     " rows_inserted BIGINT, rows_deleted BIGINT"
 )
 _SHOW_SCHEMA = (
@@ -160,8 +161,10 @@ class DynamicTables:
             return self._show(statement)
         if isinstance(statement, DescribeDynamicTable):
             return self._describe(statement)
-        if isinstance(statement, (ExplainDynamicTable, ExplainCreateDynamicTable)):
-            raise DynamicTableError("EXPLAIN of dynamic tables arrives with incremental refresh")
+        if isinstance(statement, ExplainDynamicTable):
+            return self._explain(lifecycle.explain(statement.name))
+        if isinstance(statement, ExplainCreateDynamicTable):
+            return self._explain(lifecycle.explain_create(statement.create))
         raise DynamicTableError(f"{type(statement).__name__} is not supported")
 
     # ---- ordinary SQL ----
@@ -352,6 +355,7 @@ class DynamicTables:
         row = (
             result.name,
             result.action,
+            result.reason,
             result.state,
             result.data_timestamp,
             result.rows_inserted,
@@ -402,6 +406,9 @@ class DynamicTables:
             )
         rows.sort(key=lambda row: (row[3], row[1]))
         return self._frame(rows, _SHOW_SCHEMA)
+
+    def _explain(self, plan: Plan) -> Any:
+        return self._frame(explain_rows(plan), "operator STRING, kind STRING, strategy STRING")
 
     def _describe(self, statement: DescribeDynamicTable) -> Any:
         table = self.lifecycle.table_of(statement.name)

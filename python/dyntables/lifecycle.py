@@ -30,6 +30,8 @@ from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SystemTables
+from dyntables.incremental import INCREMENTAL_KINDS, unsupported_reason
+from dyntables.planner import NotIncrementalError, Plan, plan_refresh
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
 from dyntables.statements import (
     AlterAction,
@@ -52,6 +54,9 @@ class AnalyzedQuery:
     columns: tuple[tuple[str, str], ...]
     sources: tuple[str, ...]
     upstreams: tuple[str, ...]
+    # The query as written (qualified): what the planner judges. ``query`` may wrap it to
+    # fix the output columns (a column list, or a SELECT * expanded at CREATE).
+    planning_query: str
 
 
 class Lifecycle:
@@ -145,9 +150,9 @@ class Lifecycle:
                 " or partition a downstream table"
             )
         mode = statement.refresh_mode or RefreshMode.AUTO
-        if mode is RefreshMode.INCREMENTAL:
+        if mode is RefreshMode.CUSTOM_INCREMENTAL:
             raise DynamicTableError(
-                "REFRESH_MODE = INCREMENTAL is not available yet: use REFRESH_MODE = FULL or AUTO"
+                "REFRESH_MODE = CUSTOM_INCREMENTAL needs REFRESH USING, which is not available yet"
             )
         table = self.table_of(statement.name)
         assert statement.query is not None
@@ -165,6 +170,7 @@ class Lifecycle:
             comment=statement.comment,
             cluster_by=statement.cluster_by,
             statement_id=statement_id,
+            requested_mode=mode.value,
             table_properties=dict(statement.properties),
             extra=(
                 {"data_retention_days": str(statement.data_retention_days)}
@@ -210,6 +216,7 @@ class Lifecycle:
         cluster_by: tuple[str, ...],
         statement_id: str,
         table_properties: dict[str, str],
+        requested_mode: str = "FULL",
         extra: dict[str, str] | None = None,
     ) -> RefreshResult | None:
         reserved = [key for key in table_properties if key.lower().startswith(PREFIX)]
@@ -245,16 +252,14 @@ class Lifecycle:
             downstream=bool(target_lag is not None and target_lag.downstream),
             warehouse=warehouse,
             refresh_mode="FULL",
-            refresh_mode_reason=(
-                "incremental refresh is not implemented yet: every refresh recomputes the query"
-            ),
             initialize=initialize,
             comment=comment,
             cluster_by=cluster_by,
             change_tracking_problem=change_problem,
             created_on=datetime.datetime.now(datetime.timezone.utc).isoformat(),
-            extra=extra or {},
+            extra={**(extra or {}), **_planning_extra(analyzed)},
         )
+        definition = self._resolve_refresh_mode(definition, requested_mode)
         if existing is not None:
             return self._replace(table, existing, definition, statement_id, table_properties)
         return self._create_new(table, definition, statement_id, table_properties)
@@ -315,6 +320,66 @@ class Lifecycle:
         self.names.invalidate()
         return result
 
+    def _resolve_refresh_mode(self, definition: Definition, requested: str) -> Definition:
+        """AUTO becomes INCREMENTAL where every operator of the query can refresh that way,
+        else FULL with the reason; INCREMENTAL that cannot be is an error naming why."""
+        plan = self.plan(definition, requested)
+        reason = plan.reason if plan.reason_code is None else f"{plan.reason_code}: {plan.reason}"
+        return definition.with_changes(refresh_mode=plan.mode, refresh_mode_reason=reason)
+
+    def plan(self, definition: Definition, requested: str) -> Plan:
+        """The planner's decision, narrowed by what the executor can do today (its limits
+        beyond the operator kinds, e.g. an aggregate below the top, are UNSUPPORTED_OPERATOR)."""
+        fmt = self.engine.table_format
+        change_feed = {key: not definition.change_tracking_problem for key in definition.sources}
+        plan = plan_refresh(
+            definition.extra.get("planning_query", definition.query),
+            requested=requested,
+            change_feed=change_feed,
+            output_types=definition.columns,
+            supported=INCREMENTAL_KINDS,
+        )
+        if plan.mode != "INCREMENTAL":
+            return plan
+        limit = unsupported_reason(definition)
+        if not fmt.supports_incremental:
+            limit = f"incremental refresh of {fmt.name} tables is not built yet"
+        if limit is None:
+            return plan
+        if requested == "INCREMENTAL":
+            raise NotIncrementalError("UNSUPPORTED_OPERATOR", limit, limit)
+        return Plan("FULL", "UNSUPPORTED_OPERATOR", limit, plan.operators)
+
+    def explain(self, name: TableName) -> Plan:
+        """How an existing dynamic table refreshes: its recorded mode and reason, with the
+        strategy of each operator."""
+        table = self.table_of(name)
+        definition = self.load(table, kind=ObjectKind.DYNAMIC_TABLE)
+        operators = self.plan(definition, "AUTO").operators
+        code, _, sentence = definition.refresh_mode_reason.partition(": ")
+        if definition.refresh_mode == "INCREMENTAL" or not sentence:
+            return Plan(definition.refresh_mode, None, definition.refresh_mode_reason, operators)
+        return Plan(definition.refresh_mode, code, sentence, operators)
+
+    def explain_create(self, statement: CreateDynamicTable) -> Plan:
+        """What CREATE would decide, checked like CREATE, creating nothing."""
+        table = self.table_of(statement.name)
+        if statement.query is None:
+            raise DynamicTableError("EXPLAIN of a REFRESH USING definition is not available yet")
+        analyzed = self.analyze(table, statement.query, statement.columns)
+        self._check_upstreams(table, analyzed, statement.target_lag)
+        definition = Definition(
+            kind=ObjectKind.DYNAMIC_TABLE,
+            text="",
+            query=analyzed.query,
+            columns=analyzed.columns,
+            sources=analyzed.sources,
+            upstreams=analyzed.upstreams,
+            extra=_planning_extra(analyzed),
+        )
+        requested = (statement.refresh_mode or RefreshMode.AUTO).value
+        return self.plan(definition, requested)
+
     # ---- analysis ----
 
     def analyze(
@@ -346,9 +411,10 @@ class Lifecycle:
                 raise DynamicTableError(
                     f"column {name} of the query is an untyped NULL: cast it to a type"
                 )
+        planning_query = query
         query, output = _apply_column_list(query, output, columns, tree)
         upstreams = tuple(key for key in sources if self.engine.definition(key_to_table(key)))
-        return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams)
+        return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams, planning_query)
 
     def _resolve(self, table: exp.Table, probe: str) -> Any:
         """The schema of the query (``probe`` returns no rows), resolved on the session the
@@ -515,6 +581,13 @@ class Lifecycle:
         return self.refresher.last_watermark(table).watermark
 
 
+def _planning_extra(analyzed: AnalyzedQuery) -> dict[str, str]:
+    """The query the planner judges, recorded only where the stored query wraps it."""
+    if analyzed.planning_query == analyzed.query:
+        return {}
+    return {"planning_query": analyzed.planning_query}
+
+
 def _check_lag_order(
     own: str, own_lag: TargetLag | None, upstream: str, upstream_definition: Definition
 ) -> None:
@@ -556,7 +629,11 @@ def _apply_column_list(
 ) -> tuple[str, list[tuple[str, str]]]:
     """The stored query: explicit output columns (a ``SELECT *`` stays as it was at
     CREATE even if a source gains columns), renamed and cast as the column list says."""
-    has_star = any(True for _ in tree.find_all(exp.Star))
+    has_star = any(
+        isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star)
+        for select in tree.find_all(exp.Select)
+        for item in select.expressions
+    )
     if columns is None and not has_star:
         return query, output
     if columns is not None and len(columns) != len(output):

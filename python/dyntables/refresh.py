@@ -24,6 +24,7 @@ from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
+from dyntables.incremental import CannotRefreshIncrementallyError, IncrementalRefresh, Versions
 
 WATERMARK_MARKER = "dyntables"
 
@@ -116,11 +117,13 @@ class Refresher:
         fmt = self.engine.table_format
         commits = fmt.history(self.engine.refresh_session, table)
         current = commits[0].version if commits else None
+        foreign_changes = False
         for commit in commits:
             watermark = Watermark.from_json(fmt.watermark(commit))
             if watermark is not None:
-                return WatermarkState(watermark, current, commit.timestamp)
-        return WatermarkState(None, current, None)
+                return WatermarkState(watermark, current, commit.timestamp, foreign_changes)
+            foreign_changes = foreign_changes or commit.changes_data
+        return WatermarkState(None, current, None, foreign_changes)
 
     def refresh(
         self,
@@ -166,6 +169,9 @@ class Refresher:
         previous = state.watermark
         versions, fingerprints = self._pin_sources(definition)
         reason = _reinitialize_reason(definition, previous, fingerprints, replace_definition)
+        if reason is None and state.foreign_changes:
+            # Something wrote to the table outside a refresh: its rows are not the query's.
+            reason = "TABLE_CHANGED_OUTSIDE_A_REFRESH"
         if reason is None and previous is not None and not self.sources_changed(previous, versions):
             result.action = Action.NO_DATA
             result.table_version = state.table_version
@@ -174,6 +180,15 @@ class Refresher:
         if previous is not None and reason is not None:
             result.action = Action.REINITIALIZE
             result.reason = reason
+        if reason is None and previous is not None and definition.refresh_mode == "INCREMENTAL":
+            try:
+                self._incremental(table, definition, previous, versions, fingerprints, result)
+                return
+            except (
+                CannotRefreshIncrementallyError
+            ) as why:  # this refresh recomputes instead, and says why
+                result.action = Action.FULL
+                result.reason = f"FULL instead of INCREMENTAL: {why}"
         watermark = Watermark(
             refresh_id=result.query_id,
             data_timestamp=result.data_timestamp.isoformat(),
@@ -196,6 +211,43 @@ class Refresher:
         result.rows_inserted = _count(session, table)
         result.table_version = fmt.current_version(session, table)
         fmt.forget_cached(self.engine.session, table)  # the user's session reads it next
+
+    def _incremental(
+        self,
+        table: exp.Table,
+        definition: Definition,
+        previous: Watermark,
+        versions: dict[str, int | None],
+        fingerprints: dict[str, str],
+        result: RefreshResult,
+    ) -> None:
+        """Apply the sources' changes since ``previous`` (see ``incremental.py``)."""
+        fmt = self.engine.table_format
+        if not fmt.supports_incremental:
+            raise CannotRefreshIncrementallyError(
+                f"incremental refresh on {fmt.name} is not built yet"
+            )
+        session = self.engine.refresh_session
+        state = self.last_watermark(table)
+        result.action = Action.INCREMENTAL
+        watermark = Watermark(
+            refresh_id=result.query_id,
+            data_timestamp=result.data_timestamp.isoformat(),
+            sources=versions,
+            definition_hash=definition.definition_hash,
+            action=Action.INCREMENTAL,
+            fingerprints=fingerprints,
+        )
+        change = IncrementalRefresh(
+            session, fmt, table, definition, Versions(old=dict(previous.sources), new=versions)
+        )
+        applied = change.apply(watermark.to_json(), state.table_version)
+        if not applied.committed:  # the change netted out: only the watermark moves
+            fmt.recommit_watermark(session, table, watermark.to_json())
+        result.rows_inserted = applied.rows_inserted
+        result.rows_deleted = applied.rows_deleted
+        result.table_version = fmt.current_version(session, table)
+        fmt.forget_cached(self.engine.session, table)
 
     def _pin_sources(self, definition: Definition) -> tuple[dict[str, int | None], dict[str, str]]:
         """Each source's current version, and a fingerprint of its shape: its schema,
@@ -284,6 +336,8 @@ class WatermarkState:
     watermark: Watermark | None
     table_version: int | None
     committed_at: datetime.datetime | None
+    # Whether rows changed after the watermark's commit by other means than a refresh.
+    foreign_changes: bool = False
 
 
 # Delta keeps log entries for 30 days by default; carry a watermark forward well before.

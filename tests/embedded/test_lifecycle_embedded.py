@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lifecycle_scenario import Env, LifecycleScenario
@@ -65,21 +66,30 @@ def test_a_refresh_never_overwrites_a_commit_it_did_not_read(
     dt: DynamicTables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fmt = dt.engine.table_format
-    real_overwrite = fmt.overwrite
+    real = {"overwrite": fmt.overwrite, "commit": fmt.commit}
 
-    def overwrite_after_a_concurrent_commit(*args: object, **kwargs: object) -> None:
-        # Another writer commits to the dynamic table after this refresh read it.
-        dt.session.sql("INSERT INTO paid VALUES (99, 0.00)")
-        real_overwrite(*args, **kwargs)  # type: ignore[arg-type]
+    def after_a_concurrent_commit(name: str) -> Any:
+        def write(*args: object, **kwargs: object) -> None:
+            # Another writer commits to the dynamic table after this refresh read it.
+            dt.session.sql("INSERT INTO paid VALUES (99, 0.00)")
+            real[name](*args, **kwargs)
+
+        return write
 
     dt.sql("INSERT INTO orders VALUES (3, 1.00, 'paid')")
-    monkeypatch.setattr(fmt, "overwrite", overwrite_after_a_concurrent_commit)
+    for name in real:
+        monkeypatch.setattr(fmt, name, after_a_concurrent_commit(name))
     with pytest.raises(DynamicTableError, match="DELTA_CONCURRENT_WRITE"):
         dt.sql("ALTER DYNAMIC TABLE paid REFRESH")
-    assert (99, 0) in {(row[0], int(row[1])) for row in dt.sql("SELECT * FROM paid").collect()}
-    monkeypatch.setattr(fmt, "overwrite", real_overwrite)
+    assert 99 in {row[0] for row in dt.sql("SELECT * FROM paid").collect()}
+    for name, write in real.items():
+        monkeypatch.setattr(fmt, name, write)
     refreshed = dt.sql("ALTER DYNAMIC TABLE paid REFRESH").collect()[0]
-    assert refreshed.action == "FULL"
+    # The foreign row makes the table not the query's result: recomputed, not patched.
+    assert (refreshed.action, refreshed.reason) == (
+        "REINITIALIZE",
+        "TABLE_CHANGED_OUTSIDE_A_REFRESH",
+    )
     assert sorted(row.order_id for row in dt.sql("SELECT * FROM paid").collect()) == [1, 3]
 
 

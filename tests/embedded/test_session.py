@@ -257,3 +257,10 @@ def test_raise_error_and_assert_true_fail_the_query(spark: ShimSession) -> None:
         spark.sql("SELECT assert_true(a < 3) FROM t")
     with pytest.raises(AnalysisException, match="boom"):
         spark.sql("SELECT raise_error('boom') FROM t")
+
+
+def test_insert_with_common_table_expressions(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (a INT)")
+    spark.sql("WITH two AS (SELECT 2 AS a) INSERT INTO t SELECT a FROM two")
+    spark.sql("INSERT INTO t SELECT q.a FROM (WITH three AS (SELECT 3 AS a) SELECT * FROM three) q")
+    assert sorted(row.a for row in spark.sql("SELECT a FROM t").collect()) == [2, 3]

@@ -34,6 +34,8 @@ class TableFormat(Protocol):
     name: str
     # Whether a refresh commit can be made conditional on the version it read.
     supports_conditional_commit: bool
+    # Whether incremental refresh (change feed + REPLACE WHERE commits) is implemented.
+    supports_incremental: bool
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The table's latest version, or None before its first commit."""
@@ -65,6 +67,11 @@ class TableFormat(Protocol):
         replace_schema: bool = False,
     ) -> None:
         """Replace the table's rows with ``query``'s in one commit carrying ``watermark``."""
+
+    def commit(
+        self, session: Any, statement: str, watermark: str, expected_version: int | None
+    ) -> None:
+        """Run one writing statement as a refresh commit carrying ``watermark``."""
 
     def watermark(self, commit: Commit) -> str | None:
         """The watermark a refresh commit carries, if this commit is one."""

@@ -46,6 +46,7 @@ class DeltaFormat:
         # sparkshim can make a commit conditional; Spark relies on Delta's own conflicts.
         self.embedded = embedded
         self.supports_conditional_commit = embedded
+        self.supports_incremental = True
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         latest = self.history(session, table, limit=1)
@@ -147,6 +148,15 @@ class DeltaFormat:
             )
         with session_settings(session, settings):
             session.sql(statement.sql("spark"))
+
+    def commit(
+        self, session: Any, statement: str, watermark: str, expected_version: int | None
+    ) -> None:
+        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
+        if self.embedded and expected_version is not None:
+            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        with session_settings(session, settings):
+            session.sql(statement)
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata

@@ -1,0 +1,120 @@
+"""The planner: decide once, at CREATE, how a dynamic table refreshes, and record why.
+
+`plan_refresh` parses the defining query, lists its operators (`operators.walk_operators`)
+and runs the rules (`rules.RULES`, in precedence order). The outcome is a `Plan`: the mode,
+the reason code (None when INCREMENTAL), one human sentence, and the operators with their
+strategies. EXPLAIN prints it through `explain_rows`.
+
+* ``REFRESH_MODE = FULL``: FULL, reason ``REFRESH_MODE_FULL``; the rules are not consulted.
+* ``AUTO``: INCREMENTAL when no rule fires, else FULL with the first rule's code.
+* ``INCREMENTAL``: INCREMENTAL, or `NotIncrementalError` naming the construct.
+
+Each operator's strategy is the one it has on its own, whatever the plan's mode: in a FULL
+plan EXPLAIN still shows which parts would refresh incrementally, and the blocking operator
+says "recompute everything", "full scan" or "not incremental yet". The ``refresh_mode`` row
+says what a refresh really does.
+
+>>> plan = plan_refresh(
+...     "SELECT region, count(*) AS n FROM shop.orders GROUP BY region",
+...     requested="AUTO", change_feed={"shop.orders": True},
+...     output_types=[("region", "string"), ("n", "bigint")], supported=OPERATOR_KINDS)
+>>> for row in explain_rows(plan):
+...     print(row)
+('refresh_mode', '', 'INCREMENTAL')
+('reason', '', 'every operator refreshes incrementally')
+('FROM shop.orders', 'SOURCE', 'changed rows only, read from the change feed')
+('GROUP BY region', 'GROUP_BY', 'recompute the affected groups')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dyntables.dialect import parse_one
+from dyntables.planner.operators import OPERATOR_KINDS, OperatorStrategy, walk_operators
+from dyntables.planner.reasons import REFRESH_MODE_FULL, RULE_ORDER, NotIncrementalError
+from dyntables.planner.rules import NONDETERMINISTIC_FUNCTIONS, Query, first_finding
+
+__all__ = [
+    "NONDETERMINISTIC_FUNCTIONS",
+    "OPERATOR_KINDS",
+    "REFRESH_MODES",
+    "RULE_ORDER",
+    "NotIncrementalError",
+    "OperatorStrategy",
+    "Plan",
+    "explain_rows",
+    "plan_refresh",
+]
+
+INCREMENTAL = "INCREMENTAL"
+FULL = "FULL"
+AUTO = "AUTO"
+REFRESH_MODES = frozenset({AUTO, FULL, INCREMENTAL})
+
+_ALL_INCREMENTAL = "every operator refreshes incrementally"
+_FULL_REQUESTED = "REFRESH_MODE = FULL was requested"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a dynamic table refreshes, chosen once at CREATE, with the reason recorded.
+
+    ``mode`` is ``"INCREMENTAL"`` or ``"FULL"``; ``reason_code`` is None when INCREMENTAL;
+    ``reason`` is one sentence in both cases; ``operators`` lists the defining query's
+    operators, sources first, then bottom-up.
+    """
+
+    mode: str
+    reason_code: str | None
+    reason: str
+    operators: tuple[OperatorStrategy, ...]
+
+
+def plan_refresh(
+    query: str,
+    *,
+    requested: str,
+    change_feed: Mapping[str, bool],
+    output_types: Sequence[tuple[str, str]],
+    supported: frozenset[str],
+) -> Plan:
+    """Choose the refresh mode of a dynamic table whose defining query is ``query``.
+
+    ``query`` is Spark SQL with every source qualified as ``db.table``; ``change_feed`` maps
+    those lower-case keys to whether the source has a change feed (a missing key counts as
+    no change feed); ``output_types`` are the output columns with their Spark types;
+    ``supported`` is the set of operator kinds the executor refreshes incrementally today.
+
+    >>> plan_refresh("SELECT * FROM db.t LIMIT 5", requested="AUTO",
+    ...              change_feed={"db.t": True}, output_types=[], supported=OPERATOR_KINDS)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    Plan(mode='FULL', reason_code='LIMIT_AT_TOP_LEVEL',
+         reason='LIMIT 5 at the top level of the query cannot refresh incrementally',
+         operators=(OperatorStrategy(operator='FROM db.t', kind='SOURCE',
+                    strategy='changed rows only, read from the change feed'),
+                    OperatorStrategy(operator='SELECT *', kind='PROJECT_FILTER',
+                    strategy='changed rows only')))
+    """
+    mode = requested.upper()
+    if mode not in REFRESH_MODES:
+        raise ValueError(f"requested must be one of {sorted(REFRESH_MODES)}, not {requested!r}")
+    tree = parse_one(query)
+    operators, scans = walk_operators(tree, change_feed)
+    if mode == FULL:
+        return Plan(FULL, REFRESH_MODE_FULL, _FULL_REQUESTED, operators)
+    finding = first_finding(
+        Query(tree, operators, scans, change_feed, tuple(output_types), supported)
+    )
+    if finding is None:
+        return Plan(INCREMENTAL, None, _ALL_INCREMENTAL, operators)
+    if mode == INCREMENTAL:
+        raise NotIncrementalError(finding.code, finding.construct, finding.reason)
+    return Plan(FULL, finding.code, finding.reason, operators)
+
+
+def explain_rows(plan: Plan) -> list[tuple[str, str, str]]:
+    """Rows for EXPLAIN: the mode, the reason, then (operator, kind, strategy) per operator."""
+    header = [("refresh_mode", "", plan.mode), ("reason", plan.reason_code or "", plan.reason)]
+    return header + [(op.operator, op.kind, op.strategy) for op in plan.operators]
