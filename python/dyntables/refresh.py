@@ -182,7 +182,7 @@ class Refresher:
             result.reason = reason
         if reason is None and previous is not None and definition.refresh_mode == "INCREMENTAL":
             try:
-                self._incremental(table, definition, previous, versions, fingerprints, result)
+                self._incremental(table, definition, state, versions, fingerprints, result)
                 return
             except (
                 CannotRefreshIncrementallyError
@@ -216,19 +216,21 @@ class Refresher:
         self,
         table: exp.Table,
         definition: Definition,
-        previous: Watermark,
+        state: WatermarkState,
         versions: dict[str, int | None],
         fingerprints: dict[str, str],
         result: RefreshResult,
     ) -> None:
-        """Apply the sources' changes since ``previous`` (see ``incremental.py``)."""
+        """Apply the sources' changes since the watermark of ``state`` (see
+        ``incremental.py``), conditional on the table version that watermark was read at."""
         fmt = self.engine.table_format
         if not fmt.supports_incremental:
             raise CannotRefreshIncrementallyError(
                 f"incremental refresh on {fmt.name} is not built yet"
             )
+        assert state.watermark is not None
+        previous = state.watermark
         session = self.engine.refresh_session
-        state = self.last_watermark(table)
         result.action = Action.INCREMENTAL
         watermark = Watermark(
             refresh_id=result.query_id,
