@@ -254,7 +254,7 @@ def test_dynamic_table_script(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert status == 0, err
     assert out[0] == "Dynamic table dt_orders successfully created."
     refreshed = out[1].split("\t")
-    assert refreshed[:3] == ["default.dt_orders", "FULL", "SUCCEEDED"]
+    assert refreshed[:4] == ["default.dt_orders", "INCREMENTAL", "NULL", "SUCCEEDED"]
     assert out[2:] == ["1\t10.00", "3\t2.25", "dt_orders"]
 
 
