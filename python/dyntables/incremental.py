@@ -333,6 +333,10 @@ def literal(value: Any, type_sql: str) -> exp.Expr:
         return exp.func("unhex", exp.Literal.string(str(value)))
     if isinstance(value, bool):
         return exp.Boolean(this=value)
+    if isinstance(value, int) and type_sql in ("int", "bigint"):
+        return exp.Literal.number(value)  # an integer literal widens as the column needs
+    if isinstance(value, str) and type_sql == "string":
+        return exp.Literal.string(value)
     if isinstance(value, float):
         text = (
             repr(value)
