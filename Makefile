@@ -51,6 +51,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_parse.py
 	$(PY) benchmarks/bench_shim.py
+	$(PY) benchmarks/bench_refresh.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -11,6 +11,8 @@ Importing this package starts nothing and imports neither Spark nor the parser r
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dyntables import statements
 from dyntables.errors import (
     DynamicTableError,
@@ -18,6 +20,9 @@ from dyntables.errors import (
     UnsupportedStatementError,
 )
 from dyntables.statements import Statement
+
+if TYPE_CHECKING:  # at run time it is imported on first use (``__getattr__``)
+    from dyntables.api import DynamicTables
 
 __version__ = "0.1.0.dev0"
 

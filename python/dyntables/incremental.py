@@ -689,17 +689,13 @@ class IncrementalRefresh:
             )
             .where(touched.copy())
         )
-        deleted = self._count(
-            exp.select(exp.func("count", exp.Star())).from_(self.table.copy()).where(touched.copy())
+        # Counted on the table before and after, not by running the recompute twice.
+        in_groups = (
+            exp.select(exp.func("count", exp.Star())).from_(self.table.copy()).where(touched)
         )
-        inserted = self._count(
-            exp.select(exp.func("count", exp.Star())).from_(
-                exp.Subquery(
-                    this=recomputed.copy(), alias=exp.TableAlias(this=exp.to_identifier("r"))
-                )
-            )
-        )
-        self._replace_where(touched, recomputed, watermark, expected)
+        deleted = self._count(in_groups)
+        self._replace_where(touched.copy(), recomputed, watermark, expected)
+        inserted = self._count(in_groups)
         return Applied(inserted, deleted, committed=True)
 
     def _count(self, query: exp.Query) -> int:
