@@ -100,7 +100,7 @@ class DynamicTables:
         self.last_statement_id = statement_id
         started = utc_now()
         if isinstance(statement, PassThrough):
-            result = self._pass_through(statement.sql, statement_id)
+            result = self._pass_through(statement.sql)
             self._log_write(statement_id, statement.sql, started)
             return result
         span = getattr(statement, "span", None)
@@ -169,7 +169,7 @@ class DynamicTables:
 
     # ---- ordinary SQL ----
 
-    def _pass_through(self, sql: str, statement_id: str) -> Any:
+    def _pass_through(self, sql: str) -> Any:
         names, pattern = self.names.get(self.lifecycle.managed_names)
         lowered = sql.lower()
         mentions_ours = pattern is not None and pattern.search(sql) is not None
@@ -443,4 +443,4 @@ def _first_line(failure: BaseException) -> str:
     return text.splitlines()[0] if text else type(failure).__name__
 
 
-__all__ = ["DynamicTables", "utc_now"]
+__all__ = ["DynamicTables"]

@@ -35,6 +35,9 @@ from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.formats import TableFormat
 
 SIGN = "__dt_sign"
+# Operator kinds whose incremental strategy rescans the sources (affected-group recompute):
+# chosen only when REFRESH_MODE = INCREMENTAL asks for it, since AUTO would not gain.
+RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT"})
 # The planner's operator kinds this executor refreshes incrementally.
 INCREMENTAL_KINDS = frozenset(
     {

@@ -30,7 +30,7 @@ from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SystemTables
-from dyntables.incremental import INCREMENTAL_KINDS, unsupported_reason
+from dyntables.incremental import INCREMENTAL_KINDS, RESCANNING_KINDS, unsupported_reason
 from dyntables.planner import NotIncrementalError, Plan, plan_refresh
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
 from dyntables.statements import (
@@ -344,11 +344,21 @@ class Lifecycle:
         limit = unsupported_reason(definition)
         if not fmt.supports_incremental:
             limit = f"incremental refresh of {fmt.name} tables is not built yet"
-        if limit is None:
-            return plan
-        if requested == "INCREMENTAL":
-            raise NotIncrementalError("UNSUPPORTED_OPERATOR", limit, limit)
-        return Plan("FULL", "UNSUPPORTED_OPERATOR", limit, plan.operators)
+        if limit is not None:
+            if requested == "INCREMENTAL":
+                raise NotIncrementalError("UNSUPPORTED_OPERATOR", limit, limit)
+            return Plan("FULL", "UNSUPPORTED_OPERATOR", limit, plan.operators)
+        rescanning = [op for op in plan.operators if op.kind in RESCANNING_KINDS]
+        if requested == "AUTO" and rescanning:
+            # Recomputing the affected groups rescans the sources: no cheaper than a full
+            # refresh until aggregates are maintained by change arithmetic.
+            return Plan(
+                "FULL",
+                "FULL_IS_CHEAPER",
+                _RESCAN_REASON.format(rescanning[0].operator),
+                plan.operators,
+            )
+        return plan
 
     def explain(self, name: TableName) -> Plan:
         """How an existing dynamic table refreshes: its recorded mode and reason, with the
@@ -579,6 +589,12 @@ class Lifecycle:
 
     def watermark_of(self, table: exp.Table) -> Watermark | None:
         return self.refresher.last_watermark(table).watermark
+
+
+_RESCAN_REASON = (
+    "{} would recompute the affected groups by scanning the sources again, which costs"
+    " about as much as a full refresh; write REFRESH_MODE = INCREMENTAL to use it anyway"
+)
 
 
 def _planning_extra(analyzed: AnalyzedQuery) -> dict[str, str]:

@@ -112,7 +112,10 @@ def test_every_refresh_is_incremental_and_equals_the_query(batches: list[list[st
             " (2, 2, 5.00, 'open'), (3, NULL, 150.00, 'paid')"
         )
         for name, query in QUERIES.items():
-            dt.sql(f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute' AS {query}")
+            dt.sql(
+                f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute'"
+                f" REFRESH_MODE = INCREMENTAL AS {query}"
+            )
             mode = dt.sql(f"SHOW DYNAMIC TABLES LIKE '{name}'").collect()[0].refresh_mode
             assert mode == "INCREMENTAL", name
         for batch in batches:

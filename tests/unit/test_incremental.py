@@ -135,6 +135,5 @@ def test_dates_are_collected_as_text_not_python_objects() -> None:
 def test_a_row_value_matches_null_safely() -> None:
     match = null_safe_match([("id", "int"), ("region", "string")], (1, None))
     assert spark(match) == (
-        "`id` IS NOT DISTINCT FROM 1"
-        " AND `region` IS NOT DISTINCT FROM CAST(NULL AS STRING)"
+        "`id` IS NOT DISTINCT FROM 1 AND `region` IS NOT DISTINCT FROM CAST(NULL AS STRING)"
     )
