@@ -221,21 +221,8 @@ class ChangeDeriver:
         return exp.select(*columns, exp.alias_(sign, SIGN)).from_(feed)
 
     def select_change(self, select: exp.Select) -> exp.Query | None:
-        if select.args.get("group") or select.args.get("distinct") or _has_aggregate(select):
-            raise CannotRefreshIncrementallyError(
-                "an aggregate below the top of the query is not incremental yet"
-            )
-        if any(isinstance(e, exp.Window) for e in select.find_all(exp.Window)):
-            raise CannotRefreshIncrementallyError("window functions are not incremental yet")
-        if select.args.get("laterals"):
-            raise CannotRefreshIncrementallyError("LATERAL VIEW is not incremental yet")
+        check_linear_select(select)
         inputs = _inputs(select)
-        for join in select.args.get("joins") or []:
-            kind = (join.side or "").upper()
-            if kind in ("LEFT", "RIGHT", "FULL") or (join.kind or "").upper() in ("SEMI", "ANTI"):
-                raise CannotRefreshIncrementallyError(
-                    f"{kind or join.kind} JOIN is not incremental yet"
-                )
         terms: list[exp.Query] = []
         for index, changed in enumerate(inputs):
             delta = self.change(changed)
@@ -263,6 +250,25 @@ class ChangeDeriver:
         for other in terms[1:]:
             combined = exp.union(combined, other, distinct=False)
         return combined
+
+
+def check_linear_select(select: exp.Select) -> None:
+    """A SELECT block whose change is the telescoping sum: filters, scalar projections and
+    inner/cross joins only; anything else says what is not incremental."""
+    if select.args.get("group") or select.args.get("distinct") or _has_aggregate(select):
+        raise CannotRefreshIncrementallyError(
+            "an aggregate below the top of the query is not incremental yet"
+        )
+    if any(True for _ in select.find_all(exp.Window)):
+        raise CannotRefreshIncrementallyError("window functions are not incremental yet")
+    if select.args.get("laterals"):
+        raise CannotRefreshIncrementallyError("LATERAL VIEW is not incremental yet")
+    for join in select.args.get("joins") or []:
+        side = (join.side or "").upper()
+        if side in ("LEFT", "RIGHT", "FULL") or (join.kind or "").upper() in ("SEMI", "ANTI"):
+            raise CannotRefreshIncrementallyError(
+                f"{side or join.kind} JOIN is not incremental yet"
+            )
 
 
 def _inputs(select: exp.Select) -> list[exp.Expr]:
@@ -440,23 +446,7 @@ class _StructureCheck(ChangeDeriver):
         elif isinstance(tree, exp.Subquery):
             self.change_structure(tree.this)
         elif isinstance(tree, exp.Select):
-            if tree.args.get("group") or tree.args.get("distinct") or _has_aggregate(tree):
-                raise CannotRefreshIncrementallyError(
-                    "an aggregate below the top of the query is not incremental yet"
-                )
-            if any(True for _ in tree.find_all(exp.Window)):
-                raise CannotRefreshIncrementallyError("window functions are not incremental yet")
-            if tree.args.get("laterals"):
-                raise CannotRefreshIncrementallyError("LATERAL VIEW is not incremental yet")
-            for join in tree.args.get("joins") or []:
-                side = (join.side or "").upper()
-                if side in ("LEFT", "RIGHT", "FULL") or (join.kind or "").upper() in (
-                    "SEMI",
-                    "ANTI",
-                ):
-                    raise CannotRefreshIncrementallyError(
-                        f"{side or join.kind} JOIN is not incremental yet"
-                    )
+            check_linear_select(tree)
             for item in _inputs(tree):
                 if not isinstance(item, exp.Table):
                     self.change_structure(item)
