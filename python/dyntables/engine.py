@@ -107,6 +107,13 @@ class Engine:
         rows = self.session.sql("SHOW DATABASES").collect()
         return [str(row[0]) for row in rows]
 
+    @staticmethod
+    def schema_of(session: Any, key: str) -> Any:
+        """A table's schema without reading its rows (sparkshim runs queries eagerly, so
+        ``session.table(name)`` would read the whole table)."""
+        query = exp.select("*").from_(key_to_table(key)).limit(0)
+        return session.sql(query.sql("spark")).schema
+
     # ---- definitions ----
 
     def definition(self, table: exp.Table) -> Definition | None:

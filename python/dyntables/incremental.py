@@ -30,7 +30,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, table_key
+from dyntables.catalog import Definition, key_to_table, table_key
 from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.formats import TableFormat
 
@@ -491,7 +491,8 @@ class IncrementalRefresh:
         self.deriver = ChangeDeriver(fmt, versions, self._columns_of)
 
     def _columns_of(self, key: str) -> list[str]:
-        return list(self.session.table(key).columns)
+        query = exp.select("*").from_(key_to_table(key)).limit(0)
+        return list(self.session.sql(spark(query)).columns)
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
         """Derive, net and write the change in one commit carrying ``watermark``."""

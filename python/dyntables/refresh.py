@@ -266,7 +266,7 @@ class Refresher:
             # Read on the refresh's session, where the query will run at these versions.
             session = self.engine.refresh_session
             versions[key] = self.engine.table_format.current_version(session, source)
-            schema = session.table(key).schema.simpleString()
+            schema = self.engine.schema_of(session, key).simpleString()
             upstream = self.engine.definition(source) if key in definition.upstreams else None
             shape = schema + (upstream.definition_hash if upstream is not None else "")
             fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
