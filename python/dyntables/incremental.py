@@ -30,8 +30,9 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, key_to_table, table_key
+from dyntables.catalog import Definition, table_key
 from dyntables.dialect import parse_one, to_spark_sql
+from dyntables.engine import Engine
 from dyntables.formats import TableFormat
 
 SIGN = "__dt_sign"
@@ -396,6 +397,15 @@ def touched_rows(columns: list[tuple[str, str]], values: list[tuple[Any, ...]]) 
     return exp.and_(exp.paren(lead), exp.paren(exact))
 
 
+def _with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
+    """The change query as ``d(<names>, __dt_sign)``: its columns named by position, so
+    unaliased expressions of the defining query need no name of their own."""
+    columns = [exp.to_identifier(name, quoted=True) for name in [*names, SIGN]]
+    return exp.Subquery(
+        this=change, alias=exp.TableAlias(this=exp.to_identifier("d"), columns=columns)
+    )
+
+
 def _aliased(query: exp.Query, alias: str) -> exp.Subquery:
     return exp.Subquery(this=query.copy(), alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
@@ -491,8 +501,7 @@ class IncrementalRefresh:
         self.deriver = ChangeDeriver(fmt, versions, self._columns_of)
 
     def _columns_of(self, key: str) -> list[str]:
-        query = exp.select("*").from_(key_to_table(key)).limit(0)
-        return list(self.session.sql(spark(query)).columns)
+        return list(Engine.schema_of(self.session, key).names)
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
         """Derive, net and write the change in one commit carrying ``watermark``."""
@@ -510,13 +519,7 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
-        renamed = exp.Subquery(
-            this=delta,
-            alias=exp.TableAlias(
-                this=exp.to_identifier("d"),
-                columns=[exp.to_identifier(n, quoted=True) for n in [*names, SIGN]],
-            ),
-        )
+        renamed = _with_columns(delta, names)
         net_sum = exp.func("sum", exp.column(SIGN))
         smallest = self._smallest_net(renamed, names, net_sum)
         if smallest is None:  # the change query returned no rows
@@ -654,13 +657,7 @@ class IncrementalRefresh:
         delta = self.deriver.change(grouped_input)
         if delta is None:
             return Applied(0, 0, committed=False)
-        renamed = exp.Subquery(
-            this=delta,
-            alias=exp.TableAlias(
-                this=exp.to_identifier("d"),
-                columns=[exp.to_identifier(n, quoted=True) for n in [*(n for _, n in keys), SIGN]],
-            ),
-        )
+        renamed = _with_columns(delta, [name for _, name in keys])
         affected = (
             exp.select(*[collectable(n, t) for n, t in key_columns])
             .from_(renamed)

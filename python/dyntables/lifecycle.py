@@ -115,6 +115,17 @@ class Lifecycle:
 
     def managed_tables(self, database: str | None = None) -> list[tuple[exp.Table, Definition]]:
         """Every dynamic table and MV of ``database`` (all databases when None)."""
+        return [
+            (table, self.finish_interrupted_replace(table, definition))
+            for table, definition in self._stored_definitions(database)
+        ]
+
+    def managed_names(self) -> list[str]:
+        """The managed tables' names, for the cheap check on ordinary SQL (the definitions
+        are read as stored: names do not change when a replace is finished)."""
+        return [table_key(table) for table, _ in self._stored_definitions(None)]
+
+    def _stored_definitions(self, database: str | None) -> list[tuple[exp.Table, Definition]]:
         databases = [database] if database is not None else self.engine.databases()
         found = []
         for name in databases:
@@ -123,11 +134,8 @@ class Lifecycle:
             for table in self.engine.table_names(name):
                 definition = self.engine.definition(table)
                 if definition is not None:
-                    found.append((table, self.finish_interrupted_replace(table, definition)))
+                    found.append((table, definition))
         return found
-
-    def managed_names(self) -> list[str]:
-        return [table_key(table) for table, _ in self.managed_tables()]
 
     # ---- CREATE ----
 
@@ -275,7 +283,7 @@ class Lifecycle:
         properties = {
             **table_properties,
             **definition.to_properties(),
-            **_change_feed_properties(fmt.name),
+            **fmt.change_tracking_properties,
         }
         self.engine.sql(fmt.create_table_sql(table, list(definition.columns), properties))
         self.names.invalidate()
@@ -619,12 +627,6 @@ def _check_lag_order(
             " cannot be fresher than what it reads; use a lag of at least"
             f" {upstream_definition.target_lag_text}, or TARGET_LAG = DOWNSTREAM"
         )
-
-
-def _change_feed_properties(format_name: str) -> dict[str, str]:
-    if format_name == "delta":
-        return {"delta.enableChangeDataFeed": "true"}
-    return {}
 
 
 def _check_distinct_names(names: list[str]) -> None:

@@ -184,20 +184,10 @@ class Refresher:
             try:
                 self._incremental(table, definition, state, versions, fingerprints, result)
                 return
-            except (
-                CannotRefreshIncrementallyError
-            ) as why:  # this refresh recomputes instead, and says why
+            except CannotRefreshIncrementallyError as why:  # recomputed instead, and says why
                 result.action = Action.FULL
                 result.reason = f"FULL instead of INCREMENTAL: {why}"
-        watermark = Watermark(
-            refresh_id=result.query_id,
-            data_timestamp=result.data_timestamp.isoformat(),
-            sources=versions,
-            definition_hash=definition.definition_hash,
-            action=result.action,
-            definition=replace_definition,
-            fingerprints=fingerprints,
-        )
+        watermark = _watermark(result, definition, versions, fingerprints, replace_definition)
         rows_before = _count(session, table)
         fmt.overwrite(
             session,
@@ -232,14 +222,7 @@ class Refresher:
         previous = state.watermark
         session = self.engine.refresh_session
         result.action = Action.INCREMENTAL
-        watermark = Watermark(
-            refresh_id=result.query_id,
-            data_timestamp=result.data_timestamp.isoformat(),
-            sources=versions,
-            definition_hash=definition.definition_hash,
-            action=Action.INCREMENTAL,
-            fingerprints=fingerprints,
-        )
+        watermark = _watermark(result, definition, versions, fingerprints)
         change = IncrementalRefresh(
             session, fmt, table, definition, Versions(old=dict(previous.sources), new=versions)
         )
@@ -328,6 +311,25 @@ class Refresher:
             statement_id=statement_id,
         )
         self.system.record_refresh(record)
+
+
+def _watermark(
+    result: RefreshResult,
+    definition: Definition,
+    versions: dict[str, int | None],
+    fingerprints: dict[str, str],
+    replace_definition: dict[str, str] | None = None,
+) -> Watermark:
+    """The watermark a refresh commits with its rows."""
+    return Watermark(
+        refresh_id=result.query_id,
+        data_timestamp=result.data_timestamp.isoformat(),
+        sources=versions,
+        definition_hash=definition.definition_hash,
+        action=result.action,
+        definition=replace_definition,
+        fingerprints=fingerprints,
+    )
 
 
 @dataclass(frozen=True)

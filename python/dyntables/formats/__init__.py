@@ -36,6 +36,8 @@ class TableFormat(Protocol):
     supports_conditional_commit: bool
     # Whether incremental refresh (change feed + REPLACE WHERE commits) is implemented.
     supports_incremental: bool
+    # What a dynamic table is created with so that others can read its changes.
+    change_tracking_properties: dict[str, str]
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The table's latest version, or None before its first commit."""
@@ -91,6 +93,47 @@ class TableFormat(Protocol):
         """The table's properties."""
 
 
+def create_table_sql(
+    table: exp.Table, columns: list[tuple[str, str]], file_format: str, properties: dict[str, str]
+) -> str:
+    """``CREATE TABLE t (columns) USING <file_format> TBLPROPERTIES (...)``."""
+    create = exp.Create(
+        this=exp.Schema(
+            this=table.copy(),
+            expressions=[
+                exp.ColumnDef(
+                    this=exp.to_identifier(name, quoted=True),
+                    kind=exp.DataType.build(type_sql, dialect="spark"),
+                )
+                for name, type_sql in columns
+            ],
+        ),
+        kind="TABLE",
+        properties=exp.Properties(
+            expressions=[
+                exp.FileFormatProperty(this=exp.var(file_format)),
+                *property_list(properties),
+            ]
+        ),
+    )
+    return create.sql("spark")
+
+
+def ensure_properties(
+    table_format: TableFormat, session: Any, table: exp.Table, wanted: dict[str, str], what: str
+) -> str | None:
+    """Set ``wanted`` on the table unless it already has them; None when they are set,
+    else why they could not be (``what`` names the goal in that message)."""
+    properties = table_format.properties(session, table)
+    if all(properties.get(key, "").lower() == value.lower() for key, value in wanted.items()):
+        return None
+    try:
+        table_format.set_properties(session, table, wanted)
+    except Exception as failure:  # the engine's own error: recorded as the reason
+        return f"could not {what} on {table.sql('spark')}: {failure}"
+    return None
+
+
 def property_list(properties: dict[str, str]) -> list[exp.Expr]:
     """``'key'='value'`` pairs for TBLPROPERTIES and SET TBLPROPERTIES."""
     return [
@@ -121,4 +164,11 @@ def session_settings(session: Any, settings: dict[str, str | None]) -> Iterator[
                 session.conf.set(key, value)
 
 
-__all__ = ["Commit", "TableFormat", "property_list", "session_settings"]
+__all__ = [
+    "Commit",
+    "TableFormat",
+    "create_table_sql",
+    "ensure_properties",
+    "property_list",
+    "session_settings",
+]

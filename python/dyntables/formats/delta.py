@@ -15,11 +15,18 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables.formats import Commit, property_list, session_settings
+from dyntables.formats import (
+    Commit,
+    create_table_sql,
+    ensure_properties,
+    property_list,
+    session_settings,
+)
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
 OVERWRITE_SCHEMA_CONF = "sparkshim.write.overwriteSchema"
+CHANGE_DATA_FEED = {"delta.enableChangeDataFeed": "true"}
 
 # Operations that leave the rows as they were: a source commit of these is no new data.
 _NO_DATA_OPERATIONS = {
@@ -47,6 +54,7 @@ class DeltaFormat:
         self.embedded = embedded
         self.supports_conditional_commit = embedded
         self.supports_incremental = True
+        self.change_tracking_properties = CHANGE_DATA_FEED
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         latest = self.history(session, table, limit=1)
@@ -82,38 +90,14 @@ class DeltaFormat:
         return pinned
 
     def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
-        properties = self.properties(session, table)
-        if properties.get("delta.enableChangeDataFeed", "").lower() == "true":
-            return None
-        try:
-            self.set_properties(session, table, {"delta.enableChangeDataFeed": "true"})
-        except Exception as failure:  # the engine's own error: recorded as the reason
-            return f"could not enable the change data feed on {table.sql('spark')}: {failure}"
-        return None
+        return ensure_properties(
+            self, session, table, CHANGE_DATA_FEED, "enable the change data feed"
+        )
 
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
-        create = exp.Create(
-            this=exp.Schema(
-                this=table.copy(),
-                expressions=[
-                    exp.ColumnDef(
-                        this=exp.to_identifier(name, quoted=True),
-                        kind=exp.DataType.build(type_sql, dialect="spark"),
-                    )
-                    for name, type_sql in columns
-                ],
-            ),
-            kind="TABLE",
-            properties=exp.Properties(
-                expressions=[
-                    exp.FileFormatProperty(this=exp.var("DELTA")),
-                    *property_list(properties),
-                ]
-            ),
-        )
-        return create.sql("spark")
+        return create_table_sql(table, columns, "DELTA", properties)
 
     def overwrite(
         self,

@@ -22,7 +22,13 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.errors import DynamicTableError
-from dyntables.formats import Commit, property_list, session_settings
+from dyntables.formats import (
+    Commit,
+    create_table_sql,
+    ensure_properties,
+    property_list,
+    session_settings,
+)
 
 WAP_ID_CONF = "spark.wap.id"
 # A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes, and
@@ -89,6 +95,7 @@ class IcebergFormat:
     supports_conditional_commit = True
     # Incremental refresh on Iceberg (changelog views, MERGE commits) is not built yet.
     supports_incremental = False
+    change_tracking_properties = COPY_ON_WRITE
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The ``main`` branch's snapshot (the ``refs`` table); None before any snapshot.
@@ -152,39 +159,16 @@ class IcebergFormat:
     def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
         """Make the table copy-on-write: Iceberg's changelog is always there, but
         ``create_changelog_view`` fails on merge-on-read tables."""
-        properties = self.properties(session, table)
-        if all(properties.get(key) == value for key, value in COPY_ON_WRITE.items()):
-            return None
-        try:
-            self.set_properties(session, table, COPY_ON_WRITE)
-        except Exception as failure:  # the engine's own error: recorded as the reason
-            return f"could not make {table.sql('spark')} copy-on-write: {failure}"
-        return None
+        return ensure_properties(
+            self, session, table, COPY_ON_WRITE, "set the copy-on-write write modes"
+        )
 
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
         """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
-        create = exp.Create(
-            this=exp.Schema(
-                this=table.copy(),
-                expressions=[
-                    exp.ColumnDef(
-                        this=exp.to_identifier(name, quoted=True),
-                        kind=exp.DataType.build(type_sql, dialect="spark"),
-                    )
-                    for name, type_sql in columns
-                ],
-            ),
-            kind="TABLE",
-            properties=exp.Properties(
-                expressions=[
-                    exp.FileFormatProperty(this=exp.var("ICEBERG")),
-                    *property_list({**properties, **WAP_ENABLED, **COPY_ON_WRITE}),
-                ]
-            ),
-        )
-        return create.sql("spark")
+        wanted = {**properties, **WAP_ENABLED, **COPY_ON_WRITE}
+        return create_table_sql(table, columns, "ICEBERG", wanted)
 
     def overwrite(
         self,
