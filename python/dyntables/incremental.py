@@ -30,7 +30,13 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, table_key
+from dyntables.aggregates import (
+    MergeableAggregate,
+    added_value,
+    mergeable_aggregates,
+    merged_value,
+)
+from dyntables.catalog import Definition, key_to_table, table_key
 from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.formats import TableFormat
@@ -136,8 +142,13 @@ class ChangeDeriver:
     """Builds the signed change query of a query over pinned sources."""
 
     def __init__(
-        self, fmt: TableFormat, versions: Versions, columns_of: Callable[[str], list[str]]
+        self,
+        session: Any,
+        fmt: TableFormat,
+        versions: Versions,
+        columns_of: Callable[[str], list[str]],
     ) -> None:
+        self.session = session
         self.fmt = fmt
         self.versions = versions
         self.columns_of = columns_of
@@ -196,30 +207,9 @@ class ChangeDeriver:
             raise CannotRefreshIncrementallyError(
                 f"{key} has no version range to read changes from"
             )
-        change_type = exp.column("_change_type")
-        sign = exp.Case(
-            ifs=[
-                exp.If(
-                    this=change_type.isin(
-                        exp.Literal.string("insert"), exp.Literal.string("update_postimage")
-                    ),
-                    true=exp.Literal.number(1),
-                )
-            ],
-            default=exp.Literal.number(-1),
+        return self.fmt.changes(
+            self.session, key_to_table(key), self.columns_of(key), old, new, SIGN
         )
-        feed = exp.Table(
-            this=exp.Anonymous(
-                this="table_changes",
-                expressions=[
-                    exp.Literal.string(key),
-                    exp.Literal.number(old + 1),
-                    exp.Literal.number(new),
-                ],
-            )
-        )
-        columns = [exp.column(name, quoted=True) for name in self.columns_of(key)]
-        return exp.select(*columns, exp.alias_(sign, SIGN)).from_(feed)
 
     def select_change(self, select: exp.Select) -> exp.Query | None:
         check_linear_select(select)
@@ -441,11 +431,21 @@ def unsupported_reason(definition: Definition) -> str | None:
     return None
 
 
+def merges_groups(definition: Definition) -> bool:
+    """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
+    change arithmetic, so that groups that only gain rows are updated without a rescan."""
+    tree = inline_ctes(parse_query(definition.query))
+    if not isinstance(tree, exp.Select):
+        return False
+    keys = group_keys(tree)
+    return keys is not None and mergeable_aggregates(tree, {name for _, name in keys}) is not None
+
+
 class _StructureCheck(ChangeDeriver):
     """Walks a query as ``change`` would, to find what is not incremental, without versions."""
 
     def __init__(self, versions: Versions) -> None:
-        super().__init__(fmt=None, versions=versions, columns_of=lambda key: [])  # type: ignore[arg-type]
+        super().__init__(None, None, versions, lambda key: [])  # type: ignore[arg-type]
 
     def change_structure(self, tree: exp.Expr) -> None:
         if isinstance(tree, exp.Union):
@@ -498,7 +498,7 @@ class IncrementalRefresh:
         self.table = table
         self.definition = definition
         self.columns = list(definition.columns)
-        self.deriver = ChangeDeriver(fmt, versions, self._columns_of)
+        self.deriver = ChangeDeriver(session, fmt, versions, self._columns_of)
 
     def _columns_of(self, key: str) -> list[str]:
         return list(Engine.schema_of(self.session, key).names)
@@ -599,8 +599,7 @@ class IncrementalRefresh:
         added = self._count(
             exp.select(exp.func("sum", exp.column("net"))).from_(_aliased(net, "n"))
         )
-        insert = exp.Insert(this=self.table.copy(), expression=rows)
-        self.fmt.commit(self.session, spark(insert), watermark, expected)
+        self.fmt.append(self.session, self.table, rows, watermark, expected)
         return Applied(added, 0, committed=True)
 
     def _counts(self, touched: exp.Expr) -> dict[tuple[Any, ...], int]:
@@ -646,22 +645,33 @@ class IncrementalRefresh:
         watermark: str,
         expected: int | None,
     ) -> Applied:
+        """Rewrite the affected groups: those that only gained rows by change arithmetic
+        (``aggregates.py``) where every aggregate allows it, the others by recomputing
+        them from the sources at their new versions."""
         key_types = dict(self.columns)
         key_columns = [(name, key_types[name]) for _, name in keys]
+        mergeable = mergeable_aggregates(tree, {name for _, name in keys})
+        arguments = [
+            exp.alias_(aggregate.argument.copy(), aggregate.column, quoted=True)
+            for aggregate in mergeable or []
+            if aggregate.argument is not None
+        ]
         grouped_input = tree.copy()
         for arg in ("group", "having", "distinct", "order", "limit"):
             grouped_input.set(arg, None)
         grouped_input.set(
-            "expressions", [exp.alias_(expression, name, quoted=True) for expression, name in keys]
+            "expressions",
+            [*[exp.alias_(expression, name, quoted=True) for expression, name in keys], *arguments],
         )
         delta = self.deriver.change(grouped_input)
         if delta is None:
             return Applied(0, 0, committed=False)
-        renamed = _with_columns(delta, [name for _, name in keys])
+        renamed = _with_columns(delta, [*[name for _, name in keys], *[a.alias for a in arguments]])
+        lowest_sign = exp.func("min", exp.column(SIGN))
         affected = (
-            exp.select(*[collectable(n, t) for n, t in key_columns])
+            exp.select(*[collectable(n, t) for n, t in key_columns], lowest_sign)
             .from_(renamed)
-            .distinct()
+            .group_by(*[exp.column(n, quoted=True) for n, _ in key_columns])
             .limit(MAX_TOUCHED + 1)
         )
         groups = [tuple(row) for row in self.session.sql(spark(affected)).collect()]
@@ -669,25 +679,82 @@ class IncrementalRefresh:
             return Applied(0, 0, committed=False)
         if len(groups) > MAX_TOUCHED:
             raise CannotRefreshIncrementallyError(f"more than {MAX_TOUCHED} groups changed")
-        touched = touched_rows(key_columns, groups)
-        recomputed = (
-            exp.select("*")
-            .from_(
-                exp.Subquery(
-                    this=self.deriver.at(exp.Subquery(this=tree), "new").this,
-                    alias=exp.TableAlias(this=exp.to_identifier("q")),
+        grown = [group[:-1] for group in groups if mergeable is not None and group[-1] > 0]
+        others = [group[:-1] for group in groups if mergeable is None or group[-1] < 0]
+        parts: list[exp.Query] = []
+        if grown:
+            assert mergeable is not None
+            parts.append(
+                self._merged_groups(
+                    renamed, key_columns, mergeable, touched_rows(key_columns, grown)
                 )
             )
-            .where(touched.copy())
-        )
+        if others:
+            recomputed = exp.Subquery(
+                this=self.deriver.at(exp.Subquery(this=tree), "new").this,
+                alias=exp.TableAlias(this=exp.to_identifier("q")),
+            )
+            parts.append(exp.select("*").from_(recomputed).where(touched_rows(key_columns, others)))
+        rows = parts[0]
+        for part in parts[1:]:
+            rows = exp.union(rows, part, distinct=False)
+        touched = touched_rows(key_columns, [group[:-1] for group in groups])
         # Counted on the table before and after, not by running the recompute twice.
         in_groups = (
             exp.select(exp.func("count", exp.Star())).from_(self.table.copy()).where(touched)
         )
         deleted = self._count(in_groups)
-        self._replace_where(touched.copy(), recomputed, watermark, expected)
+        self._replace_where(touched.copy(), rows, watermark, expected)
         inserted = self._count(in_groups)
         return Applied(inserted, deleted, committed=True)
+
+    def _merged_groups(
+        self,
+        renamed: exp.Subquery,
+        key_columns: list[tuple[str, str]],
+        aggregates: list[MergeableAggregate],
+        grown: exp.Expr,
+    ) -> exp.Query:
+        """The new rows of groups that only gained rows: each aggregate's value in the
+        table (none for a new group) merged with its value over the added rows."""
+        key_names = [name for name, _ in key_columns]
+        added = (
+            exp.select(
+                *[exp.column(n, quoted=True) for n in key_names],
+                *[added_value(aggregate) for aggregate in aggregates],
+            )
+            .from_(renamed.copy())
+            .group_by(*[exp.column(n, quoted=True) for n in key_names])
+            .having(
+                exp.GT(this=exp.func("min", exp.column(SIGN)), expression=exp.Literal.number(0))
+            )
+        )
+        held = exp.select("*").from_(self.table.copy()).where(grown)
+        on = exp.and_(
+            *[
+                exp.NullSafeEQ(
+                    this=exp.column(n, table="o", quoted=True),
+                    expression=exp.column(n, table="n", quoted=True),
+                )
+                for n in key_names
+            ]
+        )
+        by_output = {aggregate.output: aggregate for aggregate in aggregates}
+        values: list[exp.Expr] = []
+        for name, type_sql in self.columns:
+            value: exp.Expr = exp.column(name, table="n", quoted=True)
+            if name in by_output:
+                old = exp.column(name, table="o", quoted=True)
+                value = exp.cast(
+                    merged_value(by_output[name], old, value),
+                    exp.DataType.build(type_sql, dialect="spark"),
+                )
+            values.append(exp.alias_(value, name, quoted=True))
+        return (
+            exp.select(*values)
+            .from_(_aliased(added, "n"))
+            .join(_aliased(held, "o"), on=on, join_type="left")
+        )
 
     def _count(self, query: exp.Query) -> int:
         return int(self.session.sql(spark(query)).collect()[0][0])
@@ -697,5 +764,4 @@ class IncrementalRefresh:
     def _replace_where(
         self, predicate: exp.Expr, rows: exp.Query, watermark: str, expected: int | None
     ) -> None:
-        insert = exp.Insert(this=self.table.copy(), expression=rows, where=predicate)
-        self.fmt.commit(self.session, spark(insert), watermark, expected)
+        self.fmt.replace_where(self.session, self.table, predicate, rows, watermark, expected)

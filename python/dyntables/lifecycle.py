@@ -30,7 +30,12 @@ from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SystemTables
-from dyntables.incremental import INCREMENTAL_KINDS, RESCANNING_KINDS, unsupported_reason
+from dyntables.incremental import (
+    INCREMENTAL_KINDS,
+    RESCANNING_KINDS,
+    merges_groups,
+    unsupported_reason,
+)
 from dyntables.planner import NotIncrementalError, Plan, plan_refresh
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
 from dyntables.statements import (
@@ -357,9 +362,9 @@ class Lifecycle:
                 raise NotIncrementalError("UNSUPPORTED_OPERATOR", limit, limit)
             return Plan("FULL", "UNSUPPORTED_OPERATOR", limit, plan.operators)
         rescanning = [op for op in plan.operators if op.kind in RESCANNING_KINDS]
-        if requested == "AUTO" and rescanning:
-            # Recomputing the affected groups rescans the sources: no cheaper than a full
-            # refresh until aggregates are maintained by change arithmetic.
+        if requested == "AUTO" and rescanning and not merges_groups(definition):
+            # Recomputing the affected groups rescans the sources, at about the cost of a
+            # full refresh; aggregates that merge by change arithmetic do not rescan on appends.
             return Plan(
                 "FULL",
                 "FULL_IS_CHEAPER",
@@ -601,7 +606,8 @@ class Lifecycle:
 
 _RESCAN_REASON = (
     "{} would recompute the affected groups by scanning the sources again, which costs"
-    " about as much as a full refresh; write REFRESH_MODE = INCREMENTAL to use it anyway"
+    " about as much as a full refresh (only COUNT, SUM, MIN and MAX, without HAVING, are"
+    " maintained by change arithmetic); write REFRESH_MODE = INCREMENTAL to use it anyway"
 )
 
 

@@ -26,7 +26,7 @@ COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "re
 
 
 def deriver(old: dict[str, int | None], new: dict[str, int | None]) -> ChangeDeriver:
-    return ChangeDeriver(DeltaFormat(embedded=True), Versions(old, new), COLUMNS.__getitem__)
+    return ChangeDeriver(None, DeltaFormat(embedded=True), Versions(old, new), COLUMNS.__getitem__)
 
 
 def change_sql(query: str, old: dict[str, int | None], new: dict[str, int | None]) -> str:

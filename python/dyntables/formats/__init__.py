@@ -34,7 +34,7 @@ class TableFormat(Protocol):
     name: str
     # Whether a refresh commit can be made conditional on the version it read.
     supports_conditional_commit: bool
-    # Whether incremental refresh (change feed + REPLACE WHERE commits) is implemented.
+    # Whether incremental refresh (``changes``, ``append``, ``replace_where``) is implemented.
     supports_incremental: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
@@ -70,10 +70,33 @@ class TableFormat(Protocol):
     ) -> None:
         """Replace the table's rows with ``query``'s in one commit carrying ``watermark``."""
 
-    def commit(
-        self, session: Any, statement: str, watermark: str, expected_version: int | None
+    def changes(
+        self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
+    ) -> exp.Query:
+        """The rows that changed after version ``old`` up to ``new``: ``columns`` and ``sign``
+        (+1 for a row added, -1 for a row removed; an update is both)."""
+
+    def append(
+        self,
+        session: Any,
+        table: exp.Table,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
     ) -> None:
-        """Run one writing statement as a refresh commit carrying ``watermark``."""
+        """Add ``rows`` in one commit carrying ``watermark``."""
+
+    def replace_where(
+        self,
+        session: Any,
+        table: exp.Table,
+        predicate: exp.Expr,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """Remove the rows matching ``predicate`` and add ``rows``, in one commit carrying
+        ``watermark``; ``rows`` may read the table as it was before."""
 
     def watermark(self, commit: Commit) -> str | None:
         """The watermark a refresh commit carries, if this commit is one."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from dyntables.catalog import table_key
 from dyntables.formats import (
     Commit,
     create_table_sql,
@@ -133,14 +134,64 @@ class DeltaFormat:
         with session_settings(session, settings):
             session.sql(statement.sql("spark"))
 
-    def commit(
-        self, session: Any, statement: str, watermark: str, expected_version: int | None
+    def changes(
+        self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
+    ) -> exp.Query:
+        """The change data feed (``table_changes``); an update is its pre-image (removed)
+        and its post-image (added)."""
+        change_type = exp.column("_change_type")
+        added = change_type.isin(
+            exp.Literal.string("insert"), exp.Literal.string("update_postimage")
+        )
+        signed = exp.Case(
+            ifs=[exp.If(this=added, true=exp.Literal.number(1))], default=exp.Literal.number(-1)
+        )
+        feed = exp.Table(
+            this=exp.Anonymous(
+                this="table_changes",
+                expressions=[
+                    exp.Literal.string(table_key(table)),
+                    exp.Literal.number(old + 1),
+                    exp.Literal.number(new),
+                ],
+            )
+        )
+        selected = [exp.column(name, quoted=True) for name in columns]
+        return exp.select(*selected, exp.alias_(signed, sign)).from_(feed)
+
+    def append(
+        self,
+        session: Any,
+        table: exp.Table,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        insert = exp.Insert(this=table.copy(), expression=rows.copy())
+        self._commit(session, insert, watermark, expected_version)
+
+    def replace_where(
+        self,
+        session: Any,
+        table: exp.Table,
+        predicate: exp.Expr,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """``INSERT INTO t REPLACE WHERE predicate SELECT …``: Delta checks that every
+        row written matches the predicate."""
+        insert = exp.Insert(this=table.copy(), expression=rows.copy(), where=predicate.copy())
+        self._commit(session, insert, watermark, expected_version)
+
+    def _commit(
+        self, session: Any, statement: exp.Expr, watermark: str, expected_version: int | None
     ) -> None:
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
         if self.embedded and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         with session_settings(session, settings):
-            session.sql(statement)
+            session.sql(statement.sql("spark"))
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata

@@ -277,10 +277,31 @@ class IcebergFormat:
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
 
-    def commit(
-        self, session: Any, statement: str, watermark: str, expected_version: int | None
+    def changes(
+        self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
+    ) -> exp.Query:
+        raise NotImplementedError("incremental refresh on Iceberg is not built yet")
+
+    def append(
+        self,
+        session: Any,
+        table: exp.Table,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
     ) -> None:
-        raise NotImplementedError("incremental refresh commits on Iceberg are not built yet")
+        raise NotImplementedError("incremental refresh on Iceberg is not built yet")
+
+    def replace_where(
+        self,
+        session: Any,
+        table: exp.Table,
+        predicate: exp.Expr,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        raise NotImplementedError("incremental refresh on Iceberg is not built yet")
 
     def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
         """Commit an empty append whose summary carries ``watermark`` as ``wap.id``.
