@@ -66,7 +66,7 @@ def test_a_refresh_never_overwrites_a_commit_it_did_not_read(
     dt: DynamicTables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fmt = dt.engine.table_format
-    real = {"overwrite": fmt.overwrite, "commit": fmt.commit}
+    real = {"overwrite": fmt.overwrite, "append": fmt.append, "replace_where": fmt.replace_where}
 
     def after_a_concurrent_commit(name: str) -> Any:
         def write(*args: object, **kwargs: object) -> None:
