@@ -354,7 +354,7 @@ class Lifecycle:
         )
         if plan.mode != "INCREMENTAL":
             return plan
-        limit = unsupported_reason(definition)
+        limit = unsupported_reason(definition, self._source_columns)
         if not fmt.supports_incremental:
             limit = f"incremental refresh of {fmt.name} tables is not built yet"
         if limit is not None:
@@ -372,6 +372,9 @@ class Lifecycle:
                 plan.operators,
             )
         return plan
+
+    def _source_columns(self, key: str) -> list[str]:
+        return list(self.engine.schema_of(self.engine.refresh_session, key).names)
 
     def explain(self, name: TableName) -> Plan:
         """How an existing dynamic table refreshes: its recorded mode and reason, with the

@@ -53,7 +53,7 @@ STRATEGIES: Mapping[str, str] = {
     "UNION_ALL": "union of each side's changes",
     "INNER_JOIN": "ΔL ⋈ R + L ⋈ ΔR",
     "CROSS_JOIN": "ΔL × R + L × ΔR",  # noqa: RUF001 (the product sign is meant)
-    "OUTER_JOIN": "ΔL ⋈ R + L ⋈ ΔR, plus NULL-padded rows for changed keys without a match",
+    "OUTER_JOIN": "recompute the join keys either side's change touches",
     "GROUP_BY": "recompute the affected groups",
     "SCALAR_AGGREGATE": "recompute the aggregate whenever its input changes",
     "DISTINCT": "recompute the affected distinct rows",

@@ -1,0 +1,113 @@
+"""Incremental refresh rules with a visible effect beyond the result (which the property
+tests compare with a full recompute): what a refresh reads, and when it falls back."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dyntables import DynamicTables, changes, incremental
+
+pytestmark = pytest.mark.embedded
+
+BY_STATUS = (
+    "SELECT status, count(*) AS n, sum(amount) AS total, min(amount) AS lo,"
+    " max(amount) AS hi, count(note) AS noted FROM orders GROUP BY status"
+)
+
+
+@pytest.fixture
+def dt(tmp_path: Path) -> DynamicTables:
+    tables = DynamicTables(warehouse=tmp_path / "warehouse")
+    tables.sql(
+        "CREATE TABLE orders (order_id INT, amount DECIMAL(8, 2), status STRING, note STRING)"
+    )
+    tables.sql(
+        "INSERT INTO orders VALUES (1, 10.00, 'paid', NULL), (2, NULL, 'open', NULL),"
+        " (3, 7.00, 'paid', 'x')"
+    )
+    tables.sql(f"CREATE DYNAMIC TABLE by_status TARGET_LAG = '1 minute' AS {BY_STATUS}")
+    return tables
+
+
+@pytest.fixture
+def statements(dt: DynamicTables, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement the refreshes run, as text."""
+    session = dt.engine.refresh_session
+    seen: list[str] = []
+    real = session.sql
+
+    def recording(text: str, *args: Any, **kwargs: Any) -> Any:
+        seen.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(session, "sql", recording)
+    return seen
+
+
+def _reads_a_version(statement: str) -> bool:
+    return re.search(r"orders`? VERSION AS OF", statement) is not None
+
+
+def _rows(dt: DynamicTables, sql: str) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(row) for row in dt.sql(sql).collect())
+
+
+def test_auto_makes_a_group_by_of_mergeable_aggregates_incremental(dt: DynamicTables) -> None:
+    shown = dt.sql("SHOW DYNAMIC TABLES LIKE 'by_status'").collect()[0]
+    assert shown.refresh_mode == "INCREMENTAL"
+    dt.sql(
+        "CREATE DYNAMIC TABLE means TARGET_LAG = '1 minute'"
+        " AS SELECT status, avg(order_id) AS mean FROM orders GROUP BY status"
+    )
+    shown = dt.sql("SHOW DYNAMIC TABLES LIKE 'means'").collect()[0]
+    assert (shown.refresh_mode, shown.refresh_mode_reason.split(":")[0]) == (
+        "FULL",
+        "FULL_IS_CHEAPER",
+    )
+
+
+def test_appends_merge_into_their_groups_without_reading_the_sources(
+    dt: DynamicTables, statements: list[str]
+) -> None:
+    # A new group, a group whose SUM/MIN/MAX were NULL, a group that grows.
+    dt.sql(
+        "INSERT INTO orders VALUES (4, 1.00, 'new', 'y'), (5, 3.00, 'open', NULL),"
+        " (6, 12.50, 'paid', NULL), (7, NULL, 'paid', 'z')"
+    )
+    refreshed = dt.sql("ALTER DYNAMIC TABLE by_status REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM by_status") == _rows(dt, BY_STATUS)
+    assert not [text for text in statements if _reads_a_version(text)], statements
+
+
+def test_a_group_that_lost_rows_is_recomputed_from_the_sources(
+    dt: DynamicTables, statements: list[str]
+) -> None:
+    dt.sql("DELETE FROM orders WHERE order_id = 3")
+    dt.sql("INSERT INTO orders VALUES (8, 2.00, 'open', NULL)")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE by_status REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM by_status") == _rows(dt, BY_STATUS)
+    assert [text for text in statements if _reads_a_version(text)], statements
+
+
+def test_more_touched_keys_than_the_cap_refresh_in_full_and_say_why(
+    dt: DynamicTables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(changes, "MAX_TOUCHED", 1)
+    monkeypatch.setattr(incremental, "MAX_TOUCHED", 1)
+    query = "SELECT order_id, rank() OVER (PARTITION BY status ORDER BY order_id) AS r FROM orders"
+    dt.sql(f"CREATE DYNAMIC TABLE ranked TARGET_LAG = '1 minute' AS {query}")
+    dt.sql("INSERT INTO orders VALUES (9, 1.00, 'open', NULL)")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE ranked REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"  # one partition touched
+    dt.sql("INSERT INTO orders VALUES (10, 1.00, 'open', NULL), (11, 1.00, 'paid', NULL)")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE ranked REFRESH").collect()[0]
+    assert refreshed.action == "FULL"
+    assert refreshed.reason == "FULL instead of INCREMENTAL: more than 1 keys changed"
+    assert _rows(dt, "SELECT * FROM ranked") == _rows(dt, query)
