@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,6 +78,58 @@ def check_expected_version(location: Path, options: CommitOptions) -> None:
 
 
 def open_table(location: Path, version: int | None = None) -> DeltaTable:
+    """The table at its latest version (or at ``version``).
+
+    Opening replays the log from the last checkpoint, tens of milliseconds on a busy
+    table, and one statement opens a table several times; so each thread keeps the tables
+    it opened and brings them up to date with ``update_incremental`` (reads only the new
+    commits). A kept table is reopened when its log was recreated (a dropped and recreated
+    table): its first commit file is no longer the one it was opened from. Callers must not
+    move a returned table to another version (``load_as_version``): it is shared.
+    """
+    if version is not None:
+        return _open(location, version)
+    kept: OrderedDict[str, tuple[DeltaTable, tuple[int, int]]] = _thread_tables()
+    key = str(location)
+    identity = _log_identity(location)
+    entry = kept.get(key)
+    if entry is not None and identity is not None and entry[1] == identity:
+        table = entry[0]
+        table.update_incremental()
+        kept.move_to_end(key)
+        return table
+    table = _open(location, None)
+    if identity is not None:
+        kept[key] = (table, identity)
+        while len(kept) > _KEPT_TABLES:
+            kept.popitem(last=False)
+    return table
+
+
+# How many opened tables each thread keeps up to date.
+_KEPT_TABLES = 64
+_opened = threading.local()
+
+
+def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[int, int]]]:
+    # Per thread: a delta-rs table object is not safe to update from two threads at once.
+    tables = getattr(_opened, "tables", None)
+    if tables is None:
+        tables = _opened.tables = OrderedDict()
+    return tables
+
+
+def _log_identity(location: Path) -> tuple[int, int] | None:
+    """The inode and modification time of the table's first commit file, None when it is
+    missing (log cleanup removed it, or there is no table): then nothing is kept."""
+    try:
+        first = os.stat(location / "_delta_log" / "00000000000000000000.json")
+    except OSError:
+        return None
+    return (first.st_ino, first.st_mtime_ns)
+
+
+def _open(location: Path, version: int | None) -> DeltaTable:
     try:
         return DeltaTable(str(location), version=version)
     except TableNotFoundError as missing:
@@ -84,7 +138,7 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
 
 def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
     """The table as of ``timestamp`` (naive means UTC): its latest commit at or before it."""
-    table = open_table(location)
+    table = _open(location, None)  # its own object: it is moved to another version
     if timestamp.tzinfo is None:
         timestamp = timestamp.replace(tzinfo=timezone.utc)
     first_commit = min(commit["timestamp"] for commit in table.history())

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from deltalake import DeltaTable
 from sqlglot import exp
 
 from sparkshim import delta
@@ -351,7 +350,7 @@ def apply_actions(
     if delta.already_committed(location, options):
         return
     delta.check_expected_version(location, options)
-    table = DeltaTable(str(location))
+    table = delta.open_table(location)
     (
         table.merge(
             action_table,

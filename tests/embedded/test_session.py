@@ -50,6 +50,23 @@ def test_a_second_session_on_the_same_warehouse_sees_the_same_tables(
     assert other.catalog.tableExists("t")
 
 
+def test_a_table_dropped_and_recreated_elsewhere_is_read_anew(
+    spark: ShimSession, tmp_path: Path
+) -> None:
+    # This thread keeps the table it opened and only reads new commits; a table dropped
+    # and recreated (here by another session) has a new log and must be opened again.
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1), (2), (3)")
+    assert spark.sql("SELECT count(*) AS n FROM t").collect() == [Row(n=3)]
+    other = ShimSession(warehouse=tmp_path / "warehouse")
+    other.sql("DROP TABLE t")
+    other.sql("CREATE TABLE t (name STRING)")
+    other.sql("INSERT INTO t VALUES ('x')")
+    assert spark.sql("SELECT * FROM t").collect() == [Row(name="x")]
+    other.sql("INSERT INTO t VALUES ('y')")
+    assert sorted(spark.sql("SELECT * FROM t").collect()) == [Row(name="x"), Row(name="y")]
+
+
 def test_insert_select_overwrite_and_column_lists(spark: ShimSession) -> None:
     spark.sql("CREATE TABLE t (id BIGINT, amount DECIMAL(10, 2), note STRING)")
     spark.sql("INSERT INTO t VALUES (1, 1.5, 'x')")
