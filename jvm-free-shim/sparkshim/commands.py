@@ -421,6 +421,9 @@ def describe_history(location: Path, limit: int | None = None) -> pa.Table:
             "userMetadata": pa.array(
                 [commit.get("userMetadata") for commit in commits], pa.string()
             ),
+            "operationMetrics": [
+                delta.spark_metrics(commit.get("operationMetrics") or {}) for commit in commits
+            ],
         },
         schema=pa.schema(
             [
@@ -429,6 +432,7 @@ def describe_history(location: Path, limit: int | None = None) -> pa.Table:
                 ("operation", pa.string()),
                 ("operationParameters", pa.map_(pa.string(), pa.string())),
                 ("userMetadata", pa.string()),
+                ("operationMetrics", pa.map_(pa.string(), pa.string())),
             ]
         ),
     )

@@ -266,6 +266,21 @@ def history(location: Path, limit: int | None = None) -> list[dict[str, Any]]:
     return list(open_table(location).history(limit))
 
 
+# delta-rs metric names whose Spark (Delta Lake) name is not their camelCase form.
+_SPARK_METRIC_NAMES = {"num_added_rows": "numOutputRows", "num_added_files": "numAddedFiles"}
+
+
+def spark_metrics(metrics: dict[str, Any]) -> dict[str, str]:
+    """A commit's ``operationMetrics`` as Delta on Spark names them (``numOutputRows``,
+    ``numDeletedRows``, ``numTargetRowsUpdated``, …), values as text."""
+    named: dict[str, str] = {}
+    for key, value in metrics.items():
+        head, *rest = str(key).split("_")
+        name = _SPARK_METRIC_NAMES.get(str(key), head + "".join(p.title() for p in rest))
+        named[name] = str(value)
+    return named
+
+
 def changes(location: Path, start: int, end: int | None) -> pa.Table:
     """Delta's change data feed between two versions (inclusive), with ``_change_type``,
     ``_commit_version`` and ``_commit_timestamp`` as Spark's ``table_changes`` returns."""

@@ -231,8 +231,8 @@ class DynamicTables:
     def _rewrite_information_schema(self, tree: exp.Expr) -> bool:
         changed = False
         for reference in list(tree.find_all(exp.Table)):
-            call = reference.this
-            if not (isinstance(reference.db, str) and reference.db.lower() == "information_schema"):
+            call = _table_function_call(reference)
+            if call is None:
                 continue
             if (
                 isinstance(call, exp.Anonymous)
@@ -444,3 +444,18 @@ def _first_line(failure: BaseException) -> str:
 
 
 __all__ = ["DynamicTables"]
+
+
+def _table_function_call(reference: exp.Table) -> exp.Expr | None:
+    """What an ``information_schema`` reference names: ``information_schema.f(…)``,
+    Snowflake's ``TABLE(information_schema.f(…))``, or a view's name; None for others."""
+    call: exp.Expr = reference.this
+    if isinstance(call, exp.Anonymous) and call.name.upper() == "TABLE":
+        inner = call.expressions[0] if len(call.expressions) == 1 else None
+        if isinstance(inner, exp.Dot) and inner.this.name.lower() == "information_schema":
+            named: exp.Expr = inner.expression
+            return named
+        return None
+    if isinstance(reference.db, str) and reference.db.lower() == "information_schema":
+        return call
+    return None

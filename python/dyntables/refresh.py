@@ -27,6 +27,12 @@ from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
 from dyntables.incremental import CannotRefreshIncrementallyError, IncrementalRefresh, Versions
 
 WATERMARK_MARKER = "dyntables"
+# An incremental refresh becomes full when the sources' change feeds hold more than this
+# fraction of their rows (measured: above about a fifth, recomputing is as fast, and it
+# rewrites the table in one pass), unless the sources are smaller than COST_RULE_MIN_ROWS,
+# where either way is cheap.
+FULL_REFRESH_FRACTION = 0.2
+COST_RULE_MIN_ROWS = 10_000
 
 
 class Trigger:
@@ -172,7 +178,8 @@ class Refresher:
         if reason is None and state.foreign_changes:
             # Something wrote to the table outside a refresh: its rows are not the query's.
             reason = "TABLE_CHANGED_OUTSIDE_A_REFRESH"
-        if reason is None and previous is not None and not self.sources_changed(previous, versions):
+        moved = self.new_commits(previous, versions) if previous is not None else {}
+        if reason is None and previous is not None and not _changes_data(moved):
             result.action = Action.NO_DATA
             result.table_version = state.table_version
             self._keep_watermark_readable(table, previous, state.committed_at)
@@ -181,12 +188,15 @@ class Refresher:
             result.action = Action.REINITIALIZE
             result.reason = reason
         if reason is None and previous is not None and definition.refresh_mode == "INCREMENTAL":
-            try:
-                self._incremental(table, definition, state, versions, fingerprints, result)
-                return
-            except CannotRefreshIncrementallyError as why:  # recomputed instead, and says why
-                result.action = Action.FULL
-                result.reason = f"FULL instead of INCREMENTAL: {why}"
+            why_full = self._too_large_for_incremental(moved, versions)
+            if why_full is None:
+                try:
+                    self._incremental(table, definition, state, versions, fingerprints, result)
+                    return
+                except CannotRefreshIncrementallyError as why:  # recomputed instead
+                    why_full = str(why)
+            result.action = Action.FULL
+            result.reason = f"FULL instead of INCREMENTAL: {why_full}"
         watermark = _watermark(result, definition, versions, fingerprints, replace_definition)
         rows_before = _count(session, table)
         fmt.overwrite(
@@ -257,18 +267,52 @@ class Refresher:
 
     def sources_changed(self, previous: Watermark, versions: dict[str, int | None]) -> bool:
         """Whether any source has a data-changing commit since the watermark."""
+        return _changes_data(self.new_commits(previous, versions))
+
+    def new_commits(
+        self, previous: Watermark, versions: dict[str, int | None]
+    ) -> dict[str, list[Commit] | None]:
+        """For each source that moved since the watermark, its commits since (newest
+        first); None for a source the watermark does not know or whose version there is
+        gone from its history."""
         fmt = self.engine.table_format
+        moved: dict[str, list[Commit] | None] = {}
         for key, version in versions.items():
             if key not in previous.sources:
-                return True
-            seen = previous.sources[key]
-            if version == seen:
-                continue
-            commits = fmt.history(self.engine.refresh_session, key_to_table(key))
-            newer = _commits_after(commits, seen)
-            if newer is None or any(commit.changes_data for commit in newer):
-                return True
-        return False
+                moved[key] = None
+            elif version != previous.sources[key]:
+                commits = fmt.history(self.engine.refresh_session, key_to_table(key))
+                moved[key] = _commits_after(commits, previous.sources[key])
+        return moved
+
+    def _too_large_for_incremental(
+        self, moved: dict[str, list[Commit] | None], versions: dict[str, int | None]
+    ) -> str | None:
+        """Why a full refresh is cheaper, when the sources' change feeds hold more than
+        ``FULL_REFRESH_FRACTION`` of their rows (counted from the commits' metrics; no
+        decision when a commit does not say how many rows it changed)."""
+        changed = 0
+        for commits in moved.values():
+            counts = [c.changed_rows for c in commits or [] if c.changes_data]
+            if commits is None or None in counts:
+                return None
+            changed += sum(count for count in counts if count is not None)
+        if changed < FULL_REFRESH_FRACTION * COST_RULE_MIN_ROWS:
+            return None  # too few to matter, whatever the sources' size
+        session = self.engine.refresh_session
+        fmt = self.engine.table_format
+        total = 0
+        for key, version in versions.items():
+            if version is not None:
+                pinned = fmt.pinned(key_to_table(key), version)
+                total += _count(session, pinned)
+        if total < COST_RULE_MIN_ROWS or changed <= FULL_REFRESH_FRACTION * total:
+            return None
+        return (
+            f"the sources' change feeds hold {changed:,} rows, {changed / total:.0%} of"
+            f" their {total:,} rows: above {FULL_REFRESH_FRACTION:.0%} a full refresh is"
+            " cheaper"
+        )
 
     def _keep_watermark_readable(
         self, table: exp.Table, watermark: Watermark, committed_at: datetime.datetime | None
@@ -365,6 +409,14 @@ def _reinitialize_reason(
         if previous.fingerprints.get(key, fingerprint) != fingerprint:
             return f"UPSTREAM_SCHEMA_CHANGED: {key}"
     return None
+
+
+def _changes_data(moved: dict[str, list[Commit] | None]) -> bool:
+    """Whether any of these new commits (None: unknown) may have changed data."""
+    return any(
+        commits is None or any(commit.changes_data for commit in commits)
+        for commits in moved.values()
+    )
 
 
 def _commits_after(commits: list[Commit], seen: int | None) -> list[Commit] | None:

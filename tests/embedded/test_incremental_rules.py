@@ -111,3 +111,31 @@ def test_more_touched_keys_than_the_cap_refresh_in_full_and_say_why(
     assert refreshed.action == "FULL"
     assert refreshed.reason == "FULL instead of INCREMENTAL: more than 1 keys changed"
     assert _rows(dt, "SELECT * FROM ranked") == _rows(dt, query)
+
+
+def test_a_change_of_a_large_part_of_the_sources_refreshes_in_full(tmp_path: Path) -> None:
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.sql("CREATE TABLE events (id BIGINT, kind STRING)")
+    dt.sql(
+        "INSERT INTO events SELECT id, CASE WHEN id % 2 = 0 THEN 'a' ELSE 'b' END"
+        " FROM (SELECT explode(sequence(1, 20000)) AS id)"
+    )
+    query = "SELECT id, kind FROM events WHERE kind = 'a'"
+    dt.sql(f"CREATE DYNAMIC TABLE evens TARGET_LAG = '1 minute' AS {query}")
+    dt.sql("INSERT INTO events VALUES (20001, 'a')")
+    assert dt.sql("ALTER DYNAMIC TABLE evens REFRESH").collect()[0].action == "INCREMENTAL"
+    # 6,000 rows updated: 12,000 change-feed rows (pre- and post-images) of 20,001.
+    dt.sql("UPDATE events SET kind = 'c' WHERE id <= 6000")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE evens REFRESH").collect()[0]
+    assert refreshed.action == "FULL"
+    assert refreshed.reason == (
+        "FULL instead of INCREMENTAL: the sources' change feeds hold 12,000 rows, 60% of"
+        " their 20,001 rows: above 20% a full refresh is cheaper"
+    )
+    history = dt.sql(
+        "SELECT refresh_action, refresh_action_reason FROM"
+        " TABLE(information_schema.dynamic_table_refresh_history(name => 'evens'))"
+        " ORDER BY refresh_start_time DESC LIMIT 1"
+    ).collect()[0]
+    assert (history.refresh_action, history.refresh_action_reason) == ("FULL", refreshed.reason)
+    assert _rows(dt, "SELECT * FROM evens") == _rows(dt, query)

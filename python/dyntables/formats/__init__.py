@@ -26,6 +26,8 @@ class Commit:
     changes_data: bool
     user_metadata: str | None
     timestamp: datetime.datetime | None = None  # when it was committed (UTC)
+    # Rows its change feed holds (inserted + deleted + 2 x updated), None when unknown.
+    changed_rows: int | None = None
 
 
 class TableFormat(Protocol):

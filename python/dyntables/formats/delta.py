@@ -78,6 +78,7 @@ class DeltaFormat:
                     changes_data=operation.upper() not in _NO_DATA_OPERATIONS,
                     user_metadata=row["userMetadata"],
                     timestamp=row["timestamp"],
+                    changed_rows=_changed_rows(row),
                 )
             )
         return commits
@@ -226,3 +227,39 @@ class DeltaFormat:
 
 def _now_text() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+
+# Operations that replace rows wholesale: their metrics do not count the rows removed.
+_OVERWRITING_OPERATIONS = {
+    "CREATE OR REPLACE TABLE AS SELECT",
+    "REPLACE TABLE AS SELECT",
+    "TRUNCATE",
+    "RESTORE",
+}
+
+
+def _changed_rows(row: Any) -> int | None:
+    """How many rows a commit's change feed holds, from its ``operationMetrics`` (Delta's
+    names, which sparkshim also reports); None when the metrics do not say."""
+    fields = row.asDict() if hasattr(row, "asDict") else {}
+    metrics = {
+        str(k): int(v)
+        for k, v in (fields.get("operationMetrics") or {}).items()
+        if str(v).lstrip("-").isdigit()
+    }
+    parameters = fields.get("operationParameters") or {}
+    operation = str(fields.get("operation", "")).upper()
+    mode = str(parameters.get("mode", "")).strip('"').lower()
+    if not metrics or operation in _OVERWRITING_OPERATIONS or mode == "overwrite":
+        return None
+    if any(name.startswith("numTargetRows") for name in metrics):  # MERGE
+        return (
+            metrics.get("numTargetRowsInserted", 0)
+            + metrics.get("numTargetRowsDeleted", 0)
+            + 2 * metrics.get("numTargetRowsUpdated", 0)
+        )
+    if "numUpdatedRows" in metrics or "numDeletedRows" in metrics:  # UPDATE, DELETE
+        return metrics.get("numDeletedRows", 0) + 2 * metrics.get("numUpdatedRows", 0)
+    if metrics.get("numRemovedFiles", 0):
+        return None  # files removed but no rows counted: an overwrite
+    return metrics.get("numOutputRows")
