@@ -908,6 +908,9 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     name = kind.value.upper()
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
         raise UnsupportedSqlError(f"CAST to {target}", "element-wise cast rules differ")
+    folded = _literal_cast(value, name, target)
+    if folded is not None:
+        return folded
     text = _fn(
         "REGEXP_REPLACE",
         _as_varchar(value),
@@ -976,6 +979,32 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             default=_try_cast(_c(value), "VARCHAR"),
         )
     return _try_cast(_c(value), target)
+
+
+_INTEGRAL_RANGES = {
+    "TINYINT": 2**7,
+    "SMALLINT": 2**15,
+    "INT": 2**31,
+    "INTEGER": 2**31,
+    "BIGINT": 2**63,
+}
+
+
+def _literal_cast(value: exp.Expr, name: str, target: str) -> exp.Expr | None:
+    """The cast of a literal whose Spark and DuckDB results agree, as a plain cast (the
+    general form is a large CASE, costly to build for every literal of a VALUES list);
+    None when the general form is needed."""
+    if isinstance(value, exp.Null):
+        return _cast(exp.Null(), target)
+    if not isinstance(value, exp.Literal):
+        return None
+    if not value.is_string and value.is_int and name in _INTEGRAL_RANGES:
+        bound = _INTEGRAL_RANGES[name]
+        return _cast(value.copy(), target) if -bound <= int(value.name) < bound else None
+    strict = {"DATE": _STRICT_DATE, "TIMESTAMP": _STRICT_TIMESTAMP}.get(name)
+    if value.is_string and strict is not None and re.fullmatch(strict, value.name):
+        return _try_cast(value.copy(), target)  # an impossible date is NULL, as in Spark
+    return None
 
 
 # ---- date and time ----

@@ -106,7 +106,7 @@ class DynamicTables:
         span = getattr(statement, "span", None)
         text = script[span.start : span.stop] if span is not None else ""
         try:
-            return self._run_ours(statement, text, statement_id, started)
+            return self._run_ours(statement, text, statement_id)
         except DynamicTableError:
             raise
         except Exception as failure:  # the engine's error, wrapped with its cause kept
@@ -129,22 +129,17 @@ class DynamicTables:
                 committed[table_key(table)] = version
         self.system.record_statement(statement_id, sql, started, committed)
 
-    def _run_ours(
-        self, statement: Statement, text: str, statement_id: str, started: datetime.datetime
-    ) -> Any:
+    def _run_ours(self, statement: Statement, text: str, statement_id: str) -> Any:
         lifecycle = self.lifecycle
         if isinstance(statement, CreateDynamicTable):
-            created = lifecycle.create(statement, text, statement_id)
-            self._log_refresh(statement_id, text, started, created)
+            lifecycle.create(statement, text, statement_id)
             return self._status(f"Dynamic table {statement.name} successfully created.")
         if isinstance(statement, CreateMaterializedView):
-            created = lifecycle.create_materialized_view(statement, text, statement_id)
-            self._log_refresh(statement_id, text, started, created)
+            lifecycle.create_materialized_view(statement, text, statement_id)
             return self._status(f"Materialized view {statement.name} successfully created.")
         if isinstance(statement, AlterDynamicTable):
             refreshed = lifecycle.alter(statement, statement_id)
             if refreshed is not None:
-                self._log_refresh(statement_id, text, started, refreshed)
                 return self._refresh_frame(refreshed)
             return self._status("Statement executed successfully.")
         if isinstance(statement, DropDynamicTable):
@@ -155,7 +150,6 @@ class DynamicTables:
             return self._status(f"{statement.name} successfully dropped.")
         if isinstance(statement, RefreshMaterializedView):
             refreshed = lifecycle.refresh_materialized_view(statement.name, statement_id)
-            self._log_refresh(statement_id, text, started, refreshed)
             return self._refresh_frame(refreshed)
         if isinstance(statement, ShowDynamicTables):
             return self._show(statement)
@@ -339,17 +333,6 @@ class DynamicTables:
 
     def _status(self, message: str) -> Any:
         return self._frame([(message,)], "status STRING")
-
-    def _log_refresh(
-        self,
-        statement_id: str,
-        text: str,
-        started: datetime.datetime,
-        refreshed: RefreshResult | None,
-    ) -> None:
-        if refreshed is not None and refreshed.table_version is not None:
-            committed = {refreshed.name: refreshed.table_version}
-            self.system.record_statement(statement_id, text, started, committed)
 
     def _refresh_frame(self, result: RefreshResult) -> Any:
         row = (

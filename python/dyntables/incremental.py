@@ -162,11 +162,12 @@ class IncrementalRefresh:
         names = [name for name, _ in self.columns]
         renamed = _with_columns(delta, names)
         net_sum = exp.func("sum", exp.column(SIGN))
-        smallest = self._smallest_net(renamed, names, net_sum)
+        smallest, added = self._net_summary(renamed, names, net_sum)
         if smallest is None:  # the change query returned no rows
             return Applied(0, 0, committed=False)
         if smallest > 0:
-            return self._append(renamed, names, net_sum, watermark, expected)
+            self._append(renamed, names, net_sum, watermark, expected)
+            return Applied(added, 0, committed=True)
         net = (
             exp.select(*[collectable(n, t) for n, t in self.columns], exp.alias_(net_sum, "net"))
             .from_(renamed)
@@ -198,17 +199,22 @@ class IncrementalRefresh:
         self._replace_where(touched, self._values(rows), watermark, expected)
         return Applied(len(rows), deleted, committed=True)
 
-    def _smallest_net(self, renamed: exp.Expr, names: list[str], net_sum: exp.Expr) -> int | None:
-        """The smallest net change of any row value (None when nothing changed): above zero,
-        the change only adds rows (appends, or rows moving into the filter)."""
+    def _net_summary(
+        self, renamed: exp.Expr, names: list[str], net_sum: exp.Expr
+    ) -> tuple[int | None, int]:
+        """The smallest net change of any row value (None when nothing changed) and the
+        sum of all of them: a smallest above zero means the change only adds rows (appends,
+        or rows moving into the filter), and the sum is how many."""
         per_value = (
             exp.select(exp.alias_(net_sum.copy(), "net"))
             .from_(renamed.copy())
             .group_by(*[exp.column(n, quoted=True) for n in names])
         )
-        smallest = exp.select(exp.func("min", exp.column("net"))).from_(aliased(per_value, "n"))
-        value = self.session.sql(spark(smallest)).collect()[0][0]
-        return None if value is None else int(value)
+        summary = exp.select(
+            exp.func("min", exp.column("net")), exp.func("sum", exp.column("net"))
+        ).from_(aliased(per_value, "n"))
+        smallest, total = self.session.sql(spark(summary)).collect()[0]
+        return (None, 0) if smallest is None else (int(smallest), int(total))
 
     def _append(
         self,
@@ -217,7 +223,7 @@ class IncrementalRefresh:
         net_sum: exp.Expr,
         watermark: str,
         expected: int | None,
-    ) -> Applied:
+    ) -> None:
         """Only additions: append each value's added copies, in one blind append computed
         in SQL (no row comes back to the driver, nothing is rewritten)."""
         columns = [exp.column(n, quoted=True) for n in names]
@@ -237,9 +243,7 @@ class IncrementalRefresh:
             aliased(net, "n")
         )
         rows.set("laterals", [copies])
-        added = self._count(exp.select(exp.func("sum", exp.column("net"))).from_(aliased(net, "n")))
         self.fmt.append(self.session, self.table, rows, watermark, expected)
-        return Applied(added, 0, committed=True)
 
     def _counts(self, touched: exp.Expr) -> dict[tuple[Any, ...], int]:
         names = [exp.column(n, quoted=True) for n, _ in self.columns]
