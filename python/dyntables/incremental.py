@@ -41,7 +41,6 @@ from dyntables.changes import (
     parse_query,
     spark,
 )
-from dyntables.engine import Engine
 from dyntables.formats import TableFormat
 from dyntables.literals import collectable, literal, touched_rows
 
@@ -133,16 +132,14 @@ class IncrementalRefresh:
         table: exp.Table,
         definition: Definition,
         versions: Versions,
+        source_columns: dict[str, list[str]],
     ) -> None:
         self.session = session
         self.fmt = fmt
         self.table = table
         self.definition = definition
         self.columns = list(definition.columns)
-        self.deriver = ChangeDeriver(session, fmt, versions, self._columns_of)
-
-    def _columns_of(self, key: str) -> list[str]:
-        return list(Engine.schema_of(self.session, key).names)
+        self.deriver = ChangeDeriver(session, fmt, versions, source_columns.__getitem__)
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
         """Derive, net and write the change in one commit carrying ``watermark``."""

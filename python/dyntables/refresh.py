@@ -49,6 +49,15 @@ class Action:
 
 
 @dataclass(frozen=True)
+class PinnedSources:
+    """What a refresh read of its sources before computing anything."""
+
+    versions: dict[str, int | None]
+    fingerprints: dict[str, str]  # each source's shape (schema, upstream definition)
+    columns: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
 class Watermark:
     """What a refresh commit records: the source versions it read and why."""
 
@@ -173,7 +182,8 @@ class Refresher:
         session = self.engine.refresh_session
         state = self.last_watermark(table)
         previous = state.watermark
-        versions, fingerprints = self._pin_sources(definition)
+        pinned = self._pin_sources(definition)
+        versions, fingerprints = pinned.versions, pinned.fingerprints
         reason = _reinitialize_reason(definition, previous, fingerprints, replace_definition)
         if reason is None and state.foreign_changes:
             # Something wrote to the table outside a refresh: its rows are not the query's.
@@ -191,7 +201,7 @@ class Refresher:
             why_full = self._too_large_for_incremental(moved, versions)
             if why_full is None:
                 try:
-                    self._incremental(table, definition, state, versions, fingerprints, result)
+                    self._incremental(table, definition, state, pinned, result)
                     return
                 except CannotRefreshIncrementallyError as why:  # recomputed instead
                     why_full = str(why)
@@ -217,8 +227,7 @@ class Refresher:
         table: exp.Table,
         definition: Definition,
         state: WatermarkState,
-        versions: dict[str, int | None],
-        fingerprints: dict[str, str],
+        pinned: PinnedSources,
         result: RefreshResult,
     ) -> None:
         """Apply the sources' changes since the watermark of ``state`` (see
@@ -232,10 +241,9 @@ class Refresher:
         previous = state.watermark
         session = self.engine.refresh_session
         result.action = Action.INCREMENTAL
-        watermark = _watermark(result, definition, versions, fingerprints)
-        change = IncrementalRefresh(
-            session, fmt, table, definition, Versions(old=dict(previous.sources), new=versions)
-        )
+        watermark = _watermark(result, definition, pinned.versions, pinned.fingerprints)
+        versions = Versions(old=dict(previous.sources), new=pinned.versions)
+        change = IncrementalRefresh(session, fmt, table, definition, versions, pinned.columns)
         applied = change.apply(watermark.to_json(), state.table_version)
         if not applied.committed:  # the change netted out: only the watermark moves
             fmt.recommit_watermark(session, table, watermark.to_json())
@@ -244,11 +252,13 @@ class Refresher:
         result.table_version = fmt.current_version(session, table)
         fmt.forget_cached(self.engine.session, table)
 
-    def _pin_sources(self, definition: Definition) -> tuple[dict[str, int | None], dict[str, str]]:
-        """Each source's current version, and a fingerprint of its shape: its schema,
-        and for a dynamic table also its definition (a replaced upstream reinitializes)."""
+    def _pin_sources(self, definition: Definition) -> PinnedSources:
+        """Each source's current version, its columns, and a fingerprint of its shape: its
+        schema, and for a dynamic table also its definition (a replaced upstream
+        reinitializes)."""
         versions: dict[str, int | None] = {}
         fingerprints: dict[str, str] = {}
+        columns: dict[str, list[str]] = {}
         for key in definition.sources:
             source = key_to_table(key)
             if not self.engine.table_exists(source):
@@ -259,11 +269,12 @@ class Refresher:
             # Read on the refresh's session, where the query will run at these versions.
             session = self.engine.refresh_session
             versions[key] = self.engine.table_format.current_version(session, source)
-            schema = self.engine.schema_of(session, key).simpleString()
+            schema = self.engine.schema_of(session, key)
+            columns[key] = list(schema.names)
             upstream = self.engine.definition(source) if key in definition.upstreams else None
-            shape = schema + (upstream.definition_hash if upstream is not None else "")
+            shape = schema.simpleString() + (upstream.definition_hash if upstream else "")
             fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
-        return versions, fingerprints
+        return PinnedSources(versions, fingerprints, columns)
 
     def sources_changed(self, previous: Watermark, versions: dict[str, int | None]) -> bool:
         """Whether any source has a data-changing commit since the watermark."""
