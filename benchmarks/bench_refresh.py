@@ -1,17 +1,28 @@
 """Incremental against full refresh, on the embedded engine, end to end.
 
-Twin dynamic tables over one ``orders`` table (2M rows by default): each pair has the same
-query, one with ``REFRESH_MODE = FULL`` and one with ``REFRESH_MODE = INCREMENTAL``. For
-each change size, the same change is applied to ``orders`` and both twins are refreshed
-(``ALTER DYNAMIC TABLE … REFRESH``, timed from the statement to its result row), full twin
-first, then incremental; after every round both twins must hold the same rows. Two
-workloads, as in issue 5:
+Twin dynamic tables over one ``orders`` table (2M rows by default) and one ``customers``
+table (50k rows): each pair has the same query, one with ``REFRESH_MODE = FULL`` and one
+with ``REFRESH_MODE = INCREMENTAL``. For each change size, the same change is applied to
+the source and both twins are refreshed (``ALTER DYNAMIC TABLE … REFRESH``, timed from the
+statement to its result row), full twin first, then incremental; after every round both
+twins must hold the same rows. The workloads (``--workloads`` picks a subset):
 
-* a filter and projection under appends (new orders);
-* a GROUP BY (per customer: count, sum) under updates (amounts of existing orders).
+* ``filter-appends``: a filter and projection under appends (new orders);
+* ``group-updates``: a GROUP BY (per customer: count, sum) under updates (amounts of
+  existing orders);
+* ``group-appends``: the same GROUP BY under appends (new orders, one in ten of them for a
+  customer not seen before);
+* ``window-updates``: ``row_number() OVER (PARTITION BY customer_id ORDER BY order_id)``
+  under updates of amounts;
+* ``join-updates``: ``orders LEFT JOIN customers`` under updates of order amounts;
+* ``join-customer-updates``: the same LEFT JOIN under updates of customer regions (the
+  change fraction is then of the 50k customers, not of the orders).
 
 Run it with ``make bench`` or ``.venv/bin/python benchmarks/bench_refresh.py``
-(``--rows``, ``--sizes``, ``--rounds``). It exits with status 1 if a pair disagrees.
+(``--rows``, ``--sizes``, ``--rounds``, ``--workloads``; ``--plot PATH`` writes the
+full/incremental ratio against the fraction changed as a PNG, with matplotlib from the dev
+extras). Each row is printed as it is measured, and the table again at the end. It exits
+with status 1 if a pair disagrees.
 """
 
 from __future__ import annotations
@@ -21,23 +32,111 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_shim import describe_machine, make_orders
+from bench_shim import CUSTOMERS_DDL, ORDERS_DDL, describe_machine, make_customers, make_orders
 
 from dyntables import DynamicTables
 
+CUSTOMERS = 50_000
 FILTER = "SELECT order_id, customer_id, amount FROM orders WHERE status <> 'cancelled'"
 GROUP = "SELECT customer_id, count(*) AS n, sum(amount) AS total FROM orders GROUP BY customer_id"
-ORDERS_DDL = (
-    "CREATE TABLE orders (order_id BIGINT, customer_id BIGINT, ts TIMESTAMP, amount DOUBLE,"
-    " qty INT, status STRING) USING delta"
+WINDOW = (
+    "SELECT order_id, customer_id, amount,"
+    " row_number() OVER (PARTITION BY customer_id ORDER BY order_id) AS rn FROM orders"
 )
+JOIN = (
+    "SELECT o.order_id, o.customer_id, o.amount, c.region"
+    " FROM orders o LEFT JOIN customers c ON o.customer_id = c.customer_id"
+)
+
+
+class Changes:
+    """Changes of a given size to the sources: new orders, updated order amounts, updated
+    customer regions. Each method returns how many rows it changed."""
+
+    def __init__(self, rows: int, customers: int) -> None:
+        self.rows = rows
+        self.customers = customers
+        self.next_order_id = rows + 1
+        self.next_customer_id = customers + 1
+        self.round = 0
+
+    def append(self, dt: DynamicTables, fraction: float) -> int:
+        """New orders; nine in ten for existing customers, one in ten for a new customer."""
+        count = max(1, int(self.rows * fraction))
+        ids = np.arange(self.next_order_id, self.next_order_id + count, dtype=np.int64)
+        self.next_order_id += count
+        customer_ids = ids % self.customers + 1
+        new = ids % 10 == 0
+        customer_ids[new] = np.arange(
+            self.next_customer_id, self.next_customer_id + int(new.sum()), dtype=np.int64
+        )
+        self.next_customer_id += int(new.sum())
+        new_orders = pa.table(
+            {
+                "order_id": pa.array(ids),
+                "customer_id": pa.array(customer_ids),
+                "ts": pa.array(np.zeros(count, dtype=np.int64), pa.timestamp("us", tz="UTC")),
+                "amount": pa.array(np.full(count, 10.5)),
+                "qty": pa.array(np.ones(count, dtype=np.int32)),
+                "status": pa.array(["placed"] * count, pa.string()),
+            }
+        )
+        dt.session.createDataFrame(new_orders).createOrReplaceTempView("new_orders")
+        dt.sql("INSERT INTO orders SELECT * FROM new_orders")
+        return count
+
+    def _every(self, rows: int, fraction: float) -> tuple[int, int, int]:
+        """``(step, offset, count)``: ids ``≡ offset (mod step)`` up to ``step * count``
+        pick ``count`` rows spread over the table, other rows each round."""
+        count = max(1, int(rows * fraction))
+        step = max(1, rows // count)
+        self.round += 1
+        return step, self.round % step, count
+
+    def update_amounts(self, dt: DynamicTables, fraction: float) -> int:
+        step, offset, count = self._every(self.rows, fraction)
+        dt.sql(
+            f"UPDATE orders SET amount = amount + 1 WHERE order_id % {step} = {offset}"
+            f" AND order_id <= {step * count}"
+        )
+        return count
+
+    def update_regions(self, dt: DynamicTables, fraction: float) -> int:
+        step, offset, count = self._every(self.customers, fraction)
+        dt.sql(
+            f"UPDATE customers SET region = 'region-{self.round}'"
+            f" WHERE customer_id % {step} = {offset} AND customer_id <= {step * count}"
+        )
+        return count
+
+
+@dataclass(frozen=True)
+class Workload:
+    key: str
+    label: str
+    twins: str
+    change: Callable[[Changes, DynamicTables, float], int]
+
+
+WORKLOADS = (
+    Workload("filter-appends", "filter / appends", "filtered", Changes.append),
+    Workload("group-updates", "group by / updates", "grouped", Changes.update_amounts),
+    Workload("group-appends", "group by / appends", "grouped", Changes.append),
+    Workload("window-updates", "window / updates", "windowed", Changes.update_amounts),
+    Workload("join-updates", "left join / order updates", "joined", Changes.update_amounts),
+    Workload(
+        "join-customer-updates", "left join / customer updates", "joined", Changes.update_regions
+    ),
+)
+QUERIES = {"filtered": FILTER, "grouped": GROUP, "windowed": WINDOW, "joined": JOIN}
 
 
 @dataclass
@@ -54,16 +153,20 @@ class Measurement:
         return self.full_seconds / self.incremental_seconds
 
 
-def load(dt: DynamicTables, orders: pa.Table) -> None:
-    dt.sql(ORDERS_DDL)
-    dt.session.createDataFrame(orders).createOrReplaceTempView("generated_orders")
-    dt.sql("INSERT INTO orders SELECT * FROM generated_orders")
-    dt.session.catalog.dropTempView("generated_orders")
-    for name, query in (("filter", FILTER), ("grouped", GROUP)):
+def load(dt: DynamicTables, orders: pa.Table, customers: pa.Table, twins: Sequence[str]) -> None:
+    for ddl, name, table in (
+        (ORDERS_DDL, "orders", orders),
+        (CUSTOMERS_DDL, "customers", customers),
+    ):
+        dt.sql(ddl)
+        dt.session.createDataFrame(table).createOrReplaceTempView("generated")
+        dt.sql(f"INSERT INTO {name} SELECT * FROM generated")
+        dt.session.catalog.dropTempView("generated")
+    for name in twins:
         for mode in ("FULL", "INCREMENTAL"):
             dt.sql(
                 f"CREATE DYNAMIC TABLE {name}_{mode.lower()} TARGET_LAG = '1 hour'"
-                f" REFRESH_MODE = {mode} AS {query}"
+                f" REFRESH_MODE = {mode} AS {QUERIES[name]}"
             )
 
 
@@ -93,109 +196,136 @@ def same_contents(dt: DynamicTables, name: str) -> bool:
     return True
 
 
-class Changes:
-    """Changes of a given size to ``orders``: new orders, or updated amounts."""
-
-    def __init__(self, rows: int) -> None:
-        self.rows = rows
-        self.next_order_id = rows + 1
-        self.round = 0
-
-    def append(self, dt: DynamicTables, count: int) -> None:
-        first = self.next_order_id
-        self.next_order_id += count
-        ids = list(range(first, first + count))
-        new_orders = pa.table(
-            {
-                "order_id": pa.array(ids, pa.int64()),
-                "customer_id": pa.array([i % 50_000 + 1 for i in ids], pa.int64()),
-                "ts": pa.array([0] * count, pa.timestamp("us", tz="UTC")),
-                "amount": pa.array([10.5] * count, pa.float64()),
-                "qty": pa.array([1] * count, pa.int32()),
-                "status": pa.array(["placed"] * count, pa.string()),
-            }
-        )
-        dt.session.createDataFrame(new_orders).createOrReplaceTempView("new_orders")
-        dt.sql("INSERT INTO orders SELECT * FROM new_orders")
-
-    def update(self, dt: DynamicTables, count: int) -> None:
-        self.round += 1
-        step = max(1, self.rows // count)
-        dt.sql(
-            f"UPDATE orders SET amount = amount + 1 WHERE order_id % {step} = {self.round % step}"
-            f" AND order_id <= {step * count}"
-        )
+def settle(dt: DynamicTables, twins: str) -> None:
+    """Bring a pair up to date, so that a round refreshes only its own change."""
+    for mode in ("full", "incremental"):
+        dt.sql(f"ALTER DYNAMIC TABLE {twins}_{mode} REFRESH")
 
 
 def measure(
-    dt: DynamicTables, changes: Changes, workload: str, fraction: float, rounds: int
+    dt: DynamicTables, changes: Changes, workload: Workload, fraction: float, rounds: int
 ) -> Measurement:
-    count = max(1, int(changes.rows * fraction))
-    name = "filter" if workload == "filter / appends" else "grouped"
-    full_times, incremental_times, actions = [], [], []
+    full_times, incremental_times, actions, counts = [], [], [], []
     for _ in range(rounds):
-        if name == "filter":
-            changes.append(dt, count)
-        else:
-            changes.update(dt, count)
-        full_seconds, _ = refresh(dt, f"{name}_full")
-        incremental_seconds, action = refresh(dt, f"{name}_incremental")
+        counts.append(workload.change(changes, dt, fraction))
+        full_seconds, _ = refresh(dt, f"{workload.twins}_full")
+        incremental_seconds, action = refresh(dt, f"{workload.twins}_incremental")
         full_times.append(full_seconds)
         incremental_times.append(incremental_seconds)
         actions.append(action)
-        if not same_contents(dt, name):
-            raise SystemExit(f"FAIL: the {name} twins differ after a {fraction:.2%} change")
+        if not same_contents(dt, workload.twins):
+            raise SystemExit(
+                f"FAIL: the {workload.twins} twins differ after a {fraction:.2%} change"
+                f" ({workload.label})"
+            )
     return Measurement(
-        workload,
+        workload.label,
         fraction,
-        count,
+        counts[0],
         statistics.median(full_times),
         statistics.median(incremental_times),
         "/".join(sorted(set(actions))),
     )
 
 
-def settle(dt: DynamicTables) -> None:
-    """Bring every twin up to date, so that a round refreshes only its own change."""
-    for name in ("filter_full", "filter_incremental", "grouped_full", "grouped_incremental"):
-        dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH")
+def row(m: Measurement) -> str:
+    action = "" if m.incremental_action == "INCREMENTAL" else f" ({m.incremental_action})"
+    full, incremental = m.full_seconds * 1000, m.incremental_seconds * 1000
+    return (
+        f"| {m.workload} | {m.fraction:.2%} | {m.rows_changed:,} | {full:,.0f} ms"
+        f" | {incremental:,.0f} ms{action} | {m.ratio:.1f}x |"
+    )
 
 
 def report(measurements: list[Measurement]) -> None:
     print("\n| workload | change | rows changed | full | incremental | full / incremental |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for m in measurements:
-        action = "" if m.incremental_action == "INCREMENTAL" else f" ({m.incremental_action})"
-        full, incremental = m.full_seconds * 1000, m.incremental_seconds * 1000
-        print(
-            f"| {m.workload} | {m.fraction:.2%} | {m.rows_changed:,} | {full:,.0f} ms"
-            f" | {incremental:,.0f} ms{action} | {m.ratio:.1f}x |"
+        print(row(m))
+
+
+def plot(measurements: list[Measurement], path: Path, rows: int) -> None:
+    """Full/incremental time ratio against the fraction changed, one line per workload;
+    hollow markers where the incremental twin fell back to a full refresh."""
+    # Imported here: matplotlib is a dev extra, needed only with --plot.
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5), dpi=110)
+    for label in dict.fromkeys(m.workload for m in measurements):
+        points = [m for m in measurements if m.workload == label]
+        (line,) = axes.plot(
+            [m.fraction * 100 for m in points], [m.ratio for m in points], label=label
         )
+        for m in points:
+            fell_back = m.incremental_action != "INCREMENTAL"
+            axes.plot(
+                m.fraction * 100,
+                m.ratio,
+                marker="o",
+                color=line.get_color(),
+                markerfacecolor="white" if fell_back else line.get_color(),
+            )
+    axes.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("rows changed (% of the changed table)")
+    axes.set_ylabel("full / incremental refresh time")
+    axes.set_title(
+        f"Embedded engine, {rows:,} orders: full vs incremental refresh"
+        "\n(hollow marker: the incremental twin fell back to FULL; above 1: incremental wins)",
+        fontsize=10,
+    )
+    axes.grid(True, which="both", linewidth=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--sizes", default="0.0001,0.001,0.01,0.1", help="change fractions")
-    parser.add_argument("--rounds", type=int, default=3)
+    keys = [w.key for w in WORKLOADS]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=2_000_000, help="rows of orders")
+    # Small defaults keep `make bench` near 10 minutes on 2 cores: the window and join
+    # workloads take about 20 s per incremental refresh at 2M rows.
+    parser.add_argument("--sizes", default="0.0001,0.001,0.01", help="change fractions")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds per size (median)")
+    parser.add_argument(
+        "--workloads", default=",".join(keys), help=f"comma-separated subset of {keys}"
+    )
+    parser.add_argument("--plot", type=Path, help="write the ratio curve to this PNG")
     args = parser.parse_args(argv)
+    chosen = args.workloads.split(",")
+    if unknown := [key for key in chosen if key not in keys]:
+        parser.error(f"unknown workloads {unknown}; choose from {keys}")
+    workloads = [w for w in WORKLOADS if w.key in chosen]
+    fractions = [float(size) for size in args.sizes.split(",")]
     print(describe_machine())
+    began = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
-        started = time.perf_counter()
-        load(dt, make_orders(args.rows, 50_000))
+        twins = list(dict.fromkeys(w.twins for w in workloads))
+        load(dt, make_orders(args.rows, CUSTOMERS), make_customers(CUSTOMERS), twins)
         print(
-            f"loaded {args.rows:,} orders and created 4 dynamic tables in"
-            f" {time.perf_counter() - started:.1f} s"
+            f"loaded {args.rows:,} orders and {CUSTOMERS:,} customers and created"
+            f" {2 * len(twins)} dynamic tables in {time.perf_counter() - began:.1f} s",
+            flush=True,
         )
-        changes = Changes(args.rows)
+        changes = Changes(args.rows, CUSTOMERS)
         measurements = []
-        for workload in ("filter / appends", "group by / updates"):
-            for fraction in (float(size) for size in args.sizes.split(",")):
-                settle(dt)
+        for workload in workloads:
+            for fraction in fractions:
+                settle(dt, workload.twins)
                 measurements.append(measure(dt, changes, workload, fraction, args.rounds))
-                print(f"  {workload} {fraction:.2%} done")
+                print(f"  {row(measurements[-1])}", flush=True)
         report(measurements)
+    if args.plot:
+        plot(measurements, args.plot, args.rows)
+        print(f"\nwrote {args.plot}")
+    print(f"\ntotal {time.perf_counter() - began:.0f} s")
     return 0
 
 
