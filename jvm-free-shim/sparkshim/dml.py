@@ -16,6 +16,7 @@ data feed (delete, insert, update pre/post images) like Spark's Delta would.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,7 +102,24 @@ def replace_where(
 
 
 def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
-    """``MERGE INTO target USING source ON ... WHEN ...`` with every clause kind."""
+    """``MERGE INTO target USING source ON ... WHEN ...`` with every clause kind.
+
+    The source is computed once, before anything else: the statement reads it several
+    times (matches, updates, inserts), and a source query that reads the target must see
+    it as it was before the MERGE, with the same rows each time.
+    """
+    source = tree.args["using"]
+    view = f"__sparkshim_merge_source_{uuid.uuid4().hex}"
+    session.register_temp_view(view, run_query(session, exp.select("*").from_(source.copy())))
+    try:
+        materialized = tree.copy()
+        materialized.set("using", exp.to_table(view).as_(source.alias_or_name))
+        _merge(session, materialized, location)
+    finally:
+        session.drop_temp_view(view)
+
+
+def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
     schema = _schema(location)
     pairs = _MergePairs(session, tree, schema)
     clauses = _merge_clauses(tree)
@@ -118,6 +136,11 @@ def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
     apply_actions(
         session, location, schema, pa.concat_tables(changes) if changes else None, inserts
     )
+
+
+def _or_null(case: exp.Case) -> exp.Expr:
+    """``case``, or NULL when no clause gave it a branch (only DELETE clauses)."""
+    return case if case.args.get("ifs") else exp.Null()
 
 
 def _merge_clauses(tree: exp.Merge) -> list[exp.When]:
@@ -212,7 +235,7 @@ class _MergePairs:
             .select(
                 *_target_columns(self.schema, self.target_alias),
                 exp.alias_(action, ACTION),
-                *[exp.alias_(new_values[n], f"{NEW}{n}") for n in self.schema.names],
+                *[exp.alias_(_or_null(new_values[n]), f"{NEW}{n}") for n in self.schema.names],
             )
             .where(pairs)
             .where(chosen.is_(exp.null()).not_())

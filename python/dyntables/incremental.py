@@ -28,7 +28,6 @@ from dyntables.aggregates import (
 )
 from dyntables.catalog import Definition
 from dyntables.changes import (
-    MAX_TOUCHED,
     SIGN,
     CannotRefreshIncrementallyError,
     ChangeDeriver,
@@ -42,7 +41,6 @@ from dyntables.changes import (
     spark,
 )
 from dyntables.formats import TableFormat
-from dyntables.literals import collectable, literal, touched_rows
 
 __all__ = [
     "INCREMENTAL_KINDS",
@@ -101,6 +99,13 @@ def merges_groups(definition: Definition) -> bool:
     return not any(node.args.get("group") or node.args.get("distinct") for node in below)
 
 
+# Internal column names of the queries an incremental refresh runs (never in the table).
+NET = "__dt_net"  # a row value's net number of copies added
+HELD = "__dt_held"  # copies of a row value the table holds
+LOWEST = "__dt_lowest"  # a group's lowest change sign: +1 when it only gained rows
+KIND = "__dt_kind"  # a MERGE source row: 'delete' (a match) or 'insert'
+
+
 def _with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
     """The change query as ``d(<names>, __dt_sign)``: its columns named by position, so
     unaliased expressions of the defining query need no name of their own."""
@@ -150,131 +155,83 @@ class IncrementalRefresh:
             return self._apply_groups(tree, keys, watermark, expected_version)
         return self._apply_rows(tree, watermark, expected_version)
 
-    # -- rows: SELECT / JOIN / UNION ALL --
+    # -- rows: SELECT / JOIN / UNION ALL / keyed operators --
 
     def _apply_rows(self, tree: exp.Query, watermark: str, expected: int | None) -> Applied:
         delta = self.deriver.change(tree)
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
-        renamed = _with_columns(delta, names)
-        net_sum = exp.func("sum", exp.column(SIGN))
-        smallest, added = self._net_summary(renamed, names, net_sum)
-        if smallest is None:  # the change query returned no rows
+        net = _net(_with_columns(delta, names), names)
+        smallest, added = self._net_summary(net)
+        if smallest is None:  # the change nets out to nothing
             return Applied(0, 0, committed=False)
         if smallest > 0:
-            self._append(renamed, names, net_sum, watermark, expected)
+            self._append(net, names, watermark, expected)
             return Applied(added, 0, committed=True)
-        net = (
-            exp.select(*[collectable(n, t) for n, t in self.columns], exp.alias_(net_sum, "net"))
-            .from_(renamed)
-            .group_by(*[exp.column(n, quoted=True) for n in names])
-            .having(exp.NEQ(this=net_sum.copy(), expression=exp.Literal.number(0)))
-            .limit(MAX_TOUCHED + 1)
+        # Each touched value with the copies the table holds and the copies it will hold.
+        held = (
+            exp.select(*_columns(names), exp.alias_(exp.func("count", exp.Star()), HELD))
+            .from_(self.table.copy())
+            .group_by(*_columns(names))
         )
-        changes = [tuple(row) for row in self.session.sql(spark(net)).collect()]
-        if not changes:
-            return Applied(0, 0, committed=False)
-        if len(changes) > MAX_TOUCHED:
-            raise CannotRefreshIncrementallyError(f"more than {MAX_TOUCHED} row values changed")
-        touched = touched_rows(self.columns, [row[:-1] for row in changes])
-        old_counts = self._counts(touched)
-        rows: list[tuple[Any, ...]] = []
-        deleted = 0
-        for row in changes:
-            value, change = row[:-1], int(row[-1])
-            before = old_counts.get(value, 0)
-            after = before + change
-            if after < 0:
-                raise CannotRefreshIncrementallyError(
-                    "the table does not hold the rows its change removes"
-                )
-            deleted += before
-            rows.extend([value] * after)
-        if len(rows) > MAX_TOUCHED * 50:
-            raise CannotRefreshIncrementallyError("the change rewrites too many rows")
-        self._replace_where(touched, self._values(rows), watermark, expected)
-        return Applied(len(rows), deleted, committed=True)
+        counted = (
+            exp.select(
+                *_columns(names, "n"),
+                exp.alias_(exp.column(NET, table="n"), NET),
+                exp.alias_(exp.func("coalesce", exp.column(HELD, table="h"), _number(0)), HELD),
+            )
+            .from_(aliased(net, "n"))
+            .join(aliased(held, "h"), on=_null_safe_equal(names, "n", "h"), join_type="left")
+        )
+        deleted, inserted, lowest = self._held_summary(counted)
+        if lowest < 0:
+            raise CannotRefreshIncrementallyError(
+                "the table does not hold the rows its change removes"
+            )
+        after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
+        removed = (
+            exp.select(*_columns(names))
+            .from_(aliased(counted, "c"))
+            .where(exp.GT(this=exp.column(HELD), expression=_number(0)))
+        )
+        copies = exp.select(*_columns(names)).from_(aliased(counted, "c"))
+        copies.set("laterals", [_copies(after)])
+        copies = copies.where(exp.GT(this=after.copy(), expression=_number(0)))
+        self._merge(names, removed, copies, watermark, expected)
+        return Applied(inserted, deleted, committed=True)
 
-    def _net_summary(
-        self, renamed: exp.Expr, names: list[str], net_sum: exp.Expr
-    ) -> tuple[int | None, int]:
-        """The smallest net change of any row value (None when nothing changed) and the
-        sum of all of them: a smallest above zero means the change only adds rows (appends,
-        or rows moving into the filter), and the sum is how many."""
-        per_value = (
-            exp.select(exp.alias_(net_sum.copy(), "net"))
-            .from_(renamed.copy())
-            .group_by(*[exp.column(n, quoted=True) for n in names])
-        )
+    def _net_summary(self, net: exp.Query) -> tuple[int | None, int]:
+        """The smallest net change of any row value (None when nothing changed) and their
+        sum: a smallest above zero means the change only adds rows (appends, or rows
+        moving into the filter), and the sum is how many."""
         summary = exp.select(
-            exp.func("min", exp.column("net")), exp.func("sum", exp.column("net"))
-        ).from_(aliased(per_value, "n"))
+            exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))
+        ).from_(aliased(net, "n"))
         smallest, total = self.session.sql(spark(summary)).collect()[0]
         return (None, 0) if smallest is None else (int(smallest), int(total))
 
+    def _held_summary(self, counted: exp.Query) -> tuple[int, int, int]:
+        """Rows the change removes (every copy of each touched value), rows it writes
+        back, and the smallest new number of copies (below zero: the table is not what
+        the change was computed against)."""
+        after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
+        summary = exp.select(
+            exp.func("sum", exp.column(HELD)),
+            exp.func("sum", exp.func("greatest", after, _number(0))),
+            exp.func("min", after.copy()),
+        ).from_(aliased(counted, "c"))
+        deleted, inserted, lowest = self.session.sql(spark(summary)).collect()[0]
+        return int(deleted or 0), int(inserted or 0), int(lowest or 0)
+
     def _append(
-        self,
-        renamed: exp.Expr,
-        names: list[str],
-        net_sum: exp.Expr,
-        watermark: str,
-        expected: int | None,
+        self, net: exp.Query, names: list[str], watermark: str, expected: int | None
     ) -> None:
         """Only additions: append each value's added copies, in one blind append computed
         in SQL (no row comes back to the driver, nothing is rewritten)."""
-        columns = [exp.column(n, quoted=True) for n in names]
-        net = (
-            exp.select(*columns, exp.alias_(net_sum.copy(), "net"))
-            .from_(renamed.copy())
-            .group_by(*[c.copy() for c in columns])
-        )
-        copies = exp.Lateral(
-            this=exp.Explode(
-                this=exp.func("sequence", exp.Literal.number(1), exp.column("net", table="n"))
-            ),
-            view=True,
-            alias=exp.TableAlias(this=exp.to_identifier("e"), columns=[exp.to_identifier("copy")]),
-        )
-        rows = exp.select(*[exp.column(n, table="n", quoted=True) for n in names]).from_(
-            aliased(net, "n")
-        )
-        rows.set("laterals", [copies])
+        rows = exp.select(*_columns(names, "n")).from_(aliased(net, "n"))
+        rows.set("laterals", [_copies(exp.column(NET, table="n"))])
         self.fmt.append(self.session, self.table, rows, watermark, expected)
-
-    def _counts(self, touched: exp.Expr) -> dict[tuple[Any, ...], int]:
-        names = [exp.column(n, quoted=True) for n, _ in self.columns]
-        query = (
-            exp.select(
-                *[collectable(n, t) for n, t in self.columns],
-                exp.alias_(exp.func("count", exp.Star()), "n"),
-            )
-            .from_(self.table.copy())
-            .where(touched)
-            .group_by(*names)
-        )
-        return {tuple(row)[:-1]: int(row[-1]) for row in self.session.sql(spark(query)).collect()}
-
-    def _values(self, rows: list[tuple[Any, ...]]) -> exp.Query:
-        typed = [
-            exp.alias_(exp.cast(exp.Null(), exp.DataType.build(t, dialect="spark")), n, quoted=True)
-            for n, t in self.columns
-        ]
-        if not rows:
-            return exp.select(*typed).where(exp.false())
-        values = exp.Values(
-            expressions=[
-                exp.Tuple(
-                    expressions=[literal(v, t) for v, (_, t) in zip(row, self.columns, strict=True)]
-                )
-                for row in rows
-            ],
-            alias=exp.TableAlias(
-                this=exp.to_identifier("v"),
-                columns=[exp.to_identifier(n, quoted=True) for n, _ in self.columns],
-            ),
-        )
-        return exp.select("*").from_(values)
 
     # -- groups: GROUP BY / DISTINCT at the top --
 
@@ -288,9 +245,8 @@ class IncrementalRefresh:
         """Rewrite the affected groups: those that only gained rows by change arithmetic
         (``aggregates.py``) where every aggregate allows it, the others by recomputing
         them from the sources at their new versions."""
-        key_types = dict(self.columns)
-        key_columns = [(name, key_types[name]) for _, name in keys]
-        mergeable = mergeable_aggregates(tree, {name for _, name in keys})
+        key_names = [name for _, name in keys]
+        mergeable = mergeable_aggregates(tree, set(key_names))
         arguments = [
             exp.alias_(aggregate.argument.copy(), aggregate.column, quoted=True)
             for aggregate in mergeable or []
@@ -306,78 +262,65 @@ class IncrementalRefresh:
         delta = self.deriver.change(grouped_input)
         if delta is None:
             return Applied(0, 0, committed=False)
-        renamed = _with_columns(delta, [*[name for _, name in keys], *[a.alias for a in arguments]])
-        lowest_sign = exp.func("min", exp.column(SIGN))
+        renamed = _with_columns(delta, [*key_names, *[a.alias for a in arguments]])
         affected = (
-            exp.select(*[collectable(n, t) for n, t in key_columns], lowest_sign)
+            exp.select(*_columns(key_names), exp.alias_(exp.func("min", exp.column(SIGN)), LOWEST))
             .from_(renamed)
-            .group_by(*[exp.column(n, quoted=True) for n, _ in key_columns])
-            .limit(MAX_TOUCHED + 1)
+            .group_by(*_columns(key_names))
         )
-        groups = [tuple(row) for row in self.session.sql(spark(affected)).collect()]
+        summary = exp.select(
+            exp.func("count", exp.Star()), exp.func("min", exp.column(LOWEST))
+        ).from_(aliased(affected, "a"))
+        groups, lowest = self.session.sql(spark(summary)).collect()[0]
         if not groups:
             return Applied(0, 0, committed=False)
-        if len(groups) > MAX_TOUCHED:
-            raise CannotRefreshIncrementallyError(f"more than {MAX_TOUCHED} groups changed")
-        grown = [group[:-1] for group in groups if mergeable is not None and group[-1] > 0]
-        others = [group[:-1] for group in groups if mergeable is None or group[-1] < 0]
         parts: list[exp.Query] = []
-        if grown:
-            assert mergeable is not None
-            parts.append(
-                self._merged_groups(
-                    renamed, key_columns, mergeable, touched_rows(key_columns, grown)
-                )
-            )
-        if others:
-            recomputed = exp.Subquery(
-                this=self.deriver.at(exp.Subquery(this=tree), "new").this,
-                alias=exp.TableAlias(this=exp.to_identifier("q")),
-            )
-            parts.append(exp.select("*").from_(recomputed).where(touched_rows(key_columns, others)))
-        rows = parts[0]
-        for part in parts[1:]:
-            rows = exp.union(rows, part, distinct=False)
-        touched = touched_rows(key_columns, [group[:-1] for group in groups])
-        # Counted on the table before and after, not by running the recompute twice.
+        if mergeable is not None:
+            parts.append(self._merged_groups(renamed, key_names, mergeable))
+        if mergeable is None or lowest < 0:
+            parts.append(self._recomputed_groups(tree, affected, key_names, mergeable is None))
         in_groups = (
-            exp.select(exp.func("count", exp.Star())).from_(self.table.copy()).where(touched)
+            exp.select(exp.func("count", exp.Star()))
+            .from_(exp.alias_(self.table.copy(), "t", table=True))
+            .join(
+                aliased(affected, "a"), on=_null_safe_equal(key_names, "t", "a"), join_type="semi"
+            )
         )
         deleted = self._count(in_groups)
-        self._replace_where(touched.copy(), rows, watermark, expected)
+        removed = exp.select(*_columns(key_names)).from_(aliased(affected, "a"))
+        self._merge(key_names, removed, _union_all(parts), watermark, expected)
         inserted = self._count(in_groups)
         return Applied(inserted, deleted, committed=True)
 
+    def _recomputed_groups(
+        self, tree: exp.Select, affected: exp.Query, key_names: list[str], every_group: bool
+    ) -> exp.Query:
+        """The query's rows, at the sources' new versions, of the affected groups (of only
+        those that lost rows unless ``every_group``)."""
+        recomputed = exp.Subquery(
+            this=self.deriver.at(exp.Subquery(this=tree), "new").this,
+            alias=exp.TableAlias(this=exp.to_identifier("q")),
+        )
+        rescan = aliased(affected, "a")
+        if not every_group:
+            lost = exp.LT(this=exp.column(LOWEST, table="a"), expression=_number(0))
+            rescan = aliased(exp.select("*").from_(aliased(affected, "a")).where(lost), "a")
+        return (
+            exp.select(*_columns([n for n, _ in self.columns], "q"))
+            .from_(recomputed)
+            .join(rescan, on=_null_safe_equal(key_names, "q", "a"), join_type="semi")
+        )
+
     def _merged_groups(
-        self,
-        renamed: exp.Subquery,
-        key_columns: list[tuple[str, str]],
-        aggregates: list[MergeableAggregate],
-        grown: exp.Expr,
+        self, renamed: exp.Subquery, key_names: list[str], aggregates: list[MergeableAggregate]
     ) -> exp.Query:
         """The new rows of groups that only gained rows: each aggregate's value in the
         table (none for a new group) merged with its value over the added rows."""
-        key_names = [name for name, _ in key_columns]
         added = (
-            exp.select(
-                *[exp.column(n, quoted=True) for n in key_names],
-                *[added_value(aggregate) for aggregate in aggregates],
-            )
+            exp.select(*_columns(key_names), *[added_value(a) for a in aggregates])
             .from_(renamed.copy())
-            .group_by(*[exp.column(n, quoted=True) for n in key_names])
-            .having(
-                exp.GT(this=exp.func("min", exp.column(SIGN)), expression=exp.Literal.number(0))
-            )
-        )
-        held = exp.select("*").from_(self.table.copy()).where(grown)
-        on = exp.and_(
-            *[
-                exp.NullSafeEQ(
-                    this=exp.column(n, table="o", quoted=True),
-                    expression=exp.column(n, table="n", quoted=True),
-                )
-                for n in key_names
-            ]
+            .group_by(*_columns(key_names))
+            .having(exp.GT(this=exp.func("min", exp.column(SIGN)), expression=_number(0)))
         )
         by_output = {aggregate.output: aggregate for aggregate in aggregates}
         values: list[exp.Expr] = []
@@ -393,7 +336,11 @@ class IncrementalRefresh:
         return (
             exp.select(*values)
             .from_(aliased(added, "n"))
-            .join(aliased(held, "o"), on=on, join_type="left")
+            .join(
+                exp.alias_(self.table.copy(), "o", table=True),
+                on=_null_safe_equal(key_names, "o", "n"),
+                join_type="left",
+            )
         )
 
     def _count(self, query: exp.Query) -> int:
@@ -401,7 +348,102 @@ class IncrementalRefresh:
 
     # -- the commit --
 
-    def _replace_where(
-        self, predicate: exp.Expr, rows: exp.Query, watermark: str, expected: int | None
+    def _merge(
+        self,
+        match_names: list[str],
+        removed: exp.Query,
+        inserted: exp.Query,
+        watermark: str,
+        expected: int | None,
     ) -> None:
-        self.fmt.replace_where(self.session, self.table, predicate, rows, watermark, expected)
+        """One MERGE: every table row equal (null-safe, on ``match_names``) to a row of
+        ``removed`` is deleted, and every row of ``inserted`` (the table's columns, a
+        multiset) is inserted."""
+        names = [name for name, _ in self.columns]
+        nulls = {
+            name: exp.cast(exp.Null(), exp.DataType.build(t, dialect="spark"))
+            for name, t in self.columns
+        }
+        removals = exp.select(
+            *[
+                exp.alias_(
+                    exp.column(n, quoted=True) if n in match_names else nulls[n], n, quoted=True
+                )
+                for n in names
+            ],
+            exp.alias_(exp.Literal.string("delete"), KIND),
+        ).from_(aliased(removed, "r"))
+        additions = exp.select(
+            *_columns(names), exp.alias_(exp.Literal.string("insert"), KIND)
+        ).from_(aliased(inserted, "i"))
+        kind = exp.column(KIND, table="s")
+        merge = exp.Merge(
+            this=exp.alias_(self.table.copy(), "t", table=True),
+            using=aliased(exp.union(removals, additions, distinct=False), "s"),
+            on=exp.and_(
+                kind.eq(exp.Literal.string("delete")), _null_safe_equal(match_names, "t", "s")
+            ),
+            whens=exp.Whens(
+                expressions=[
+                    exp.When(matched=True, source=False, then=exp.var("DELETE")),
+                    exp.When(
+                        matched=False,
+                        source=False,
+                        condition=kind.copy().eq(exp.Literal.string("insert")),
+                        then=exp.Insert(
+                            this=exp.Tuple(expressions=_columns(names)),
+                            expression=exp.Tuple(expressions=_columns(names, "s")),
+                        ),
+                    ),
+                ]
+            ),
+        )
+        self.fmt.merge(self.session, self.table, merge, watermark, expected)
+
+
+def _columns(names: list[str], table: str | None = None) -> list[exp.Expr]:
+    return [exp.column(name, table=table, quoted=True) for name in names]
+
+
+def _number(value: int) -> exp.Expr:
+    return exp.Literal.number(value)
+
+
+def _null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
+    return exp.and_(
+        *[
+            exp.NullSafeEQ(
+                this=exp.column(name, table=left, quoted=True),
+                expression=exp.column(name, table=right, quoted=True),
+            )
+            for name in names
+        ]
+    )
+
+
+def _net(renamed: exp.Subquery, names: list[str]) -> exp.Query:
+    """Each row value of the change with its net number of copies added (below zero:
+    removed), values whose changes cancel left out."""
+    net_sum = exp.func("sum", exp.column(SIGN))
+    return (
+        exp.select(*_columns(names), exp.alias_(net_sum, NET))
+        .from_(renamed)
+        .group_by(*_columns(names))
+        .having(exp.NEQ(this=net_sum.copy(), expression=_number(0)))
+    )
+
+
+def _copies(count: exp.Expr) -> exp.Lateral:
+    """``LATERAL VIEW explode(sequence(1, count))``: a row repeated ``count`` times."""
+    return exp.Lateral(
+        this=exp.Explode(this=exp.func("sequence", _number(1), count.copy())),
+        view=True,
+        alias=exp.TableAlias(this=exp.to_identifier("e"), columns=[exp.to_identifier("copy")]),
+    )
+
+
+def _union_all(parts: list[exp.Query]) -> exp.Query:
+    combined = parts[0]
+    for part in parts[1:]:
+        combined = exp.union(combined, part, distinct=False)
+    return combined

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dyntables import DynamicTables, changes, incremental
+from dyntables import DynamicTables, changes
 
 pytestmark = pytest.mark.embedded
 
@@ -100,7 +100,6 @@ def test_more_touched_keys_than_the_cap_refresh_in_full_and_say_why(
     dt: DynamicTables, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(changes, "MAX_TOUCHED", 1)
-    monkeypatch.setattr(incremental, "MAX_TOUCHED", 1)
     query = "SELECT order_id, rank() OVER (PARTITION BY status ORDER BY order_id) AS r FROM orders"
     dt.sql(f"CREATE DYNAMIC TABLE ranked TARGET_LAG = '1 minute' AS {query}")
     dt.sql("INSERT INTO orders VALUES (9, 1.00, 'open', NULL)")

@@ -36,7 +36,7 @@ class TableFormat(Protocol):
     name: str
     # Whether a refresh commit can be made conditional on the version it read.
     supports_conditional_commit: bool
-    # Whether incremental refresh (``changes``, ``append``, ``replace_where``) is implemented.
+    # Whether incremental refresh (``changes``, ``append``, ``merge``) is implemented.
     supports_incremental: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
@@ -87,6 +87,17 @@ class TableFormat(Protocol):
         expected_version: int | None,
     ) -> None:
         """Add ``rows`` in one commit carrying ``watermark``."""
+
+    def merge(
+        self,
+        session: Any,
+        table: exp.Table,
+        statement: exp.Merge,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """Run ``statement`` (a MERGE INTO the table) as one commit carrying ``watermark``;
+        its source may read the table as it was before."""
 
     def replace_where(
         self,

@@ -171,6 +171,16 @@ class DeltaFormat:
         insert = exp.Insert(this=table.copy(), expression=rows.copy())
         self._commit(session, insert, watermark, expected_version)
 
+    def merge(
+        self,
+        session: Any,
+        table: exp.Table,
+        statement: exp.Merge,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        self._commit(session, statement, watermark, expected_version)
+
     def replace_where(
         self,
         session: Any,
