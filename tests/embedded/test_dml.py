@@ -90,6 +90,24 @@ def test_merge_from_a_subquery_with_update_set_star(spark: ShimSession) -> None:
     assert rows(spark)[(2, "B", 99)] == 1
 
 
+def test_merge_source_reading_the_target_sees_it_as_before(spark: ShimSession) -> None:
+    # Only a DELETE clause, a null-safe match, and a source that reads the target: every
+    # row of t is deleted and re-inserted with qty + 1 (the source computed once, first).
+    before = rows(spark)
+    spark.sql(
+        "MERGE INTO t USING (SELECT DISTINCT id, name, qty, 'delete' AS kind FROM t"
+        " UNION ALL SELECT id, name, qty + 1, 'insert' FROM t) AS s"
+        " ON s.kind = 'delete' AND t.id <=> s.id AND t.name <=> s.name AND t.qty <=> s.qty"
+        " WHEN MATCHED THEN DELETE"
+        " WHEN NOT MATCHED AND s.kind = 'insert' THEN INSERT (id, name, qty)"
+        " VALUES (s.id, s.name, s.qty)"
+    )
+    expected = Counter()
+    for (id_, name, qty), copies in before.items():
+        expected[(id_, name, None if qty is None else qty + 1)] += copies
+    assert rows(spark) == expected
+
+
 def test_merge_refuses_several_source_rows_for_one_target_row(spark: ShimSession) -> None:
     spark.sql("CREATE TABLE s (id INT)")
     spark.sql("INSERT INTO s VALUES (2), (2)")
