@@ -126,6 +126,15 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
     matched = [c for c in clauses if c.args.get("matched")]
     by_source = [c for c in clauses if not c.args.get("matched") and c.args.get("source")]
     not_matched = [c for c in clauses if not c.args.get("matched") and not c.args.get("source")]
+    if not by_source and len(matched) == 1 and _is_plain_delete(matched[0]):
+        # Delete every matched target row, insert unmatched source rows: a semi join and
+        # an anti join, without numbering every row of both sides (Delta allows several
+        # source rows to match one target row when the only matched clause is this one).
+        deleted = run_query(session, pairs.matched_targets())
+        deleted = deleted.append_column(ACTION, pa.array(["delete"] * deleted.num_rows))
+        inserts = pairs.inserts(not_matched, pairs.unmatched_sources()) if not_matched else None
+        apply_actions(session, location, schema, deleted, inserts)
+        return
     changes = []
     if matched:
         pairs.check_one_source_row_per_target_row(matched)
@@ -135,6 +144,16 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
     inserts = pairs.inserts(not_matched) if not_matched else None
     apply_actions(
         session, location, schema, pa.concat_tables(changes) if changes else None, inserts
+    )
+
+
+def _is_plain_delete(clause: exp.When) -> bool:
+    """``WHEN MATCHED THEN DELETE`` without a condition."""
+    then = clause.args["then"]
+    return (
+        clause.args.get("condition") is None
+        and isinstance(then, exp.Var)
+        and then.name.upper() == "DELETE"
     )
 
 
@@ -158,6 +177,7 @@ class _MergePairs:
         self.session = session
         self.schema = schema
         target, source = tree.this.copy(), tree.args["using"].copy()
+        self.target, self.source, self.on = target, source, tree.args["on"].copy()
         self.target_alias, self.source_alias = target.alias_or_name, source.alias_or_name
         self.source_columns = run_query(
             session, exp.select("*").from_(source.copy()).limit(0)
@@ -243,8 +263,26 @@ class _MergePairs:
         )
         return run_query(self.session, query)
 
-    def inserts(self, clauses: Sequence[exp.When]) -> pa.Table:
-        """Rows to insert for source rows that matched no target row (a multiset)."""
+    def matched_targets(self) -> exp.Select:
+        """The distinct target rows some source row matches."""
+        return (
+            exp.select(*_target_columns(self.schema, self.target_alias))
+            .from_(self.target.copy())
+            .join(self.source.copy(), on=self.on.copy(), join_type="semi")
+            .distinct()
+        )
+
+    def unmatched_sources(self) -> exp.Select:
+        """The source rows no target row matches (keeping the source's alias)."""
+        return (
+            exp.select()
+            .from_(self.source.copy())
+            .join(self.target.copy(), on=self.on.copy(), join_type="anti")
+        )
+
+    def inserts(self, clauses: Sequence[exp.When], unmatched: exp.Select | None = None) -> pa.Table:
+        """Rows to insert for source rows that matched no target row (a multiset), from
+        the full join or from ``unmatched`` (``unmatched_sources``)."""
         chosen = self.chosen_clause(clauses)
         new_values = {name: exp.Case() for name in self.schema.names}
         for index, clause in enumerate(clauses):
@@ -255,12 +293,10 @@ class _MergePairs:
                 new_values[name] = new_values[name].when(
                     chosen.copy().eq(index), values[name].copy()
                 )
-        query = (
-            self.join.copy()
-            .select(*[exp.alias_(new_values[n], f"{NEW}{n}") for n in self.schema.names])
-            .where(self.source_only())
-            .where(chosen.is_(exp.null()).not_())
-        )
+        base = self.join.copy().where(self.source_only()) if unmatched is None else unmatched
+        query = base.select(
+            *[exp.alias_(new_values[n], f"{NEW}{n}") for n in self.schema.names]
+        ).where(chosen.is_(exp.null()).not_())
         return run_query(self.session, query)
 
 

@@ -19,6 +19,7 @@ A change query returns the query's columns and ``__dt_sign``: +1 for a row the q
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -355,11 +356,17 @@ class ChangeDeriver:
         fmt: TableFormat,
         versions: Versions,
         columns_of: Callable[[str], list[str]],
+        *,
+        materialize_feeds: bool = False,
     ) -> None:
         self.session = session
         self.fmt = fmt
         self.versions = versions
         self.columns_of = columns_of
+        # Each source's change feed as a temporary view, read once (see table_change).
+        self.materialize_feeds = materialize_feeds
+        self._change_views: dict[str, str] = {}  # source key -> temporary view of its feed
+        self._views: list[str] = []  # every temporary view made, to drop at the end
 
     # ---- inputs at a version ----
 
@@ -422,9 +429,34 @@ class ChangeDeriver:
             raise CannotRefreshIncrementallyError(
                 f"{key} has no version range to read changes from"
             )
-        return self.fmt.changes(
+        if key in self._change_views:
+            return exp.select("*").from_(exp.to_table(self._change_views[key]))
+        feed = self.fmt.changes(
             self.session, key_to_table(key), self.columns_of(key), old, new, SIGN
         )
+        if self.materialize_feeds:
+            # Read the feed once per refresh: a change query uses it several times (every
+            # term of a join, counts, the MERGE), and re-reading it costs each time.
+            materialized = self.materialize(feed)
+            self._change_views[key] = materialized.args["from_"].this.name
+            return materialized
+        return feed
+
+    def materialize(self, query: exp.Query) -> exp.Query:
+        """``query`` as a temporary view of the session, dropped by ``drop_change_views``:
+        the embedded engine computes it once (its DataFrames hold their rows); on Spark the
+        view is a name for the same plan."""
+        view = f"__dt_changes_{uuid.uuid4().hex}"
+        self.session.sql(spark(query)).createOrReplaceTempView(view)
+        self._views.append(view)
+        return exp.select("*").from_(exp.to_table(view))
+
+    def drop_change_views(self) -> None:
+        """Forget the change feeds read by this derivation (temporary views)."""
+        for view in self._views:
+            self.session.catalog.dropTempView(view)
+        self._views.clear()
+        self._change_views.clear()
 
     def linear_change(self, select: exp.Select) -> exp.Query | None:
         """The telescoping sum over the block's inputs."""

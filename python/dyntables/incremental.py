@@ -144,16 +144,21 @@ class IncrementalRefresh:
         self.table = table
         self.definition = definition
         self.columns = list(definition.columns)
-        self.deriver = ChangeDeriver(session, fmt, versions, source_columns.__getitem__)
+        self.deriver = ChangeDeriver(
+            session, fmt, versions, source_columns.__getitem__, materialize_feeds=True
+        )
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
         """Derive, net and write the change in one commit carrying ``watermark``."""
         tree = inline_ctes(parse_query(self.definition.query))
         keys = group_keys(tree) if isinstance(tree, exp.Select) else None
-        if keys is not None:
-            assert isinstance(tree, exp.Select)
-            return self._apply_groups(tree, keys, watermark, expected_version)
-        return self._apply_rows(tree, watermark, expected_version)
+        try:
+            if keys is not None:
+                assert isinstance(tree, exp.Select)
+                return self._apply_groups(tree, keys, watermark, expected_version)
+            return self._apply_rows(tree, watermark, expected_version)
+        finally:
+            self.deriver.drop_change_views()
 
     # -- rows: SELECT / JOIN / UNION ALL / keyed operators --
 
@@ -162,7 +167,7 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
-        net = _net(_with_columns(delta, names), names)
+        net = self.deriver.materialize(_net(_with_columns(delta, names), names))
         smallest, added = self._net_summary(net)
         if smallest is None:  # the change nets out to nothing
             return Applied(0, 0, committed=False)
@@ -171,9 +176,10 @@ class IncrementalRefresh:
             return Applied(added, 0, committed=True)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
-            exp.select(*_columns(names), exp.alias_(exp.func("count", exp.Star()), HELD))
-            .from_(self.table.copy())
-            .group_by(*_columns(names))
+            exp.select(*_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
+            .from_(exp.alias_(self.table.copy(), "t", table=True))
+            .join(aliased(net, "n"), on=_null_safe_equal(names, "t", "n"), join_type="semi")
+            .group_by(*_columns(names, "t"))
         )
         counted = (
             exp.select(
@@ -263,7 +269,7 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         renamed = _with_columns(delta, [*key_names, *[a.alias for a in arguments]])
-        affected = (
+        affected = self.deriver.materialize(
             exp.select(*_columns(key_names), exp.alias_(exp.func("min", exp.column(SIGN)), LOWEST))
             .from_(renamed)
             .group_by(*_columns(key_names))
