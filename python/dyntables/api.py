@@ -24,6 +24,7 @@ from dyntables.history import SYSTEM_SCHEMA, SystemTables, new_id, utc_now
 from dyntables.lifecycle import Lifecycle
 from dyntables.parser.recognizer import leading_words
 from dyntables.planner import Plan, explain_rows
+from dyntables.predicates import bind_current_time, is_frozen
 from dyntables.refresh import RefreshResult
 from dyntables.statements import (
     AlterDynamicTable,
@@ -201,8 +202,52 @@ class DynamicTables:
                 f"{self._managed_key(altered, names)} is a dynamic table: use ALTER DYNAMIC TABLE"
             )
         changed = self._rewrite_information_schema(tree)
+        changed = self._rewrite_frozen_flags(tree, names) or changed
         self._refresh_stale_materialized_views(tree, names)
         return tree if changed else None
+
+    def _rewrite_frozen_flags(self, tree: exp.Expr, names: set[str]) -> bool:
+        """``METADATA$IS_FROZEN``: whether a row of a dynamic table is in its frozen region
+        as of the table's last refresh (FALSE where the predicate is NULL, and for a table
+        without a region)."""
+        flags = [c for c in tree.find_all(exp.Column) if c.name.upper() == FROZEN_FLAG]
+        for flag in flags:
+            reference = self._flagged_table(flag, names)
+            table = self.engine.qualify(reference)
+            definition = self.engine.definition(table)
+            assert definition is not None
+            if definition.frozen_where is None:
+                flag.replace(exp.false())
+                continue
+            watermark = self.lifecycle.refresher.last_watermark(table).watermark
+            as_of = (
+                datetime.datetime.fromisoformat(watermark.data_timestamp)
+                if watermark is not None
+                else utc_now()
+            )
+            predicate = bind_current_time(parse_one(definition.frozen_where), as_of)
+            for column in predicate.find_all(exp.Column):
+                column.set("table", exp.to_identifier(reference.alias_or_name))
+            flag.replace(exp.paren(is_frozen(predicate)))
+        return bool(flags)
+
+    def _flagged_table(self, flag: exp.Column, names: set[str]) -> exp.Table:
+        """The dynamic table a METADATA$IS_FROZEN reference reads (its SELECT's only one,
+        or the one its qualifier names)."""
+        scope = flag.find_ancestor(exp.Select)
+        tables = [
+            t
+            for t in (scope.find_all(exp.Table) if scope is not None else [])
+            if t.find_ancestor(exp.Select) is scope and self._managed_key(t, names)
+        ]
+        if flag.table:
+            tables = [t for t in tables if t.alias_or_name.lower() == flag.table.lower()]
+        if len(tables) != 1:
+            raise DynamicTableError(
+                f"{FROZEN_FLAG} belongs to a dynamic table read in the same SELECT"
+                + (": qualify it with the table's name or alias" if len(tables) > 1 else "")
+            )
+        return tables[0]
 
     def _managed_key(self, table: exp.Table, names: set[str]) -> str | None:
         key = table_key(self.engine.qualify(table))
@@ -427,6 +472,9 @@ def _first_line(failure: BaseException) -> str:
 
 
 __all__ = ["DynamicTables"]
+
+
+FROZEN_FLAG = "METADATA$IS_FROZEN"
 
 
 def _table_function_call(reference: exp.Table) -> exp.Expr | None:

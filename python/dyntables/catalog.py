@@ -59,6 +59,9 @@ class Definition:
     initialize: str = "ON_CREATE"
     comment: str | None = None
     frozen_where: str | None = None
+    # A frozen-region change the next refresh applies: "ACTIVE_REGION" (the region shrank
+    # or changed shape: recompute the active region) or "ALL" (removed: recompute all).
+    frozen_reinitialize: str | None = None
     cluster_by: tuple[str, ...] = ()
     scheduling_state: SchedulingState = SchedulingState.ACTIVE
     suspend_reason: str | None = None
@@ -68,8 +71,10 @@ class Definition:
 
     @property
     def definition_hash(self) -> str:
-        """Identifies what the table's contents are a function of: query and columns."""
-        payload = json.dumps([self.query, self.columns, self.frozen_where])
+        """Identifies what the table's contents are a function of: query and columns. (The
+        frozen region is not part of it: ALTER ... FROZEN WHERE decides what to recompute,
+        recorded in ``frozen_reinitialize``.)"""
+        payload = json.dumps([self.query, self.columns])
         return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
     @property
@@ -101,6 +106,7 @@ class Definition:
             "initialize": self.initialize,
             "comment": self.comment,
             "frozen_where": self.frozen_where,
+            "frozen_reinitialize": self.frozen_reinitialize,
             "cluster_by": json.dumps(list(self.cluster_by)),
             "scheduling_state": self.scheduling_state.value,
             "suspend_reason": self.suspend_reason,
@@ -145,6 +151,7 @@ class Definition:
             initialize=values.get("initialize") or "ON_CREATE",
             comment=values.get("comment") or None,
             frozen_where=values.get("frozen_where") or None,
+            frozen_reinitialize=values.get("frozen_reinitialize") or None,
             cluster_by=tuple(json.loads(values.get("cluster_by") or "[]")),
             scheduling_state=SchedulingState(values.get("scheduling_state") or "ACTIVE"),
             suspend_reason=values.get("suspend_reason") or None,

@@ -138,8 +138,11 @@ class IncrementalRefresh:
         definition: Definition,
         versions: Versions,
         source_columns: dict[str, list[str]],
+        active: exp.Expr | None = None,
     ) -> None:
         self.session = session
+        # Where rows are active (not frozen): frozen rows are neither removed nor added.
+        self.active = active
         self.fmt = fmt
         self.table = table
         self.definition = definition
@@ -167,7 +170,7 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
-        net = self.deriver.materialize(_net(_with_columns(delta, names), names))
+        net = self.deriver.materialize(_net(_with_columns(delta, names), names, self.active))
         smallest, added = self._net_summary(net)
         if smallest is None:  # the change nets out to nothing
             return Applied(0, 0, committed=False)
@@ -252,7 +255,8 @@ class IncrementalRefresh:
         (``aggregates.py``) where every aggregate allows it, the others by recomputing
         them from the sources at their new versions."""
         key_names = [name for _, name in keys]
-        mergeable = mergeable_aggregates(tree, set(key_names))
+        # A frozen row may hold a value older than the query's: never merge into it.
+        mergeable = None if self.active else mergeable_aggregates(tree, set(key_names))
         arguments = [
             exp.alias_(aggregate.argument.copy(), aggregate.column, quoted=True)
             for aggregate in mergeable or []
@@ -292,9 +296,14 @@ class IncrementalRefresh:
                 aliased(affected, "a"), on=_null_safe_equal(key_names, "t", "a"), join_type="semi"
             )
         )
+        if self.active is not None:
+            in_groups = in_groups.where(_qualified(self.active, "t"))
         deleted = self._count(in_groups)
         removed = exp.select(*_columns(key_names)).from_(aliased(affected, "a"))
-        self._merge(key_names, removed, _union_all(parts), watermark, expected)
+        rows = _union_all(parts)
+        if self.active is not None:
+            rows = exp.select("*").from_(aliased(rows, "r")).where(self.active.copy())
+        self._merge(key_names, removed, rows, watermark, expected)
         inserted = self._count(in_groups)
         return Applied(inserted, deleted, committed=True)
 
@@ -383,12 +392,15 @@ class IncrementalRefresh:
             *_columns(names), exp.alias_(exp.Literal.string("insert"), KIND)
         ).from_(aliased(inserted, "i"))
         kind = exp.column(KIND, table="s")
+        on = exp.and_(
+            kind.eq(exp.Literal.string("delete")), _null_safe_equal(match_names, "t", "s")
+        )
+        if self.active is not None:  # frozen rows are never removed
+            on = exp.and_(on, _qualified(self.active, "t"))
         merge = exp.Merge(
             this=exp.alias_(self.table.copy(), "t", table=True),
             using=aliased(exp.union(removals, additions, distinct=False), "s"),
-            on=exp.and_(
-                kind.eq(exp.Literal.string("delete")), _null_safe_equal(match_names, "t", "s")
-            ),
+            on=on,
             whens=exp.Whens(
                 expressions=[
                     exp.When(matched=True, source=False, then=exp.var("DELETE")),
@@ -405,6 +417,14 @@ class IncrementalRefresh:
             ),
         )
         self.fmt.merge(self.session, self.table, merge, watermark, expected)
+
+
+def _qualified(predicate: exp.Expr, table: str) -> exp.Expr:
+    """``predicate`` with its (unqualified) columns read from ``table``."""
+    qualified = predicate.copy()
+    for column in qualified.find_all(exp.Column):
+        column.set("table", exp.to_identifier(table))
+    return qualified
 
 
 def _columns(names: list[str], table: str | None = None) -> list[exp.Expr]:
@@ -427,15 +447,16 @@ def _null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
     )
 
 
-def _net(renamed: exp.Subquery, names: list[str]) -> exp.Query:
+def _net(renamed: exp.Subquery, names: list[str], active: exp.Expr | None) -> exp.Query:
     """Each row value of the change with its net number of copies added (below zero:
-    removed), values whose changes cancel left out."""
+    removed), values whose changes cancel left out, and frozen values too (a value is
+    frozen or active whatever its number of copies)."""
     net_sum = exp.func("sum", exp.column(SIGN))
-    return (
-        exp.select(*_columns(names), exp.alias_(net_sum, NET))
-        .from_(renamed)
-        .group_by(*_columns(names))
-        .having(exp.NEQ(this=net_sum.copy(), expression=_number(0)))
+    net = exp.select(*_columns(names), exp.alias_(net_sum, NET)).from_(renamed)
+    if active is not None:
+        net = net.where(active.copy())
+    return net.group_by(*_columns(names)).having(
+        exp.NEQ(this=net_sum.copy(), expression=_number(0))
     )
 
 

@@ -37,6 +37,7 @@ from dyntables.incremental import (
     unsupported_reason,
 )
 from dyntables.planner import NotIncrementalError, Plan, plan_refresh
+from dyntables.predicates import check_frozen_predicate, expands, to_spark_predicate
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
 from dyntables.statements import (
     AlterAction,
@@ -152,11 +153,12 @@ class Lifecycle:
                 "REFRESH USING (custom incrementalization) is not available yet; define the"
                 " dynamic table with AS <query>"
             )
-        if statement.frozen_where is not None or statement.backfill_from is not None:
+        if statement.backfill_from is not None:
             raise DynamicTableError(
-                "FROZEN WHERE and BACKFILL FROM are not available yet; create the dynamic"
-                " table without them"
+                "BACKFILL FROM is not available yet; create the dynamic table without it"
             )
+        if statement.frozen_where is not None:
+            self._check_frozen_format()
         if statement.partitioned_by:
             raise DynamicTableError(
                 "PARTITIONED BY on a dynamic table is not supported yet: create it without,"
@@ -185,6 +187,7 @@ class Lifecycle:
             statement_id=statement_id,
             requested_mode=mode.value,
             table_properties=dict(statement.properties),
+            frozen_where=statement.frozen_where,
             extra=(
                 {"data_retention_days": str(statement.data_retention_days)}
                 if statement.data_retention_days is not None
@@ -230,6 +233,7 @@ class Lifecycle:
         statement_id: str,
         table_properties: dict[str, str],
         requested_mode: str = "FULL",
+        frozen_where: str | None = None,
         extra: dict[str, str] | None = None,
     ) -> RefreshResult | None:
         reserved = [key for key in table_properties if key.lower().startswith(PREFIX)]
@@ -252,6 +256,8 @@ class Lifecycle:
                     f"{table_key(table)} already exists: use CREATE OR REPLACE, or IF NOT EXISTS"
                 )
         analyzed = self.analyze(table, query_text, columns)
+        if frozen_where is not None:
+            frozen_where = self._frozen_predicate(frozen_where, analyzed.columns)
         self._check_upstreams(table, analyzed, target_lag)
         change_problem = self._enable_change_tracking(analyzed)
         definition = Definition(
@@ -267,6 +273,7 @@ class Lifecycle:
             refresh_mode="FULL",
             initialize=initialize,
             comment=comment,
+            frozen_where=frozen_where,
             cluster_by=cluster_by,
             change_tracking_problem=change_problem,
             created_on=datetime.datetime.now(datetime.timezone.utc).isoformat(),
@@ -551,6 +558,13 @@ class Lifecycle:
             changed = definition.with_changes(warehouse=str(statement.value))
         elif action is AlterAction.SET_COMMENT:
             changed = definition.with_changes(comment=str(statement.value))
+        elif action is AlterAction.SET_FROZEN_WHERE:
+            changed = self._with_frozen_region(definition, str(statement.value))
+        elif action is AlterAction.UNSET_FROZEN_WHERE:
+            changed = definition.with_changes(
+                frozen_where=None,
+                frozen_reinitialize="ALL" if definition.frozen_where else None,
+            )
         elif action is AlterAction.RENAME_TO:
             raise DynamicTableError(
                 f"RENAME of a dynamic table is not supported on this catalog: create the new"
@@ -563,6 +577,33 @@ class Lifecycle:
             )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
         return None
+
+    # ---- frozen regions ----
+
+    def _check_frozen_format(self) -> None:
+        if self.engine.table_format.name != "delta":
+            raise DynamicTableError(
+                f"FROZEN WHERE on {self.engine.table_format.name} tables is not available yet"
+                " (it is on Delta); create the dynamic table without it"
+            )
+
+    def _frozen_predicate(self, predicate: str, columns: tuple[tuple[str, str], ...]) -> str:
+        """The predicate checked against the table's columns, as Spark SQL."""
+        check_frozen_predicate(predicate, [name for name, _ in columns])
+        return to_spark_predicate(predicate)
+
+    def _with_frozen_region(self, definition: Definition, predicate: str) -> Definition:
+        """SET FROZEN WHERE: a region that only grows (every row frozen before stays
+        frozen, proven) or a first region costs nothing; any other change recomputes the
+        active region at the next refresh."""
+        self._check_frozen_format()
+        new = self._frozen_predicate(predicate, definition.columns)
+        pending = definition.frozen_reinitialize
+        if definition.frozen_where is not None and not expands(
+            parse_one(definition.frozen_where), parse_one(new)
+        ):
+            pending = pending or "ACTIVE_REGION"
+        return definition.with_changes(frozen_where=new, frozen_reinitialize=pending)
 
     def _with_lag(self, table: exp.Table, definition: Definition, lag: TargetLag) -> Definition:
         own = table_key(table)

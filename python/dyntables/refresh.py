@@ -18,13 +18,14 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, key_to_table, table_key
+from dyntables.catalog import PREFIX, Definition, key_to_table, table_key
 from dyntables.dialect import parse_one
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
 from dyntables.incremental import CannotRefreshIncrementallyError, IncrementalRefresh, Versions
+from dyntables.predicates import active_region, bind_current_time
 
 WATERMARK_MARKER = "dyntables"
 # An incremental refresh becomes full when the sources' change feeds hold more than this
@@ -197,30 +198,53 @@ class Refresher:
         if previous is not None and reason is not None:
             result.action = Action.REINITIALIZE
             result.reason = reason
+        # The frozen region, at this refresh's data timestamp; the first refresh and a
+        # replace compute every row.
+        active = (
+            None
+            if previous is None or replace_definition is not None
+            else _active_region(definition, result.data_timestamp)
+        )
         if reason is None and previous is not None and definition.refresh_mode == "INCREMENTAL":
             why_full = self._too_large_for_incremental(moved, versions)
             if why_full is None:
                 try:
-                    self._incremental(table, definition, state, pinned, result)
+                    self._incremental(table, definition, state, pinned, result, active)
                     return
                 except CannotRefreshIncrementallyError as why:  # recomputed instead
                     why_full = str(why)
             result.action = Action.FULL
             result.reason = f"FULL instead of INCREMENTAL: {why_full}"
         watermark = _watermark(result, definition, versions, fingerprints, replace_definition)
-        rows_before = _count(session, table)
-        fmt.overwrite(
-            session,
-            table,
-            pin_query(definition.query, versions, fmt),
-            watermark.to_json(),
-            expected_version=state.table_version,
-            replace_schema=replace_definition is not None,
-        )
+        query = pin_query(definition.query, versions, fmt)
+        in_scope = table if active is None else exp.select("*").from_(table).where(active)
+        rows_before = _count(session, in_scope)
+        if active is None:
+            fmt.overwrite(
+                session,
+                table,
+                query,
+                watermark.to_json(),
+                expected_version=state.table_version,
+                replace_schema=replace_definition is not None,
+            )
+        else:  # only the active region: frozen rows stay as they are
+            rows = exp.select("*").from_(query.subquery("q")).where(active.copy())
+            fmt.replace_where(
+                session, table, active, rows, watermark.to_json(), state.table_version
+            )
         result.rows_deleted = rows_before
-        result.rows_inserted = _count(session, table)
+        result.rows_inserted = _count(session, in_scope)
         result.table_version = fmt.current_version(session, table)
+        self._finish_frozen_change(table, definition)
         fmt.forget_cached(self.engine.session, table)  # the user's session reads it next
+
+    def _finish_frozen_change(self, table: exp.Table, definition: Definition) -> None:
+        """Clear a frozen-region change the refresh just applied (a crash before this only
+        makes the next refresh recompute the active region again)."""
+        if definition.frozen_reinitialize is not None:
+            cleared = {PREFIX + "frozen_reinitialize": ""}
+            self.engine.table_format.set_properties(self.engine.refresh_session, table, cleared)
 
     def _incremental(
         self,
@@ -229,6 +253,7 @@ class Refresher:
         state: WatermarkState,
         pinned: PinnedSources,
         result: RefreshResult,
+        active: exp.Expr | None,
     ) -> None:
         """Apply the sources' changes since the watermark of ``state`` (see
         ``incremental.py``), conditional on the table version that watermark was read at."""
@@ -243,7 +268,9 @@ class Refresher:
         result.action = Action.INCREMENTAL
         watermark = _watermark(result, definition, pinned.versions, pinned.fingerprints)
         versions = Versions(old=dict(previous.sources), new=pinned.versions)
-        change = IncrementalRefresh(session, fmt, table, definition, versions, pinned.columns)
+        change = IncrementalRefresh(
+            session, fmt, table, definition, versions, pinned.columns, active
+        )
         applied = change.apply(watermark.to_json(), state.table_version)
         if not applied.committed:  # the change netted out: only the watermark moves
             fmt.recommit_watermark(session, table, watermark.to_json())
@@ -416,10 +443,22 @@ def _reinitialize_reason(
         return None
     if previous.definition_hash != definition.definition_hash:
         return "DEFINITION_CHANGED"
+    if definition.frozen_reinitialize == "ALL":
+        return "FROZEN_REGION_REMOVED"
+    if definition.frozen_reinitialize is not None:
+        return "FROZEN_REGION_CHANGED"
     for key, fingerprint in fingerprints.items():
         if previous.fingerprints.get(key, fingerprint) != fingerprint:
             return f"UPSTREAM_SCHEMA_CHANGED: {key}"
     return None
+
+
+def _active_region(definition: Definition, data_timestamp: datetime.datetime) -> exp.Expr | None:
+    """Where rows are active (not frozen) at this data timestamp; None without a region."""
+    if definition.frozen_where is None:
+        return None
+    predicate = bind_current_time(parse_one(definition.frozen_where), data_timestamp)
+    return active_region(predicate)
 
 
 def _changes_data(moved: dict[str, list[Commit] | None]) -> bool:
@@ -456,8 +495,11 @@ def pin_query(query: str, versions: dict[str, int | None], fmt: Any) -> exp.Quer
     return tree
 
 
-def _count(session: Any, table: exp.Table) -> int:
-    return int(session.sql(f"SELECT count(*) FROM {table.sql('spark')}").collect()[0][0])
+def _count(session: Any, rows: exp.Table | exp.Query) -> int:
+    """The number of rows of a table or query."""
+    source = rows.copy() if isinstance(rows, exp.Table) else rows.subquery("r")
+    query = exp.select(exp.func("count", exp.Star())).from_(source)
+    return int(session.sql(query.sql("spark")).collect()[0][0])
 
 
 def _message(failure: BaseException) -> str:
