@@ -52,9 +52,11 @@ __all__ = [
     "unsupported_reason",
 ]
 
-# Operator kinds whose incremental strategy rescans the sources (a keyed recompute):
-# chosen by AUTO only where change arithmetic spares the rescan (``merges_groups``).
-RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT"})
+# Operator kinds whose incremental strategy rescans the sources (a keyed recompute), which
+# measured slower than a full refresh on the embedded engine (docs/benchmarks.md): AUTO
+# keeps them FULL, but for a top-level GROUP BY/DISTINCT that change arithmetic maintains
+# (``merges_groups``).
+RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT", "WINDOW", "OUTER_JOIN"})
 # The planner's operator kinds this executor refreshes incrementally.
 INCREMENTAL_KINDS = frozenset(
     {

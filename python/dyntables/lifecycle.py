@@ -369,7 +369,8 @@ class Lifecycle:
                 raise NotIncrementalError("UNSUPPORTED_OPERATOR", limit, limit)
             return Plan("FULL", "UNSUPPORTED_OPERATOR", limit, plan.operators)
         rescanning = [op for op in plan.operators if op.kind in RESCANNING_KINDS]
-        if requested == "AUTO" and rescanning and not merges_groups(definition):
+        grouping_only = all(op.kind in ("GROUP_BY", "DISTINCT") for op in rescanning)
+        if requested == "AUTO" and rescanning and not (grouping_only and merges_groups(definition)):
             # Recomputing the affected groups rescans the sources, at about the cost of a
             # full refresh; aggregates that merge by change arithmetic do not rescan on appends.
             return Plan(
@@ -649,9 +650,10 @@ class Lifecycle:
 
 
 _RESCAN_REASON = (
-    "{} would recompute the affected groups by scanning the sources again, which costs"
-    " about as much as a full refresh (only COUNT, SUM, MIN and MAX, without HAVING, are"
-    " maintained by change arithmetic); write REFRESH_MODE = INCREMENTAL to use it anyway"
+    "{} would be refreshed by recomputing the keys each change touches, which scans the"
+    " sources again and measured slower than a full refresh (only a GROUP BY at the top"
+    " whose aggregates are COUNT, SUM, MIN or MAX, without HAVING, is maintained by change"
+    " arithmetic); write REFRESH_MODE = INCREMENTAL to use it anyway"
 )
 
 
