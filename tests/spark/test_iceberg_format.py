@@ -1,9 +1,11 @@
 """IcebergFormat on real Spark 3.5 with Iceberg 1.10.2: write-audit-publish refreshes,
-watermarks read back from history, time travel, property commits and changelogs."""
+watermarks read back from history, time travel, property commits, changelogs, and the
+commits of incremental refresh (append, replace_where)."""
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -11,7 +13,15 @@ from pyspark.sql import SparkSession
 from sqlglot import exp, parse_one
 
 from dyntables.errors import DynamicTableError
-from dyntables.formats.iceberg import COPY_ON_WRITE, WAP_ID_CONF, IcebergFormat
+from dyntables.formats import session_settings
+from dyntables.formats.iceberg import (
+    COPY_ON_WRITE,
+    KEPT_CHANGE_VIEWS,
+    WAP_ID_CONF,
+    IcebergFormat,
+    _staged_snapshot,
+)
+from dyntables.incremental import CannotRefreshIncrementallyError
 
 pytestmark = pytest.mark.spark
 
@@ -39,6 +49,16 @@ def create(session: SparkSession, table: exp.Table) -> None:
 def rows(session: SparkSession, table: exp.Table | str) -> list[tuple[Any, ...]]:
     name = table if isinstance(table, str) else table.sql("spark")
     return sorted(tuple(row) for row in session.sql(f"SELECT * FROM {name}").collect())
+
+
+def bag(session: SparkSession, table: exp.Table | str) -> Counter[tuple[Any, ...]]:
+    """The multiset of rows (NULLs and all, which ``rows`` cannot sort)."""
+    name = table if isinstance(table, str) else table.sql("spark")
+    return Counter(tuple(row) for row in session.sql(f"SELECT * FROM {name}").collect())
+
+
+def refs(session: SparkSession, table: exp.Table) -> list[str]:
+    return [row[0] for row in session.sql(f"SELECT name FROM {table.sql('spark')}.refs").collect()]
 
 
 def test_create_table_sql_sets_wap_and_copy_on_write(
@@ -223,3 +243,221 @@ def test_recommit_watermark_is_no_new_data(iceberg_spark: SparkSession, table: e
     assert newest.version != version
     assert rows(iceberg_spark, table) == [(1, "a")]
     assert iceberg_spark.conf.get(WAP_ID_CONF, None) is None
+
+
+# ---- incremental refresh: changes, append, replace_where ----
+
+
+def signed_changes(
+    session: SparkSession, table: exp.Table, old: int, new: int
+) -> Counter[tuple[Any, ...]]:
+    """The net signed multiset ``changes`` returns (values with a zero net left out)."""
+    change = FMT.changes(session, table, ["id", "v"], old, new, "sign")
+    net: Counter[tuple[Any, ...]] = Counter()
+    for row in session.sql(change.sql("spark")).collect():
+        net[(row["id"], row["v"])] += row["sign"]
+    return Counter({value: count for value, count in net.items() if count})
+
+
+def difference(
+    session: SparkSession, table: exp.Table, old: int, new: int
+) -> Counter[tuple[Any, ...]]:
+    """The oracle: the rows at ``new`` minus the rows at ``old``, signed."""
+    before = bag(session, FMT.pinned(table, old).sql("spark"))
+    after = bag(session, FMT.pinned(table, new).sql("spark"))
+    net = Counter(after)
+    net.subtract(before)
+    return Counter({value: count for value, count in net.items() if count})
+
+
+def test_changes_are_the_signed_difference(iceberg_spark: SparkSession, table: exp.Table) -> None:
+    create(iceberg_spark, table)
+    name = table.sql("spark")
+    versions = []
+    for statement in (
+        f"INSERT INTO {name} VALUES (1, 'a'), (1, 'a'), (2, 'b'), (NULL, 'n')",
+        f"INSERT INTO {name} VALUES (1, 'a'), (3, 'c')",  # a third copy of (1, 'a')
+        f"DELETE FROM {name} WHERE id = 2",  # rewrites a file: carry-over rows
+        f"UPDATE {name} SET v = 'z' WHERE id = 3 OR id IS NULL",
+        f"INSERT OVERWRITE {name} SELECT 1, 'a' UNION ALL SELECT 4, 'd'",  # 3 copies -> 1
+    ):
+        iceberg_spark.sql(statement)
+        versions.append(FMT.current_version(iceberg_spark, table))
+    iceberg_spark.sql(
+        f"CALL lake.system.rewrite_data_files(table => 'db.{table.name}',"
+        " options => map('min-input-files', '1'))"
+    ).collect()
+    compacted = FMT.current_version(iceberg_spark, table)
+    versions.append(compacted)
+    v1, v2, v3, v4, v5, v6 = (version for version in versions if version is not None)
+    assert len(set(versions)) == 6
+    assert signed_changes(iceberg_spark, table, v2, v3) == Counter({(2, "b"): -1})
+    assert signed_changes(iceberg_spark, table, v3, v4) == Counter(
+        {(3, "c"): -1, (3, "z"): 1, (None, "n"): -1, (None, "z"): 1}
+    )
+    overwritten = difference(iceberg_spark, table, v4, v5)
+    assert overwritten[(1, "a")] == -2
+    assert signed_changes(iceberg_spark, table, v4, v5) == overwritten
+    # A range of several snapshots, a compaction (no change) at its end.
+    assert signed_changes(iceberg_spark, table, v1, v6) == difference(iceberg_spark, table, v1, v6)
+    assert signed_changes(iceberg_spark, table, v5, v6) == Counter()
+
+
+def test_changes_refuse_a_range_they_cannot_read(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    create(iceberg_spark, table)
+    name = table.sql("spark")
+    # One data file, so that deleting one of its rows writes a delete file.
+    iceberg_spark.sql(
+        f"INSERT INTO {name} SELECT /*+ REPARTITION(1) */ * FROM VALUES (1, 'a'), (2, 'b')"
+    )
+    first = FMT.current_version(iceberg_spark, table)
+    iceberg_spark.sql(f"INSERT INTO {name} VALUES (3, 'c')")
+    second = FMT.current_version(iceberg_spark, table)
+    assert first is not None
+    assert second is not None
+    with pytest.raises(CannotRefreshIncrementallyError, match="not an ancestor"):
+        FMT.changes(iceberg_spark, table, ["id", "v"], second, first, "sign")
+    FMT.set_properties(iceberg_spark, table, {"write.delete.mode": "merge-on-read"})
+    iceberg_spark.sql(f"DELETE FROM {name} WHERE id = 1")
+    third = FMT.current_version(iceberg_spark, table)
+    assert third is not None
+    with pytest.raises(CannotRefreshIncrementallyError, match="merge-on-read"):
+        FMT.changes(iceberg_spark, table, ["id", "v"], first, third, "sign")
+
+
+def test_append_publishes_with_watermark(iceberg_spark: SparkSession, table: exp.Table) -> None:
+    create(iceberg_spark, table)
+    FMT.overwrite(iceberg_spark, table, query("SELECT 1 AS id, 'a' AS v"), "w1", None)
+    v1 = FMT.current_version(iceberg_spark, table)
+    FMT.append(
+        iceberg_spark, table, query("SELECT 1 AS id, 'a' AS v UNION ALL SELECT 2, 'b'"), "w2", v1
+    )
+    assert rows(iceberg_spark, table) == [(1, "a"), (1, "a"), (2, "b")]
+    newest = FMT.history(iceberg_spark, table)[0]
+    assert (newest.operation, newest.user_metadata, newest.changes_data) == ("append", "w2", True)
+    assert iceberg_spark.conf.get(WAP_ID_CONF, None) is None
+    assert refs(iceberg_spark, table) == ["main"]  # the publish branch is gone
+
+
+def test_append_and_replace_where_refuse_a_moved_table(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    create(iceberg_spark, table)
+    FMT.overwrite(iceberg_spark, table, query("SELECT 1 AS id, 'a' AS v"), "w1", None)
+    read_version = FMT.current_version(iceberg_spark, table)
+    iceberg_spark.sql(f"INSERT INTO {table.sql('spark')} VALUES (9, 'concurrent')")
+    with pytest.raises(DynamicTableError, match="changed while it was being refreshed"):
+        FMT.append(iceberg_spark, table, query("SELECT 2 AS id, 'b' AS v"), "w2", read_version)
+    with pytest.raises(DynamicTableError, match="changed while it was being refreshed"):
+        FMT.replace_where(
+            iceberg_spark,
+            table,
+            parse_one("id = 1", read="spark"),
+            query("SELECT 3 AS id, 'c' AS v"),
+            "w3",
+            read_version,
+        )
+    assert rows(iceberg_spark, table) == [(1, "a"), (9, "concurrent")]
+    assert [commit.user_metadata for commit in FMT.history(iceberg_spark, table)] == [None, "w1"]
+
+
+def test_a_staged_append_is_not_published_onto_a_moved_table(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    """The race the parent check cannot see: the table moves after the append was staged.
+    Iceberg would cherry-pick the append onto the new snapshot; the fast-forward refuses."""
+    create(iceberg_spark, table)
+    name = table.sql("spark")
+    iceberg_spark.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    with session_settings(iceberg_spark, {WAP_ID_CONF: "w2"}):
+        iceberg_spark.sql(f"INSERT INTO {name} VALUES (2, 'b')")
+    current = FMT.current_version(iceberg_spark, table)
+    staged = _staged_snapshot(iceberg_spark, table, "w2", current)
+    assert staged.parent_id == current
+    iceberg_spark.sql(f"INSERT INTO {name} VALUES (9, 'concurrent')")
+    with pytest.raises(DynamicTableError, match="not published"):
+        FMT._publish(iceberg_spark, table, staged)
+    assert rows(iceberg_spark, table) == [(1, "a"), (9, "concurrent")]
+    assert refs(iceberg_spark, table) == ["main"]
+
+
+def test_replace_where_reads_the_table_and_commits_once(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    create(iceberg_spark, table)
+    name = table.sql("spark")
+    iceberg_spark.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b'), (NULL, 'n')")
+    iceberg_spark.sql(f"INSERT INTO {name} VALUES (2, 'b'), (3, 'c')")  # a second file
+    FMT.recommit_watermark(iceberg_spark, table, "w1")
+    v1 = FMT.current_version(iceberg_spark, table)
+    # Replace the (2, 'b') copies and the NULL key with rows computed from the table itself.
+    FMT.replace_where(
+        iceberg_spark,
+        table,
+        parse_one("`id` = 2 OR `id` IS NULL", read="spark"),
+        query(
+            f"SELECT id, upper(v) AS v FROM {name} WHERE id = 2 OR id IS NULL"
+            " UNION ALL SELECT 5, 'e'"
+        ),
+        "w2",
+        v1,
+    )
+    assert bag(iceberg_spark, table) == Counter(
+        [(1, "a"), (2, "B"), (2, "B"), (3, "c"), (5, "e"), (None, "N")]
+    )
+    newest, previous = FMT.history(iceberg_spark, table)[:2]
+    assert previous.version == v1
+    assert (newest.user_metadata, newest.changes_data) == ("w2", True)
+    assert refs(iceberg_spark, table) == ["main"]
+    # Rows only (the predicate holds for nothing): still one commit with the watermark.
+    FMT.replace_where(
+        iceberg_spark,
+        table,
+        parse_one("`id` = 42", read="spark"),
+        query("SELECT 6 AS id, 'f' AS v"),
+        "w3",
+        newest.version,
+    )
+    assert bag(iceberg_spark, table)[(6, "f")] == 1
+    assert FMT.history(iceberg_spark, table)[0].user_metadata == "w3"
+
+
+def test_change_views_are_reused_and_bounded() -> None:
+    """No Spark needed: a session that records statements."""
+
+    class Catalog:
+        def __init__(self) -> None:
+            self.views: set[str] = set()
+
+        def tableExists(self, name: str) -> bool:  # noqa: N802 (PySpark's name)
+            return name in self.views
+
+        def dropTempView(self, name: str) -> bool:  # noqa: N802
+            self.views.discard(name)
+            return True
+
+    class Session:
+        def __init__(self) -> None:
+            self.catalog = Catalog()
+            self.calls = 0
+
+        def sql(self, text: str) -> Any:
+            self.calls += 1
+            self.catalog.views.add(text.split("changelog_view => '")[1].split("'")[0])
+            return self
+
+        def collect(self) -> list[Any]:
+            return []
+
+    session = Session()
+    fmt = IcebergFormat()
+    source = exp.to_table("lake.db.src", dialect="spark")
+    first = fmt._changelog_view(session, source, 1, 2)
+    assert fmt._changelog_view(session, source, 1, 2) == first
+    assert session.calls == 1
+    for new in range(3, 3 + KEPT_CHANGE_VIEWS):
+        fmt._changelog_view(session, source, 2, new)
+    assert len(session.catalog.views) == KEPT_CHANGE_VIEWS
+    assert first not in session.catalog.views  # the oldest was dropped

@@ -3,24 +3,30 @@
 A version is a snapshot id. Snapshot ids are random, not ordered: the order of a table's
 commits is its current snapshot's ancestry (``parent_id`` links), newest first.
 
-A refresh commits by write-audit-publish (WAP). SQL ``INSERT`` ignores the session's
-``spark.sql.iceberg.snapshot-property.*`` settings, but on a table with
+A refresh commits by write-audit-publish (WAP). SQL ``INSERT`` and ``MERGE`` ignore the
+session's ``spark.sql.iceberg.snapshot-property.*`` settings, but on a table with
 ``write.wap.enabled=true`` the session conf ``spark.wap.id`` lands in the snapshot summary
-as ``wap.id`` — so the watermark travels as the WAP id. The overwrite is staged (written,
-not current), checked against the version the refresh read, and published with
-``cherrypick_snapshot``. Iceberg cherry-picks an ``overwrite`` snapshot only as a
-fast-forward (its parent must still be the current snapshot, checked inside the commit),
-so the publish is conditional on the table not having moved: a real conditional commit.
+as ``wap.id`` — so the watermark travels as the WAP id. The write (an overwrite, an append
+or a MERGE) is staged (written, not current), checked against the version the refresh
+read, and published by fast-forwarding ``main`` to it (``fast_forward``), which Iceberg
+refuses, inside the commit, unless ``main`` is still an ancestor of the staged snapshot:
+a real conditional commit for every kind of write.
+
+Incremental refresh reads a source's changes from a changelog view
+(``create_changelog_view``), which needs copy-on-write tables.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlglot import exp
 
+from dyntables.catalog import table_key
 from dyntables.errors import DynamicTableError
 from dyntables.formats import (
     Commit,
@@ -29,10 +35,11 @@ from dyntables.formats import (
     property_list,
     session_settings,
 )
+from dyntables.incremental import CannotRefreshIncrementallyError
 
 WAP_ID_CONF = "spark.wap.id"
-# A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes, and
-# Iceberg would cherry-pick it onto a moved table; a refresh replaces everything.
+# A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes; a
+# refresh replaces everything.
 PARTITION_OVERWRITE_CONF = "spark.sql.sources.partitionOverwriteMode"
 
 # Copy-on-write keeps every change as whole data files, which changelog views need
@@ -48,6 +55,15 @@ WAP_ENABLED = {"write.wap.enabled": "true"}
 # Anything else — append, overwrite, delete, or an operation we do not know — is new data,
 # unless its summary says it added and removed no files (an empty append).
 _NO_DATA_OPERATIONS = {"replace"}
+# A staged snapshot is published through a short-lived branch of this name (``_publish``).
+PUBLISH_BRANCH_PREFIX = "dyntables_publish_"
+# Temporary views of changelogs, one per table and snapshot range (``_changelog_view``).
+CHANGES_VIEW_PREFIX = "dyntables_changes_"
+# Changelog views kept per adapter (temporary views of the refresh's session); the oldest
+# is dropped beyond this. One refresh needs one per changed source.
+KEPT_CHANGE_VIEWS = 64
+# Rows ``_change_type`` marks as added; DELETE and UPDATE_BEFORE are removed rows.
+_ADDED_CHANGE_TYPES = ("INSERT", "UPDATE_AFTER")
 _FILE_COUNTS = (
     "added-data-files",
     "deleted-data-files",
@@ -83,6 +99,8 @@ class _Snapshot:
     wap_id: str | None
     # Data or delete files added or removed, from the summary (absent keys are zero).
     files_changed: bool
+    # Delete files added (a merge-on-read write), which changelog scans cannot read.
+    adds_delete_files: bool = False
 
     @property
     def changes_data(self) -> bool:
@@ -91,11 +109,15 @@ class _Snapshot:
 
 class IcebergFormat:
     name = "iceberg"
-    # The publish is a fast-forward cherry-pick: Iceberg refuses it if the table moved.
+    # The publish is a fast-forward: Iceberg refuses it if the table moved.
     supports_conditional_commit = True
-    # Incremental refresh on Iceberg (changelog views, MERGE commits) is not built yet.
-    supports_incremental = False
+    # Changes from changelog views; commits by staged INSERT or MERGE.
+    supports_incremental = True
     change_tracking_properties = COPY_ON_WRITE
+
+    def __init__(self) -> None:
+        # The changelog views this adapter made, oldest first (see ``_changelog_view``).
+        self._change_views: OrderedDict[str, None] = OrderedDict()
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The ``main`` branch's snapshot (the ``refs`` table); None before any snapshot.
@@ -189,16 +211,159 @@ class IcebergFormat:
         if replace_schema:
             self._replace(session, table, query, watermark, expected_version)
             return
-        if self.properties(session, table).get("write.wap.enabled", "").lower() != "true":
-            # Without it the overwrite would commit at once, unchecked.
-            self.set_properties(session, table, WAP_ENABLED)
         insert = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
-        settings: dict[str, str | None] = {
-            WAP_ID_CONF: watermark,
-            PARTITION_OVERWRITE_CONF: "static",
-        }
-        with session_settings(session, settings):
-            session.sql(insert.sql("spark")).collect()
+        self._commit(
+            session,
+            table,
+            insert,
+            watermark,
+            expected_version,
+            {PARTITION_OVERWRITE_CONF: "static"},
+        )
+
+    def changes(
+        self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
+    ) -> exp.Query:
+        """The rows of the snapshots after ``old`` up to ``new`` on the ``main`` branch, from
+        a changelog view: INSERT and UPDATE_AFTER rows are added (+1), DELETE and
+        UPDATE_BEFORE rows removed (-1).
+
+        On a copy-on-write table each snapshot's changelog is every row of the data files it
+        removed (DELETE) and added (INSERT), so their signed sum is exactly the difference,
+        duplicates included; the view drops a snapshot's carry-over pairs (a row removed and
+        added again with its rewritten file), which leaves that sum unchanged. Compactions
+        (``replace``) are skipped. Raises ``CannotRefreshIncrementallyError`` (the refresh
+        recomputes) when ``old`` is not an ancestor of ``new`` (the table was replaced or
+        rolled back) or a snapshot in the range wrote delete files (merge-on-read), which
+        changelog scans cannot read.
+        """
+        self.forget_cached(session, table)  # ``new`` may be newer than the cached table
+        snapshots = {snapshot.snapshot_id: snapshot for snapshot in _snapshots(session, table)}
+        in_range: list[_Snapshot] = []
+        snapshot_id: int | None = new
+        while snapshot_id != old:
+            snapshot = snapshots.get(snapshot_id) if snapshot_id is not None else None
+            if snapshot is None:
+                raise CannotRefreshIncrementallyError(
+                    f"snapshot {old} of {table_key(table)} is not an ancestor of its snapshot"
+                    f" {new} (the table was replaced or rolled back)"
+                )
+            in_range.append(snapshot)
+            snapshot_id = snapshot.parent_id
+        if any(snapshot.adds_delete_files for snapshot in in_range):
+            raise CannotRefreshIncrementallyError(
+                f"{table_key(table)} has merge-on-read changes (delete files), which Iceberg"
+                " changelogs cannot read; make it copy-on-write"
+            )
+        view = self._changelog_view(session, table, old, new)
+        added = exp.column("_change_type").isin(
+            *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
+        )
+        signed = exp.Case(
+            ifs=[exp.If(this=added, true=exp.Literal.number(1))], default=exp.Literal.number(-1)
+        )
+        selected = [exp.column(name, quoted=True) for name in columns]
+        return exp.select(*selected, exp.alias_(signed, sign)).from_(
+            exp.to_table(view, dialect="spark")
+        )
+
+    def _changelog_view(self, session: Any, table: exp.Table, old: int, new: int) -> str:
+        """A temporary view of ``table``'s changelog after ``old`` up to ``new`` (made by
+        ``create_changelog_view`` on ``session``), named after the table and the range.
+
+        Snapshots do not change, so a view of the same range is reused (a self-join, or two
+        dynamic tables over one source refreshed at the same tick). The change queries built
+        on a view run after ``changes`` returns, so a view cannot be dropped there; instead
+        the adapter keeps the newest ``KEPT_CHANGE_VIEWS`` and drops older ones, far more
+        than one refresh (one view per changed source) needs.
+        """
+        digest = hashlib.sha256(f"{table_key(table)}/{old}/{new}".encode()).hexdigest()[:24]
+        name = CHANGES_VIEW_PREFIX + digest
+        if name in self._change_views and session.catalog.tableExists(name):
+            self._change_views.move_to_end(name)
+            return name
+        options = exp.Anonymous(
+            this="map",
+            expressions=[
+                exp.Literal.string("start-snapshot-id"),
+                exp.Literal.string(str(int(old))),
+                exp.Literal.string("end-snapshot-id"),
+                exp.Literal.string(str(int(new))),
+            ],
+        )
+        call = (
+            f"CALL {_procedure(table, 'create_changelog_view')}("
+            f"table => {_table_argument(table)}, options => {options.sql('spark')},"
+            f" changelog_view => {exp.Literal.string(name).sql('spark')})"
+        )
+        session.sql(call).collect()
+        self._change_views[name] = None
+        self._change_views.move_to_end(name)
+        while len(self._change_views) > KEPT_CHANGE_VIEWS:
+            oldest, _ = self._change_views.popitem(last=False)
+            session.catalog.dropTempView(oldest)
+        return name
+
+    def append(
+        self,
+        session: Any,
+        table: exp.Table,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """Stage ``INSERT INTO`` under WAP id ``watermark``; publish it as ``overwrite`` does."""
+        insert = exp.Insert(this=table.copy(), expression=rows.copy())
+        self._commit(session, table, insert, watermark, expected_version)
+
+    def merge(
+        self,
+        session: Any,
+        table: exp.Table,
+        statement: exp.Merge,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """Stage the MERGE and publish it as ``overwrite`` does."""
+        self._commit(session, table, statement, watermark, expected_version)
+
+    def replace_where(
+        self,
+        session: Any,
+        table: exp.Table,
+        predicate: exp.Expr,
+        rows: exp.Query,
+        watermark: str,
+        expected_version: int | None,
+    ) -> None:
+        """Stage one ``MERGE`` that deletes the rows matching ``predicate`` and inserts
+        ``rows``; publish it as ``overwrite`` does (see ``_replace_where_merge``)."""
+        columns = list(session.table(_plain(table).sql("spark")).columns)
+        merge = _replace_where_merge(table, columns, predicate, rows)
+        self._commit(session, table, merge, watermark, expected_version)
+
+    def _commit(
+        self,
+        session: Any,
+        table: exp.Table,
+        statement: exp.Expr,
+        watermark: str,
+        expected_version: int | None,
+        settings: dict[str, str | None] | None = None,
+    ) -> None:
+        """Stage ``statement`` (a write to ``table``) under WAP id ``watermark``, then publish
+        it if the table is still at ``expected_version`` (None: whatever version the
+        staging saw).
+
+        ``spark.wap.id`` is set on the whole session for the statement: other writes to
+        WAP-enabled tables on this session meanwhile would be staged too, so refreshes
+        serialize their commits per session (as on Delta).
+        """
+        if self.properties(session, table).get("write.wap.enabled", "").lower() != "true":
+            # Without it the write would commit at once, unchecked.
+            self.set_properties(session, table, WAP_ENABLED)
+        with session_settings(session, {**(settings or {}), WAP_ID_CONF: watermark}):
+            session.sql(statement.sql("spark")).collect()
         staged = _staged_snapshot(session, table, watermark, self.current_version(session, table))
         if expected_version is not None and staged.parent_id != expected_version:
             raise DynamicTableError(
@@ -208,32 +373,45 @@ class IcebergFormat:
         self._publish(session, table, staged)
 
     def _publish(self, session: Any, table: exp.Table, staged: _Snapshot) -> None:
-        """Make ``staged`` current with ``cherrypick_snapshot``.
+        """Fast-forward ``main`` to ``staged``, through a branch made at it for the purpose.
 
-        For an ``overwrite`` snapshot Iceberg (1.10) allows only a fast-forward: the current
-        snapshot must be the staged one's parent, checked again inside the commit. That is
-        the condition we want, and a fast-forward keeps the staged snapshot itself, so its
-        summary keeps ``wap.id``. (``publish_changes`` finds the snapshot by WAP id but runs
-        the same cherry-pick; ``set_current_snapshot``/``rollback_to_snapshot`` would publish
-        even if the table had moved, losing the concurrent commit.)
+        ``fast_forward`` refuses, inside the commit, unless ``main`` is an ancestor of the
+        staged snapshot; with the parent checked before (``_commit``), ``main`` is where the
+        refresh read it. A fast-forward keeps the staged snapshot itself, so its summary
+        keeps ``wap.id``. ``cherrypick_snapshot`` is not enough: Iceberg cherry-picks a staged
+        *append* onto a table that moved (a new snapshot, not a fast-forward), and
+        ``set_current_snapshot``/``rollback_to_snapshot`` publish whatever the table holds,
+        losing a concurrent commit. The branch is dropped again (a crash in between leaves
+        one ``dyntables_publish_*`` branch behind, which keeps that snapshot's files until
+        it is dropped).
         """
-        procedure = _procedure(table, "cherrypick_snapshot")
-        call = (
-            f"CALL {procedure}(table => {_table_argument(table)},"
-            f" snapshot_id => {int(staged.snapshot_id)})"
-        )
+        branch = exp.to_identifier(f"{PUBLISH_BRANCH_PREFIX}{int(staged.snapshot_id)}")
+        target = _plain(table).sql("spark")
+        session.sql(
+            f"ALTER TABLE {target} CREATE BRANCH {branch.sql('spark')}"
+            f" AS OF VERSION {int(staged.snapshot_id)}"
+        ).collect()
         try:
-            rows = session.sql(call).collect()
-        except Exception as failure:
-            raise DynamicTableError(
-                f"{table.sql('spark')} changed while it was being refreshed; the refresh"
-                f" (snapshot {staged.snapshot_id}) was not published: {failure}"
-            ) from failure
-        published = int(rows[0]["current_snapshot_id"]) if rows else None
-        if published != staged.snapshot_id:  # not a fast-forward: wap.id was renamed
+            call = (
+                f"CALL {_procedure(table, 'fast_forward')}(table => {_table_argument(table)},"
+                f" branch => 'main', to => {exp.Literal.string(branch.name).sql('spark')})"
+            )
+            try:
+                rows = session.sql(call).collect()
+            except Exception as failure:
+                raise DynamicTableError(
+                    f"{table.sql('spark')} changed while it was being refreshed; the refresh"
+                    f" (snapshot {staged.snapshot_id}) was not published: {failure}"
+                ) from failure
+        finally:
+            session.sql(
+                f"ALTER TABLE {target} DROP BRANCH IF EXISTS {branch.sql('spark')}"
+            ).collect()
+        published = int(rows[0]["updated_ref"]) if rows else None
+        if published != staged.snapshot_id:
             raise DynamicTableError(
                 f"publishing snapshot {staged.snapshot_id} of {table.sql('spark')} made"
-                f" {published} current instead; the refresh watermark may be lost"
+                f" {published} current instead"
             )
 
     def _replace(
@@ -276,32 +454,6 @@ class IcebergFormat:
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
-
-    def changes(
-        self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
-    ) -> exp.Query:
-        raise NotImplementedError("incremental refresh on Iceberg is not built yet")
-
-    def append(
-        self,
-        session: Any,
-        table: exp.Table,
-        rows: exp.Query,
-        watermark: str,
-        expected_version: int | None,
-    ) -> None:
-        raise NotImplementedError("incremental refresh on Iceberg is not built yet")
-
-    def replace_where(
-        self,
-        session: Any,
-        table: exp.Table,
-        predicate: exp.Expr,
-        rows: exp.Query,
-        watermark: str,
-        expected_version: int | None,
-    ) -> None:
-        raise NotImplementedError("incremental refresh on Iceberg is not built yet")
 
     def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
         """Commit an empty append whose summary carries ``watermark`` as ``wap.id``.
@@ -380,6 +532,71 @@ def _table_argument(table: exp.Table) -> str:
     return exp.Literal.string(_plain(table).sql("spark")).sql("spark")
 
 
+def _replace_where_merge(
+    table: exp.Table, columns: list[str], predicate: exp.Expr, rows: exp.Query
+) -> exp.Merge:
+    """One MERGE that deletes the rows matching ``predicate`` and inserts ``rows``::
+
+        MERGE INTO t USING (
+            SELECT r.*, FALSE AS __dt_remove FROM (rows) AS r(__dt_c0, …)
+            UNION ALL SELECT NULL, …, TRUE
+        ) AS __dt_source ON __dt_source.__dt_remove AND (predicate)
+        WHEN MATCHED THEN DELETE
+        WHEN NOT MATCHED AND NOT __dt_source.__dt_remove THEN INSERT (c, …) VALUES (…)
+
+    The one marker row matches every target row the predicate holds for (once each); the
+    other source rows are inserted by position. ``WHEN NOT MATCHED BY SOURCE AND predicate
+    THEN DELETE`` (Spark 3.5 accepts it) would do the same, but on a copy-on-write table it
+    rewrites every data file; a matched delete lets Spark read and rewrite only the files
+    that hold matching rows (the predicate is pushed to the scan, and runtime filtering
+    finds the files). Source columns are renamed so that the predicate's unqualified
+    columns name the target's.
+    """
+    source_names = [f"__dt_c{position}" for position in range(len(columns))]
+    remove = "__dt_remove"
+    source_alias = "__dt_source"
+    inserted = exp.select(exp.Star(), exp.alias_(exp.false(), remove)).from_(
+        exp.Subquery(
+            this=rows.copy(),
+            alias=exp.TableAlias(
+                this=exp.to_identifier("r"),
+                columns=[exp.to_identifier(name) for name in source_names],
+            ),
+        )
+    )
+    marker = exp.select(*[exp.null() for _ in columns], exp.true())
+    source = exp.Subquery(
+        this=exp.union(inserted, marker, distinct=False),
+        alias=exp.TableAlias(this=exp.to_identifier(source_alias)),
+    )
+    removing = exp.column(remove, table=source_alias)
+    return exp.Merge(
+        this=_plain(table),
+        using=source,
+        on=exp.and_(removing.copy(), exp.paren(predicate.copy())),
+        whens=exp.Whens(
+            expressions=[
+                exp.When(matched=True, source=False, then=exp.var("DELETE")),
+                exp.When(
+                    matched=False,
+                    source=False,
+                    condition=exp.not_(removing.copy()),
+                    then=exp.Insert(
+                        this=exp.Tuple(
+                            expressions=[exp.column(name, quoted=True) for name in columns]
+                        ),
+                        expression=exp.Tuple(
+                            expressions=[
+                                exp.column(name, table=source_alias) for name in source_names
+                            ]
+                        ),
+                    ),
+                ),
+            ]
+        ),
+    )
+
+
 def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
     summary = exp.column("summary")
     query = exp.select(
@@ -413,6 +630,19 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             ),
             "files_changed",
         ),
+        exp.alias_(
+            exp.func(
+                "coalesce",
+                exp.cast(
+                    exp.Bracket(
+                        this=summary.copy(), expressions=[exp.Literal.string("added-delete-files")]
+                    ),
+                    "BIGINT",
+                ),
+                exp.Literal.number(0),
+            ).neq(exp.Literal.number(0)),
+            "adds_delete_files",
+        ),
     ).from_(_metadata_table(table, "snapshots"))
     return [
         _Snapshot(
@@ -422,6 +652,7 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             operation=str(row["operation"]),
             wap_id=row["wap_id"],
             files_changed=bool(row["files_changed"]),
+            adds_delete_files=bool(row["adds_delete_files"]),
         )
         for row in session.sql(query.sql("spark")).collect()
     ]
