@@ -174,6 +174,10 @@ class DynamicTables:
             tree = parse_one(sql)
         except DynamicTableError:
             return self.engine.sql(sql)  # not ours to judge: Spark reports its own error
+        constraint = _rely_constraint(tree)
+        if constraint is not None and self._managed_key(constraint[0], names):
+            self.lifecycle.add_rely_constraint(self.engine.qualify(constraint[0]), constraint[1])
+            return self._status("Statement executed successfully.")
         rewritten = self._check_and_rewrite(tree, names)
         if rewritten is None:
             return self.engine.sql(sql)
@@ -475,6 +479,20 @@ __all__ = ["DynamicTables"]
 
 
 FROZEN_FLAG = "METADATA$IS_FROZEN"
+
+
+def _rely_constraint(tree: exp.Expr) -> tuple[exp.Table, exp.Constraint] | None:
+    """``ALTER TABLE t ADD CONSTRAINT name PRIMARY KEY | UNIQUE (…) [RELY]``: the table and
+    the constraint; None for any other statement."""
+    if not isinstance(tree, exp.Alter) or not isinstance(tree.this, exp.Table):
+        return None
+    actions = tree.args.get("actions") or []
+    if len(actions) != 1 or not isinstance(actions[0], exp.AddConstraint):
+        return None
+    constraints = actions[0].expressions
+    if len(constraints) != 1 or not isinstance(constraints[0], exp.Constraint):
+        return None
+    return tree.this, constraints[0]
 
 
 def _table_function_call(reference: exp.Table) -> exp.Expr | None:

@@ -12,6 +12,7 @@ is finished the next time the table is used (``finish_interrupted_replace``).
 from __future__ import annotations
 
 import datetime
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -599,12 +600,49 @@ class Lifecycle:
         active region at the next refresh."""
         self._check_frozen_format()
         new = self._frozen_predicate(predicate, definition.columns)
+        _check_frozen_columns_in_keys(new, *rely_keys(definition))
         pending = definition.frozen_reinitialize
         if definition.frozen_where is not None and not expands(
             parse_one(definition.frozen_where), parse_one(new)
         ):
             pending = pending or "ACTIVE_REGION"
         return definition.with_changes(frozen_where=new, frozen_reinitialize=pending)
+
+    # ---- RELY constraints ----
+
+    def add_rely_constraint(self, table: exp.Table, constraint: exp.Constraint) -> None:
+        """``ALTER TABLE dt ADD CONSTRAINT name PRIMARY KEY | UNIQUE (…) RELY``: recorded as
+        ``dynamic_table.primary_key`` / ``dynamic_table.unique_keys`` (not enforced), after
+        checking seed 001's rule against the frozen predicate."""
+        definition = self.load(table, kind=ObjectKind.DYNAMIC_TABLE)
+        kind, columns, rely = _constraint_parts(constraint)
+        if not rely:
+            raise DynamicTableError(
+                f"a {kind} on a dynamic table is declared, not enforced: add RELY"
+                f" (ALTER TABLE … ADD CONSTRAINT {constraint.name} {kind} (…) RELY)"
+            )
+        known = {name.lower(): name for name, _ in definition.columns}
+        unknown = [column for column in columns if column.lower() not in known]
+        if unknown:
+            raise DynamicTableError(
+                f"{unknown[0]} is not a column of {table_key(table)}"
+                f" (its columns: {', '.join(known.values())})"
+            )
+        key = [known[column.lower()] for column in columns]
+        primary, uniques = rely_keys(definition)
+        if kind == "PRIMARY KEY":
+            if primary:
+                raise DynamicTableError(
+                    f"{table_key(table)} already has a RELY primary key ({', '.join(primary)})"
+                )
+            primary = key
+        else:
+            uniques = [*uniques, key]
+        _check_frozen_columns_in_keys(definition.frozen_where, primary, uniques)
+        extra = {**definition.extra, "primary_key": json.dumps(primary)}
+        extra["unique_keys"] = json.dumps(uniques)
+        changed = definition.with_changes(extra=extra)
+        self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
 
     def _with_lag(self, table: exp.Table, definition: Definition, lag: TargetLag) -> Definition:
         own = table_key(table)
@@ -647,6 +685,42 @@ class Lifecycle:
 
     def watermark_of(self, table: exp.Table) -> Watermark | None:
         return self.refresher.last_watermark(table).watermark
+
+
+def rely_keys(definition: Definition) -> tuple[list[str], list[list[str]]]:
+    """The dynamic table's RELY primary key (empty when none) and unique keys."""
+    primary = json.loads(definition.extra.get("primary_key") or "[]")
+    uniques = json.loads(definition.extra.get("unique_keys") or "[]")
+    return [str(c) for c in primary], [[str(c) for c in key] for key in uniques]
+
+
+def _constraint_parts(constraint: exp.Constraint) -> tuple[str, list[str], bool]:
+    """(PRIMARY KEY | UNIQUE, its columns, whether RELY) of a table constraint."""
+    for part in constraint.expressions:
+        options = [str(option).upper() for option in part.args.get("options") or []]
+        if isinstance(part, exp.PrimaryKey):
+            return "PRIMARY KEY", [c.name for c in part.expressions], "RELY" in options
+        if isinstance(part, exp.UniqueColumnConstraint) and isinstance(part.this, exp.Schema):
+            return "UNIQUE", [c.name for c in part.this.expressions], "RELY" in options
+    raise DynamicTableError(
+        "only PRIMARY KEY (…) RELY and UNIQUE (…) RELY constraints can be added to a dynamic table"
+    )
+
+
+def _check_frozen_columns_in_keys(
+    predicate: str | None, primary: list[str], uniques: list[list[str]]
+) -> None:
+    """Seed 001: with RELY keys, every column of the frozen predicate must be in each."""
+    keys = ([primary] if primary else []) + uniques
+    if predicate is None or not keys:
+        return
+    for column in sorted({c.name.lower() for c in parse_one(predicate).find_all(exp.Column)}):
+        if not all(column in {k.lower() for k in key} for key in keys):
+            raise DynamicTableError(
+                f"immutable where (frozen) predicate column {column.upper()} is not part of"
+                " every RELY constraint: with RELY keys, the predicate's columns must be in"
+                " each of them"
+            )
 
 
 _RESCAN_REASON = (

@@ -233,3 +233,38 @@ def test_frozen_rows_never_change_and_active_rows_follow_the_query(
                 active = _rows(dt, f"SELECT * FROM ({query}) WHERE NOT coalesce(day <= 2, false)")
                 expected = frozen_at_creation[name] + active
                 assert _rows(dt, f"SELECT * FROM {name}") == expected, name
+
+
+def test_rely_keys_must_hold_the_frozen_predicate_columns(dt: DynamicTables) -> None:
+    # Seed 001: succeeds, order_date is part of the RELY primary key.
+    _create(dt, "INCREMENTAL", "order_date < '2025-01-01'")
+    dt.sql("ALTER TABLE dt_orders ADD CONSTRAINT pk_orders PRIMARY KEY (order_id, order_date) RELY")
+    properties = {
+        row.key: row.value for row in dt.session.sql("SHOW TBLPROPERTIES dt_orders").collect()
+    }
+    assert properties["dynamic_table.primary_key"] == '["order_id", "order_date"]'
+    # A unique key without order_date breaks the rule: refused, nothing recorded.
+    with pytest.raises(DynamicTableError, match="ORDER_DATE is not part of every RELY"):
+        dt.sql("ALTER TABLE dt_orders ADD CONSTRAINT u UNIQUE (order_id) RELY")
+    # So does a predicate on a column outside the key.
+    with pytest.raises(DynamicTableError, match="LINE_TOTAL is not part of every RELY"):
+        dt.sql("ALTER DYNAMIC TABLE dt_orders SET FROZEN WHERE (line_total > 10)")
+    assert dt.sql("SHOW DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where == (
+        "order_date < '2025-01-01'"
+    )
+    with pytest.raises(DynamicTableError, match="add RELY"):
+        dt.sql("ALTER TABLE dt_orders ADD CONSTRAINT u UNIQUE (order_date)")
+    with pytest.raises(DynamicTableError, match="not a column"):
+        dt.sql("ALTER TABLE dt_orders ADD CONSTRAINT u UNIQUE (nope) RELY")
+
+
+def test_a_predicate_column_outside_the_rely_key_fails_as_in_the_seed(dt: DynamicTables) -> None:
+    dt.sql(
+        "CREATE OR REPLACE DYNAMIC TABLE dt_orders TARGET_LAG = '10 minutes'"
+        " WAREHOUSE = transform_wh FROZEN WHERE (order_status = 'shipped')"
+        " AS SELECT order_id, order_date, order_status, line_total FROM raw_orders"
+    )
+    with pytest.raises(DynamicTableError, match="ORDER_STATUS is not part of every RELY"):
+        dt.sql(
+            "ALTER TABLE dt_orders ADD CONSTRAINT pk_orders PRIMARY KEY (order_id, order_date) RELY"
+        )
