@@ -2,14 +2,17 @@
 dynamic table as a signed multiset, in one commit that carries the refresh's watermark.
 
 Rows (``_apply_rows``): the change is netted per row value (``GROUP BY`` every column, which
-treats NULLs as equal) and every touched value is rewritten in one ``REPLACE WHERE``
-commit: every copy of it is removed and its new number of copies inserted. A change that
-only adds rows is appended instead, without reading the table.
+treats NULLs as equal). A change that only adds rows is appended, without reading the
+table. Otherwise one ``MERGE`` deletes every copy of each touched value and inserts its
+new number of copies (the copies the table holds are counted by a join with the change).
 
 Groups (``_apply_groups``): a GROUP BY or DISTINCT at the top whose keys are output
-columns rewrites the affected groups: by change arithmetic (``aggregates.py``) where a
-group only gained rows and every aggregate allows it, else by recomputing the group from
-the sources at their new versions. No internal columns are added to the table.
+columns rewrites the affected groups with one ``MERGE`` on the group keys: by change
+arithmetic (``aggregates.py``) where a group only gained rows and every aggregate allows
+it, else by recomputing the group from the sources at their new versions.
+
+Everything runs as SQL on the refresh's session; no internal columns are added to the
+table, and with a frozen region (``active``) only active rows are removed or added.
 """
 
 from __future__ import annotations
