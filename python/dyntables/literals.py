@@ -108,10 +108,3 @@ def matching(keys: list[tuple[exp.Expr, str]], values: list[tuple[Any, ...]]) ->
         return lead
     exact = any_of([null_safe_match(keys, value) for value in values])
     return exp.and_(exp.paren(lead), exp.paren(exact))
-
-
-def touched_rows(columns: list[tuple[str, str]], values: list[tuple[Any, ...]]) -> exp.Expr:
-    """``matching`` on the columns named in ``columns`` (name, type)."""
-    return matching(
-        [(exp.column(name, quoted=True), type_sql) for name, type_sql in columns], values
-    )
