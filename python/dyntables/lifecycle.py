@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from dyntables.backfill import backfill_rows
 from dyntables.catalog import (
     PREFIX,
     Definition,
@@ -43,6 +44,7 @@ from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
 from dyntables.statements import (
     AlterAction,
     AlterDynamicTable,
+    BackfillFrom,
     ColumnDef,
     CreateDynamicTable,
     CreateMaterializedView,
@@ -154,11 +156,7 @@ class Lifecycle:
                 "REFRESH USING (custom incrementalization) is not available yet; define the"
                 " dynamic table with AS <query>"
             )
-        if statement.backfill_from is not None:
-            raise DynamicTableError(
-                "BACKFILL FROM is not available yet; create the dynamic table without it"
-            )
-        if statement.frozen_where is not None:
+        if statement.frozen_where is not None or statement.backfill_from is not None:
             self._check_frozen_format()
         if statement.partitioned_by:
             raise DynamicTableError(
@@ -189,6 +187,7 @@ class Lifecycle:
             requested_mode=mode.value,
             table_properties=dict(statement.properties),
             frozen_where=statement.frozen_where,
+            backfill=statement.backfill_from,
             extra=(
                 {"data_retention_days": str(statement.data_retention_days)}
                 if statement.data_retention_days is not None
@@ -235,6 +234,7 @@ class Lifecycle:
         table_properties: dict[str, str],
         requested_mode: str = "FULL",
         frozen_where: str | None = None,
+        backfill: BackfillFrom | None = None,
         extra: dict[str, str] | None = None,
     ) -> RefreshResult | None:
         reserved = [key for key in table_properties if key.lower().startswith(PREFIX)]
@@ -260,6 +260,13 @@ class Lifecycle:
         if frozen_where is not None:
             frozen_where = self._frozen_predicate(frozen_where, analyzed.columns)
         self._check_upstreams(table, analyzed, target_lag)
+        backfill_query = None
+        if backfill is not None:
+            source = self.table_of(backfill.table)
+            if table_key(source) == table_key(table):
+                raise DynamicTableError(f"{table_key(table)} cannot be backfilled from itself")
+            backfill_query = backfill_rows(self.engine, source, backfill.point, analyzed.columns)
+            extra = {**(extra or {}), "backfill_from": to_spark_sql(backfill_query)}
         change_problem = self._enable_change_tracking(analyzed)
         definition = Definition(
             kind=kind,
@@ -282,8 +289,10 @@ class Lifecycle:
         )
         definition = self._resolve_refresh_mode(definition, requested_mode)
         if existing is not None:
-            return self._replace(table, existing, definition, statement_id, table_properties)
-        return self._create_new(table, definition, statement_id, table_properties)
+            return self._replace(
+                table, existing, definition, statement_id, table_properties, backfill_query
+            )
+        return self._create_new(table, definition, statement_id, table_properties, backfill_query)
 
     def _create_new(
         self,
@@ -291,6 +300,7 @@ class Lifecycle:
         definition: Definition,
         statement_id: str,
         table_properties: dict[str, str],
+        backfill: exp.Query | None = None,
     ) -> RefreshResult | None:
         fmt = self.engine.table_format
         properties = {
@@ -300,11 +310,11 @@ class Lifecycle:
         }
         self.engine.sql(fmt.create_table_sql(table, list(definition.columns), properties))
         self.names.invalidate()
-        if definition.initialize == Initialize.ON_SCHEDULE.value:
-            return None
+        if definition.initialize == Initialize.ON_SCHEDULE.value and backfill is None:
+            return None  # (a backfill populates the table now, whatever INITIALIZE says)
         try:
             return self.refresher.refresh(
-                table, definition, Trigger.CREATION, statement_id=statement_id
+                table, definition, Trigger.CREATION, statement_id=statement_id, backfill=backfill
             )
         except Exception:
             self.engine.sql(f"DROP TABLE IF EXISTS {table.sql('spark')}")  # leave nothing behind
@@ -318,6 +328,7 @@ class Lifecycle:
         new: Definition,
         statement_id: str,
         table_properties: dict[str, str],
+        backfill: exp.Query | None = None,
     ) -> RefreshResult:
         """Replace in place: the rows and a watermark carrying the new definition commit
         first (readers see the old table until then); then the properties."""
@@ -334,6 +345,7 @@ class Lifecycle:
             Trigger.CREATION,
             statement_id=statement_id,
             replace_definition=new_properties,
+            backfill=backfill,
         )
         fmt = self.engine.table_format
         fmt.set_properties(self.engine.session, table, {**table_properties, **new_properties})
@@ -585,8 +597,8 @@ class Lifecycle:
     def _check_frozen_format(self) -> None:
         if self.engine.table_format.name != "delta":
             raise DynamicTableError(
-                f"FROZEN WHERE on {self.engine.table_format.name} tables is not available yet"
-                " (it is on Delta); create the dynamic table without it"
+                f"FROZEN WHERE and BACKFILL FROM on {self.engine.table_format.name} tables are"
+                " not available yet (they are on Delta); create the dynamic table without them"
             )
 
     def _frozen_predicate(self, predicate: str, columns: tuple[tuple[str, str], ...]) -> str:

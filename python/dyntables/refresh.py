@@ -25,7 +25,7 @@ from dyntables.errors import DynamicTableError
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
 from dyntables.incremental import CannotRefreshIncrementallyError, IncrementalRefresh, Versions
-from dyntables.predicates import active_region, bind_current_time
+from dyntables.predicates import active_region, bind_current_time, is_frozen
 
 WATERMARK_MARKER = "dyntables"
 # An incremental refresh becomes full when the sources' change feeds hold more than this
@@ -149,6 +149,7 @@ class Refresher:
         *,
         statement_id: str | None = None,
         replace_definition: dict[str, str] | None = None,
+        backfill: exp.Query | None = None,
     ) -> RefreshResult:
         """Refresh ``table`` (NO_DATA, FULL or REINITIALIZE); failures are recorded and
         raised as ``DynamicTableError``."""
@@ -158,7 +159,7 @@ class Refresher:
                 name=table_key(table), action=Action.FULL, state="EXECUTING", data_timestamp=started
             )
             try:
-                self._run(table, definition, result, replace_definition)
+                self._run(table, definition, result, replace_definition, backfill)
                 result.state = "SUCCEEDED"
             except Exception as failure:
                 result.state = "FAILED"
@@ -178,6 +179,7 @@ class Refresher:
         definition: Definition,
         result: RefreshResult,
         replace_definition: dict[str, str] | None,
+        backfill: exp.Query | None = None,
     ) -> None:
         fmt = self.engine.table_format
         session = self.engine.refresh_session
@@ -217,6 +219,9 @@ class Refresher:
             result.reason = f"FULL instead of INCREMENTAL: {why_full}"
         watermark = _watermark(result, definition, versions, fingerprints, replace_definition)
         query = pin_query(definition.query, versions, fmt)
+        if backfill is not None:  # the first rows come from the backfill source
+            query = _backfilled(backfill, query, definition, result.data_timestamp)
+            result.reason = "BACKFILL"
         in_scope = table if active is None else exp.select("*").from_(table).where(active)
         rows_before = _count(session, in_scope)
         if active is None:
@@ -451,6 +456,19 @@ def _reinitialize_reason(
         if previous.fingerprints.get(key, fingerprint) != fingerprint:
             return f"UPSTREAM_SCHEMA_CHANGED: {key}"
     return None
+
+
+def _backfilled(
+    backfill: exp.Query, query: exp.Query, definition: Definition, data_timestamp: datetime.datetime
+) -> exp.Query:
+    """The first rows of a backfilled table: the backfill's, or with a frozen region the
+    backfill's frozen rows and the query's active ones."""
+    if definition.frozen_where is None:
+        return backfill
+    predicate = bind_current_time(parse_one(definition.frozen_where), data_timestamp)
+    frozen = exp.select("*").from_(backfill.subquery("b")).where(is_frozen(predicate))
+    active = exp.select("*").from_(query.subquery("q")).where(active_region(predicate))
+    return exp.union(frozen, active, distinct=False)
 
 
 def _active_region(definition: Definition, data_timestamp: datetime.datetime) -> exp.Expr | None:
