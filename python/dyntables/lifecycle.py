@@ -156,8 +156,6 @@ class Lifecycle:
                 "REFRESH USING (custom incrementalization) is not available yet; define the"
                 " dynamic table with AS <query>"
             )
-        if statement.frozen_where is not None or statement.backfill_from is not None:
-            self._check_frozen_format()
         if statement.partitioned_by:
             raise DynamicTableError(
                 "PARTITIONED BY on a dynamic table is not supported yet: create it without,"
@@ -594,13 +592,6 @@ class Lifecycle:
 
     # ---- frozen regions ----
 
-    def _check_frozen_format(self) -> None:
-        if self.engine.table_format.name != "delta":
-            raise DynamicTableError(
-                f"FROZEN WHERE and BACKFILL FROM on {self.engine.table_format.name} tables are"
-                " not available yet (they are on Delta); create the dynamic table without them"
-            )
-
     def _frozen_predicate(self, predicate: str, columns: tuple[tuple[str, str], ...]) -> str:
         """The predicate checked against the table's columns, as Spark SQL."""
         check_frozen_predicate(predicate, [name for name, _ in columns])
@@ -610,7 +601,6 @@ class Lifecycle:
         """SET FROZEN WHERE: a region that only grows (every row frozen before stays
         frozen, proven) or a first region costs nothing; any other change recomputes the
         active region at the next refresh."""
-        self._check_frozen_format()
         new = self._frozen_predicate(predicate, definition.columns)
         _check_frozen_columns_in_keys(new, *rely_keys(definition))
         pending = definition.frozen_reinitialize
