@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from source_changes import insert_order, source_change
 
 from dyntables import DynamicTables
 
@@ -65,44 +66,9 @@ KEYED_QUERIES = {
     " GROUP BY status HAVING count(*) > 1",
 }
 
-order_ids = st.integers(min_value=1, max_value=6)
-customer_ids = st.one_of(st.none(), st.integers(min_value=1, max_value=3))
-amounts = st.integers(min_value=0, max_value=300)
-statuses = st.sampled_from(["paid", "returned", "open"])
-
-
-def _sql_value(value: int | None) -> str:
-    return "NULL" if value is None else str(value)
-
-
-insert_order = st.builds(
-    lambda o, c, a, s, copies: (
-        "INSERT INTO orders VALUES "
-        + ", ".join([f"({o}, {_sql_value(c)}, {a}.50, '{s}')"] * copies)
-    ),
-    order_ids,
-    customer_ids,
-    amounts,
-    statuses,
-    st.integers(min_value=1, max_value=2),
-)
-update_status = st.builds(
-    lambda o, s: f"UPDATE orders SET status = '{s}' WHERE order_id = {o}", order_ids, statuses
-)
-move_order = st.builds(
-    lambda o, c: f"UPDATE orders SET customer_id = {_sql_value(c)} WHERE order_id = {o}",
-    order_ids,
-    customer_ids,
-)
-delete_order = st.builds(lambda o: f"DELETE FROM orders WHERE order_id = {o}", order_ids)
-move_customer = st.builds(
-    lambda c, r: f"UPDATE customers SET region = {r} WHERE customer_id = {c}",
-    st.integers(min_value=1, max_value=3),
-    st.sampled_from(["'north'", "'south'", "NULL"]),
-)
 changes = st.lists(
     st.lists(
-        st.one_of(insert_order, update_status, move_order, delete_order, move_customer),
+        source_change(max_order_id=6),
         min_size=1,
         max_size=4,
     ),
@@ -110,7 +76,9 @@ changes = st.lists(
     max_size=3,
 )
 # Batches of inserts only, which change arithmetic applies without a rescan.
-appends = st.lists(st.lists(insert_order, min_size=1, max_size=3), min_size=1, max_size=3)
+appends = st.lists(
+    st.lists(insert_order(max_order_id=6), min_size=1, max_size=3), min_size=1, max_size=3
+)
 
 
 def _rows(dt: DynamicTables, sql: str) -> Counter[tuple[Any, ...]]:

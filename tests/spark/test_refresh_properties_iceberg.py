@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lifecycle_scenario import spark_env
 from pyspark.sql import SparkSession
+from source_changes import source_change
 
 pytestmark = pytest.mark.spark
 
@@ -35,42 +36,6 @@ QUERIES = {
     " GROUP BY customer_id",
 }
 
-order_ids = st.integers(min_value=1, max_value=5)
-customer_ids = st.one_of(st.none(), st.integers(min_value=1, max_value=3))
-amounts = st.integers(min_value=0, max_value=300)
-statuses = st.sampled_from(["paid", "returned", "open"])
-
-
-def _sql_value(value: int | None) -> str:
-    return "NULL" if value is None else str(value)
-
-
-insert_order = st.builds(
-    lambda o, c, a, s, copies: (
-        "INSERT INTO orders VALUES "
-        + ", ".join([f"({o}, {_sql_value(c)}, {a}.50, '{s}')"] * copies)
-    ),
-    order_ids,
-    customer_ids,
-    amounts,
-    statuses,
-    st.integers(min_value=1, max_value=2),
-)
-update_status = st.builds(
-    lambda o, s: f"UPDATE orders SET status = '{s}' WHERE order_id = {o}", order_ids, statuses
-)
-move_order = st.builds(
-    lambda o, c: f"UPDATE orders SET customer_id = {_sql_value(c)} WHERE order_id = {o}",
-    order_ids,
-    customer_ids,
-)
-delete_order = st.builds(lambda o: f"DELETE FROM orders WHERE order_id = {o}", order_ids)
-move_customer = st.builds(
-    lambda c, r: f"UPDATE customers SET region = {r} WHERE customer_id = {c}",
-    st.integers(min_value=1, max_value=3),
-    st.sampled_from(["'north'", "'south'", "NULL"]),
-)
-
 # Each example creates four dynamic tables and refreshes each after every batch, on real
 # Iceberg commits: two short examples in CI, many more under HYPOTHESIS_PROFILE=long.
 _LONG = os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci"
@@ -80,7 +45,7 @@ _STATEMENTS = 4 if _LONG else 3
 
 changes = st.lists(
     st.lists(
-        st.one_of(insert_order, update_status, move_order, delete_order, move_customer),
+        source_change(max_order_id=5),
         min_size=1,
         max_size=_STATEMENTS,
     ),

@@ -1,0 +1,56 @@
+"""Hypothesis strategies for batches of source changes, shared by the refresh property
+tests of both tiers: inserts (duplicate rows, NULL keys), updates of a filtered column and
+of a join/group key, deletes, and updates of a dimension's column, on the tables
+
+    orders (order_id INT, customer_id INT, amount DECIMAL(8, 2), status STRING)
+    customers (customer_id INT, region STRING)
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+customer_ids = st.one_of(st.none(), st.integers(min_value=1, max_value=3))
+amounts = st.integers(min_value=0, max_value=300)
+statuses = st.sampled_from(["paid", "returned", "open"])
+
+
+def _sql_value(value: int | None) -> str:
+    return "NULL" if value is None else str(value)
+
+
+def insert_order(max_order_id: int) -> st.SearchStrategy[str]:
+    """One INSERT of one or two identical orders."""
+    return st.builds(
+        lambda o, c, a, s, copies: (
+            "INSERT INTO orders VALUES "
+            + ", ".join([f"({o}, {_sql_value(c)}, {a}.50, '{s}')"] * copies)
+        ),
+        st.integers(min_value=1, max_value=max_order_id),
+        customer_ids,
+        amounts,
+        statuses,
+        st.integers(min_value=1, max_value=2),
+    )
+
+
+def source_change(max_order_id: int) -> st.SearchStrategy[str]:
+    """One statement changing ``orders`` or ``customers``."""
+    order_ids = st.integers(min_value=1, max_value=max_order_id)
+    update_status = st.builds(
+        lambda o, s: f"UPDATE orders SET status = '{s}' WHERE order_id = {o}", order_ids, statuses
+    )
+    move_order = st.builds(
+        lambda o, c: f"UPDATE orders SET customer_id = {_sql_value(c)} WHERE order_id = {o}",
+        order_ids,
+        customer_ids,
+    )
+    delete_order = st.builds(lambda o: f"DELETE FROM orders WHERE order_id = {o}", order_ids)
+    move_customer = st.builds(
+        lambda c, r: f"UPDATE customers SET region = {r} WHERE customer_id = {c}",
+        st.integers(min_value=1, max_value=3),
+        st.sampled_from(["'north'", "'south'", "NULL"]),
+    )
+    return st.one_of(
+        insert_order(max_order_id), update_status, move_order, delete_order, move_customer
+    )
