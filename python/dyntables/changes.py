@@ -365,7 +365,7 @@ class ChangeDeriver:
         self.columns_of = columns_of
         # Each source's change feed as a temporary view, read once (see table_change).
         self.materialize_feeds = materialize_feeds
-        self._change_views: dict[str, str] = {}  # source key -> temporary view of its feed
+        self._feeds: dict[str, exp.Query] = {}  # source key -> its materialized change feed
         self._views: list[str] = []  # every temporary view made, to drop at the end
 
     # ---- inputs at a version ----
@@ -404,7 +404,7 @@ class ChangeDeriver:
             if node.args.get("distinct"):
                 raise CannotRefreshIncrementallyError("UNION (distinct) is not incremental yet")
             parts = [part for part in (self.change(node.left), self.change(node.right)) if part]
-            return _union_all(parts) if parts else None
+            return union_all(parts) if parts else None
         if isinstance(node, exp.Select):
             shape = select_shape(node)
             if shape == "keyed":
@@ -429,17 +429,16 @@ class ChangeDeriver:
             raise CannotRefreshIncrementallyError(
                 f"{key} has no version range to read changes from"
             )
-        if key in self._change_views:
-            return exp.select("*").from_(exp.to_table(self._change_views[key]))
+        if key in self._feeds:
+            return self._feeds[key].copy()
         feed = self.fmt.changes(
             self.session, key_to_table(key), self.columns_of(key), old, new, SIGN
         )
         if self.materialize_feeds:
             # Read the feed once per refresh: a change query uses it several times (every
             # term of a join, counts, the MERGE), and re-reading it costs each time.
-            materialized = self.materialize(feed)
-            self._change_views[key] = materialized.args["from_"].this.name
-            return materialized
+            feed = self.materialize(feed)
+            self._feeds[key] = feed
         return feed
 
     def materialize(self, query: exp.Query) -> exp.Query:
@@ -456,7 +455,7 @@ class ChangeDeriver:
         for view in self._views:
             self.session.catalog.dropTempView(view)
         self._views.clear()
-        self._change_views.clear()
+        self._feeds.clear()
 
     def linear_change(self, select: exp.Select) -> exp.Query | None:
         """The telescoping sum over the block's inputs."""
@@ -475,7 +474,7 @@ class ChangeDeriver:
             sign_column = exp.column(SIGN, table=inputs[index].alias_or_name)
             term.set("expressions", [*term.expressions, exp.alias_(sign_column, SIGN)])
             terms.append(term)
-        return _union_all(terms) if terms else None
+        return union_all(terms) if terms else None
 
     def keyed_change(self, select: exp.Select) -> exp.Query | None:
         """Recompute the keys the input's change touches, at the new and the old versions."""
@@ -489,7 +488,7 @@ class ChangeDeriver:
         if not values:
             return None
         restriction = matching(list(zip(keys, types, strict=True)), values)
-        return _union_all(
+        return union_all(
             [
                 self._recomputed(select, "new", 1, where=restriction),
                 self._recomputed(select, "old", -1, where=restriction),
@@ -520,7 +519,7 @@ class ChangeDeriver:
         if len(values) > MAX_TOUCHED:
             raise CannotRefreshIncrementallyError(f"more than {MAX_TOUCHED} join keys changed")
         filters = [matching(list(zip(keys, types, strict=True)), values) for keys in sides]
-        return _union_all(
+        return union_all(
             [
                 self._recomputed(select, "new", 1, input_filters=filters),
                 self._recomputed(select, "old", -1, input_filters=filters),
@@ -579,7 +578,7 @@ class ChangeDeriver:
         return values
 
 
-def _union_all(parts: list[exp.Query]) -> exp.Query:
+def union_all(parts: list[exp.Query]) -> exp.Query:
     combined = parts[0]
     for part in parts[1:]:
         combined = exp.union(combined, part, distinct=False)

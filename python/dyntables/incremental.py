@@ -42,8 +42,10 @@ from dyntables.changes import (
     inline_ctes,
     parse_query,
     spark,
+    union_all,
 )
 from dyntables.formats import TableFormat
+from dyntables.planner.operators import OPERATOR_KINDS
 
 __all__ = [
     "INCREMENTAL_KINDS",
@@ -60,22 +62,9 @@ __all__ = [
 # keeps them FULL, but for a top-level GROUP BY/DISTINCT that change arithmetic maintains
 # (``merges_groups``).
 RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT", "WINDOW", "OUTER_JOIN"})
-# The planner's operator kinds this executor refreshes incrementally.
-INCREMENTAL_KINDS = frozenset(
-    {
-        "SOURCE",
-        "PROJECT_FILTER",
-        "UNION_ALL",
-        "INNER_JOIN",
-        "CROSS_JOIN",
-        "OUTER_JOIN",
-        "GROUP_BY",
-        "DISTINCT",
-        "WINDOW",
-        "LATERAL_VIEW",
-        "CTE",
-    }
-)
+# The planner's operator kinds this executor refreshes incrementally: all but the scalar
+# aggregate, which is recomputed whenever its input changes (seed 002).
+INCREMENTAL_KINDS = OPERATOR_KINDS - {"SCALAR_AGGREGATE"}
 
 
 def unsupported_reason(
@@ -305,7 +294,7 @@ class IncrementalRefresh:
             in_groups = in_groups.where(_qualified(self.active, "t"))
         deleted = self._count(in_groups)
         removed = exp.select(*_columns(key_names)).from_(aliased(affected, "a"))
-        rows = _union_all(parts)
+        rows = union_all(parts)
         if self.active is not None:
             rows = exp.select("*").from_(aliased(rows, "r")).where(self.active.copy())
         self._merge(key_names, removed, rows, watermark, expected)
@@ -472,10 +461,3 @@ def _copies(count: exp.Expr) -> exp.Lateral:
         view=True,
         alias=exp.TableAlias(this=exp.to_identifier("e"), columns=[exp.to_identifier("copy")]),
     )
-
-
-def _union_all(parts: list[exp.Query]) -> exp.Query:
-    combined = parts[0]
-    for part in parts[1:]:
-        combined = exp.union(combined, part, distinct=False)
-    return combined
