@@ -137,7 +137,8 @@ def resolve_version(engine: Engine, source: exp.Table, point: TimePoint | None) 
             f"{table_key(source)} has no version {point.kind.value} {moment.isoformat()}"
             " (before its first commit, or outside its history)"
         )
-    return max(eligible)
+    # The newest of them: the history's order (an Iceberg snapshot id says nothing of it).
+    return eligible[0]
 
 
 def _previous(versions: list[int], version: int) -> int | None:

@@ -571,7 +571,7 @@ class Lifecycle:
         elif action is AlterAction.SET_COMMENT:
             changed = definition.with_changes(comment=str(statement.value))
         elif action is AlterAction.SET_FROZEN_WHERE:
-            changed = self._with_frozen_region(definition, str(statement.value))
+            changed = self._with_frozen_region(table, definition, str(statement.value))
         elif action is AlterAction.UNSET_FROZEN_WHERE:
             changed = definition.with_changes(
                 frozen_where=None,
@@ -597,12 +597,15 @@ class Lifecycle:
         check_frozen_predicate(predicate, [name for name, _ in columns])
         return to_spark_predicate(predicate)
 
-    def _with_frozen_region(self, definition: Definition, predicate: str) -> Definition:
+    def _with_frozen_region(
+        self, table: exp.Table, definition: Definition, predicate: str
+    ) -> Definition:
         """SET FROZEN WHERE: a region that only grows (every row frozen before stays
         frozen, proven) or a first region costs nothing; any other change recomputes the
         active region at the next refresh."""
         new = self._frozen_predicate(predicate, definition.columns)
-        _check_frozen_columns_in_keys(new, *rely_keys(definition))
+        primary, uniques = rely_keys(definition)
+        _check_frozen_columns_in_keys(new, primary, uniques + self._format_keys(table))
         pending = definition.frozen_reinitialize
         if definition.frozen_where is not None and not expands(
             parse_one(definition.frozen_where), parse_one(new)
@@ -640,11 +643,17 @@ class Lifecycle:
             primary = key
         else:
             uniques = [*uniques, key]
-        _check_frozen_columns_in_keys(definition.frozen_where, primary, uniques)
+        format_keys = self._format_keys(table)
+        _check_frozen_columns_in_keys(definition.frozen_where, primary, uniques + format_keys)
         extra = {**definition.extra, "primary_key": json.dumps(primary)}
         extra["unique_keys"] = json.dumps(uniques)
         changed = definition.with_changes(extra=extra)
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+
+    def _format_keys(self, table: exp.Table) -> list[list[str]]:
+        """Keys the table format declares on the table (Iceberg's identifier fields), which
+        count as RELY keys for seed 001's rule."""
+        return self.engine.table_format.keys(self.engine.session, table)
 
     def _with_lag(self, table: exp.Table, definition: Definition, lag: TargetLag) -> Definition:
         own = table_key(table)
@@ -712,16 +721,18 @@ def _constraint_parts(constraint: exp.Constraint) -> tuple[str, list[str], bool]
 def _check_frozen_columns_in_keys(
     predicate: str | None, primary: list[str], uniques: list[list[str]]
 ) -> None:
-    """Seed 001: with RELY keys, every column of the frozen predicate must be in each."""
+    """Seed 001: with RELY keys, every column of the frozen predicate must be in each.
+    ``uniques`` includes the keys the table format declares (Iceberg identifier fields)."""
     keys = ([primary] if primary else []) + uniques
     if predicate is None or not keys:
         return
     for column in sorted({c.name.lower() for c in parse_one(predicate).find_all(exp.Column)}):
         if not all(column in {k.lower() for k in key} for key in keys):
+            listed = "; ".join(f"({', '.join(key)})" for key in keys)
             raise DynamicTableError(
                 f"immutable where (frozen) predicate column {column.upper()} is not part of"
                 " every RELY constraint: with RELY keys, the predicate's columns must be in"
-                " each of them"
+                f" each of them (its keys: {listed})"
             )
 
 

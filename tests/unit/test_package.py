@@ -51,6 +51,7 @@ def test_sparkshim_is_importable_with_its_docstring() -> None:
         "dyntables.parser.recognizer",
         "dyntables.parser.splitter",
         "dyntables.dialect",
+        "dyntables.formats.iceberg",
         "dyntables.cli",
     ],
 )

@@ -128,6 +128,10 @@ class TableFormat(Protocol):
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
         """The table's properties."""
 
+    def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
+        """Keys the format itself declares on the table (Iceberg's identifier fields), each
+        a list of column names; RELY constraints are recorded apart, in the definition."""
+
 
 def create_table_sql(
     table: exp.Table, columns: list[tuple[str, str]], file_format: str, properties: dict[str, str]

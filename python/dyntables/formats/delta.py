@@ -234,6 +234,10 @@ class DeltaFormat:
         rows = session.sql(f"SHOW TBLPROPERTIES {table.sql('spark')}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
 
+    def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
+        """None: Delta tables declare no keys (their constraints are CHECKs)."""
+        return []
+
 
 def _now_text() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat()

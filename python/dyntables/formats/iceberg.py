@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -50,6 +50,8 @@ COPY_ON_WRITE = {
     "write.merge.mode": "copy-on-write",
 }
 WAP_ENABLED = {"write.wap.enabled": "true"}
+# The property under which Iceberg's Spark tables report their identifier fields.
+IDENTIFIER_FIELDS = "identifier-fields"
 
 # Snapshot operations that leave the rows as they were (``replace``: compaction, rewrites).
 # Anything else — append, overwrite, delete, or an operation we do not know — is new data,
@@ -83,7 +85,7 @@ _NOT_SETTABLE = {
     "external",
     "is_managed_location",
     "sort-order",
-    "identifier-fields",
+    IDENTIFIER_FIELDS,
     "snapshot-count",
 }
 
@@ -92,7 +94,7 @@ _NOT_SETTABLE = {
 class _Snapshot:
     snapshot_id: int
     parent_id: int | None
-    committed_at: datetime
+    committed_at: datetime  # aware, UTC
     operation: str
     # ``wap.id`` of a staged or fast-forwarded snapshot; ``published-wap-id`` when Iceberg
     # cherry-picked a staged append onto a moved table (a new snapshot that renames the key).
@@ -165,6 +167,7 @@ class IcebergFormat:
                     operation=snapshot.operation,
                     changes_data=snapshot.changes_data,
                     user_metadata=snapshot.wap_id,
+                    timestamp=snapshot.committed_at,
                 )
             )
             snapshot_id = snapshot.parent_id
@@ -497,6 +500,28 @@ class IcebergFormat:
         rows = session.sql(f"SHOW TBLPROPERTIES {_plain(table).sql('spark')}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
 
+    def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
+        """The table's identifier fields, as one key (none when it has none).
+
+        Iceberg's ``SparkTable`` reports them among the properties, as
+        ``identifier-fields`` = ``[a,b]`` (``SHOW TBLPROPERTIES``); they are set with
+        ``ALTER TABLE t SET IDENTIFIER FIELDS a, b``, on required (NOT NULL) columns only.
+        """
+        self.forget_cached(session, table)
+        key = identifier_fields(self.properties(session, table).get(IDENTIFIER_FIELDS))
+        return [key] if key else []
+
+
+def identifier_fields(text: str | None) -> list[str]:
+    """The column names of an ``identifier-fields`` property (``[a,b]``; nested fields are
+    dotted paths).
+
+    >>> identifier_fields("[order_id,order_day]"), identifier_fields(None)
+    (['order_id', 'order_day'], [])
+    """
+    inner = (text or "").strip().removeprefix("[").removesuffix("]")
+    return [name.strip() for name in inner.split(",") if name.strip()]
+
 
 def _plain(table: exp.Table) -> exp.Table:
     """``table`` without alias or time travel: the name that statements and metadata take."""
@@ -648,7 +673,7 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
         _Snapshot(
             snapshot_id=int(row["snapshot_id"]),
             parent_id=None if row["parent_id"] is None else int(row["parent_id"]),
-            committed_at=row["committed_at"],
+            committed_at=_aware_utc(row["committed_at"]),
             operation=str(row["operation"]),
             wap_id=row["wap_id"],
             files_changed=bool(row["files_changed"]),
@@ -656,6 +681,13 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
         )
         for row in session.sql(query.sql("spark")).collect()
     ]
+
+
+def _aware_utc(moment: datetime) -> datetime:
+    """A collected TIMESTAMP as an aware UTC time. PySpark hands TIMESTAMP values back
+    naive, in the Python process's local time zone (not the session's), which
+    ``astimezone`` takes a naive value to be in."""
+    return moment.astimezone(timezone.utc)
 
 
 def _staged_snapshot(
