@@ -19,10 +19,12 @@ twins must hold the same rows. The workloads (``--workloads`` picks a subset):
   change fraction is then of the 50k customers, not of the orders).
 
 Run it with ``make bench`` or ``.venv/bin/python benchmarks/bench_refresh.py``
-(``--rows``, ``--sizes``, ``--rounds``, ``--workloads``; ``--plot PATH`` writes the
-full/incremental ratio against the fraction changed as a PNG, with matplotlib from the dev
-extras). Each row is printed as it is measured, and the table again at the end. It exits
-with status 1 if a pair disagrees.
+(``--rows``, ``--sizes``, ``--rounds``, ``--workloads``). ``--table-sizes 250000,1000000``
+adds the curve against table size: the ``--table-size-workloads`` on a fresh warehouse of
+each size, at ``--table-size-change`` (0.1 %). ``--plot PATH`` draws the full/incremental
+ratio against the fraction changed, and the refresh times against table size, as a PNG
+(matplotlib, from the dev extras). Each row is printed as it is measured, and the tables
+again at the end. It exits with status 1 if a pair disagrees.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -142,6 +145,7 @@ QUERIES = {"filtered": FILTER, "grouped": GROUP, "windowed": WINDOW, "joined": J
 @dataclass
 class Measurement:
     workload: str
+    table_rows: int  # rows of orders
     fraction: float
     rows_changed: int
     full_seconds: float
@@ -220,6 +224,7 @@ def measure(
             )
     return Measurement(
         workload.label,
+        changes.rows,
         fraction,
         counts[0],
         statistics.median(full_times),
@@ -232,28 +237,42 @@ def row(m: Measurement) -> str:
     action = "" if m.incremental_action == "INCREMENTAL" else f" ({m.incremental_action})"
     full, incremental = m.full_seconds * 1000, m.incremental_seconds * 1000
     return (
-        f"| {m.workload} | {m.fraction:.2%} | {m.rows_changed:,} | {full:,.0f} ms"
+        f"| {m.workload} | {m.table_rows:,} | {m.fraction:.2%} | {m.rows_changed:,}"
+        f" | {full:,.0f} ms"
         f" | {incremental:,.0f} ms{action} | {m.ratio:.1f}x |"
     )
 
 
 def report(measurements: list[Measurement]) -> None:
-    print("\n| workload | change | rows changed | full | incremental | full / incremental |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print(
+        "\n| workload | orders | change | rows changed | full | incremental | full / incremental |"
+    )
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for m in measurements:
         print(row(m))
 
 
-def plot(measurements: list[Measurement], path: Path, rows: int) -> None:
-    """Full/incremental time ratio against the fraction changed, one line per workload;
-    hollow markers where the incremental twin fell back to a full refresh."""
+def plot(by_change: list[Measurement], by_size: list[Measurement], path: Path) -> None:
+    """Left: the full/incremental time ratio against the fraction changed, one line per
+    workload, hollow markers where the incremental twin fell back to a full refresh.
+    Right: both refresh times against the table's size at one change fraction."""
     # Imported here: matplotlib is a dev extra, needed only with --plot.
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(8, 5), dpi=110)
+    panels = 2 if by_size else 1
+    figure, axes = plt.subplots(1, panels, figsize=(7 * panels, 5), dpi=110, squeeze=False)
+    _plot_ratios(axes[0][0], by_change)
+    if by_size:
+        _plot_times(axes[0][1], by_size)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def _plot_ratios(axes: Any, measurements: list[Measurement]) -> None:
     for label in dict.fromkeys(m.workload for m in measurements):
         points = [m for m in measurements if m.workload == label]
         (line,) = axes.plot(
@@ -273,57 +292,108 @@ def plot(measurements: list[Measurement], path: Path, rows: int) -> None:
     axes.set_yscale("log")
     axes.set_xlabel("rows changed (% of the changed table)")
     axes.set_ylabel("full / incremental refresh time")
+    rows = measurements[0].table_rows
     axes.set_title(
-        f"Embedded engine, {rows:,} orders: full vs incremental refresh"
-        "\n(hollow marker: the incremental twin fell back to FULL; above 1: incremental wins)",
+        f"{rows:,} orders: full vs incremental refresh\n(hollow marker: the incremental"
+        " twin fell back to FULL; above 1: incremental wins)",
         fontsize=10,
     )
     axes.grid(True, which="both", linewidth=0.3)
     axes.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path)
-    plt.close(figure)
+
+
+def _plot_times(axes: Any, measurements: list[Measurement]) -> None:
+    for label in dict.fromkeys(m.workload for m in measurements):
+        points = [m for m in measurements if m.workload == label]
+        sizes = [m.table_rows for m in points]
+        (line,) = axes.plot(
+            sizes, [m.incremental_seconds for m in points], marker="o", label=f"{label}: incr."
+        )
+        axes.plot(
+            sizes,
+            [m.full_seconds for m in points],
+            marker="s",
+            linestyle="--",
+            color=line.get_color(),
+            label=f"{label}: full",
+        )
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("rows of orders")
+    axes.set_ylabel("refresh time (s)")
+    axes.set_title(
+        f"refresh time against table size, {measurements[0].fraction:.2%} of rows changed",
+        fontsize=10,
+    )
+    axes.grid(True, which="both", linewidth=0.3)
+    axes.legend(fontsize=8)
+
+
+def run(
+    rows: int, workloads: list[Workload], fractions: list[float], rounds: int
+) -> list[Measurement]:
+    """Every workload at every change fraction, on one fresh warehouse of ``rows`` orders."""
+    began = time.perf_counter()
+    with tempfile.TemporaryDirectory() as scratch:
+        dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
+        twins = list(dict.fromkeys(w.twins for w in workloads))
+        load(dt, make_orders(rows, CUSTOMERS), make_customers(CUSTOMERS), twins)
+        print(
+            f"loaded {rows:,} orders and {CUSTOMERS:,} customers and created"
+            f" {2 * len(twins)} dynamic tables in {time.perf_counter() - began:.1f} s",
+            flush=True,
+        )
+        changes = Changes(rows, CUSTOMERS)
+        measurements = []
+        for workload in workloads:
+            for fraction in fractions:
+                settle(dt, workload.twins)
+                measurements.append(measure(dt, changes, workload, fraction, rounds))
+                print(f"  {row(measurements[-1])}", flush=True)
+    return measurements
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     keys = [w.key for w in WORKLOADS]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--rows", type=int, default=2_000_000, help="rows of orders")
-    # Small defaults keep `make bench` near 10 minutes on 2 cores: the window and join
-    # workloads take about 20 s per incremental refresh at 2M rows.
-    parser.add_argument("--sizes", default="0.0001,0.001,0.01", help="change fractions")
+    parser.add_argument("--sizes", default="0.0001,0.001,0.01,0.1", help="change fractions")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per size (median)")
     parser.add_argument(
         "--workloads", default=",".join(keys), help=f"comma-separated subset of {keys}"
     )
-    parser.add_argument("--plot", type=Path, help="write the ratio curve to this PNG")
+    parser.add_argument(
+        "--table-sizes",
+        default="",
+        help="rows of orders for the curve against table size (e.g. 250000,1000000,4000000)",
+    )
+    parser.add_argument(
+        "--table-size-change", type=float, default=0.001, help="change fraction of that curve"
+    )
+    parser.add_argument(
+        "--table-size-workloads",
+        default="filter-appends,group-updates",
+        help="workloads of that curve",
+    )
+    parser.add_argument("--plot", type=Path, help="write the curves to this PNG")
     args = parser.parse_args(argv)
-    chosen = args.workloads.split(",")
-    if unknown := [key for key in chosen if key not in keys]:
+    chosen, by_size_chosen = args.workloads.split(","), args.table_size_workloads.split(",")
+    if unknown := [key for key in chosen + by_size_chosen if key not in keys]:
         parser.error(f"unknown workloads {unknown}; choose from {keys}")
     workloads = [w for w in WORKLOADS if w.key in chosen]
     fractions = [float(size) for size in args.sizes.split(",")]
     print(describe_machine())
     began = time.perf_counter()
-    with tempfile.TemporaryDirectory() as scratch:
-        dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
-        twins = list(dict.fromkeys(w.twins for w in workloads))
-        load(dt, make_orders(args.rows, CUSTOMERS), make_customers(CUSTOMERS), twins)
-        print(
-            f"loaded {args.rows:,} orders and {CUSTOMERS:,} customers and created"
-            f" {2 * len(twins)} dynamic tables in {time.perf_counter() - began:.1f} s",
-            flush=True,
-        )
-        changes = Changes(args.rows, CUSTOMERS)
-        measurements = []
-        for workload in workloads:
-            for fraction in fractions:
-                settle(dt, workload.twins)
-                measurements.append(measure(dt, changes, workload, fraction, args.rounds))
-                print(f"  {row(measurements[-1])}", flush=True)
-        report(measurements)
+    by_change = run(args.rows, workloads, fractions, args.rounds)
+    report(by_change)
+    by_size: list[Measurement] = []
+    if args.table_sizes:
+        size_workloads = [w for w in WORKLOADS if w.key in by_size_chosen]
+        for rows in [int(size) for size in args.table_sizes.split(",")]:
+            by_size += run(rows, size_workloads, [args.table_size_change], args.rounds)
+        report(by_size)
     if args.plot:
-        plot(measurements, args.plot, args.rows)
+        plot(by_change, by_size, args.plot)
         print(f"\nwrote {args.plot}")
     print(f"\ntotal {time.perf_counter() - began:.0f} s")
     return 0

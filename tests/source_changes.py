@@ -1,6 +1,7 @@
 """Hypothesis strategies for batches of source changes, shared by the refresh property
-tests of both tiers: inserts (duplicate rows, NULL keys), updates of a filtered column and
-of a join/group key, deletes, and updates of a dimension's column, on the tables
+tests of both tiers: inserts (duplicate rows, NULL keys and amounts), updates of a filtered
+column, of an aggregated column and of a join/group key, deletes, and updates of a
+dimension's column, on the tables
 
     orders (order_id INT, customer_id INT, amount DECIMAL(8, 2), status STRING)
     customers (customer_id INT, region STRING)
@@ -11,11 +12,14 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 customer_ids = st.one_of(st.none(), st.integers(min_value=1, max_value=3))
-amounts = st.integers(min_value=0, max_value=300)
+# Amounts are whole or half units: DOUBLE sums of them are exact in any order.
+amounts = st.one_of(
+    st.none(), st.builds(lambda units: f"{units}.50", st.integers(min_value=0, max_value=300))
+)
 statuses = st.sampled_from(["paid", "returned", "open"])
 
 
-def _sql_value(value: int | None) -> str:
+def _sql_value(value: int | str | None) -> str:
     return "NULL" if value is None else str(value)
 
 
@@ -24,7 +28,7 @@ def insert_order(max_order_id: int) -> st.SearchStrategy[str]:
     return st.builds(
         lambda o, c, a, s, copies: (
             "INSERT INTO orders VALUES "
-            + ", ".join([f"({o}, {_sql_value(c)}, {a}.50, '{s}')"] * copies)
+            + ", ".join([f"({o}, {_sql_value(c)}, {_sql_value(a)}, '{s}')"] * copies)
         ),
         st.integers(min_value=1, max_value=max_order_id),
         customer_ids,
@@ -45,6 +49,11 @@ def source_change(max_order_id: int) -> st.SearchStrategy[str]:
         order_ids,
         customer_ids,
     )
+    update_amount = st.builds(
+        lambda o, a: f"UPDATE orders SET amount = {_sql_value(a)} WHERE order_id = {o}",
+        order_ids,
+        amounts,
+    )
     delete_order = st.builds(lambda o: f"DELETE FROM orders WHERE order_id = {o}", order_ids)
     move_customer = st.builds(
         lambda c, r: f"UPDATE customers SET region = {r} WHERE customer_id = {c}",
@@ -52,5 +61,10 @@ def source_change(max_order_id: int) -> st.SearchStrategy[str]:
         st.sampled_from(["'north'", "'south'", "NULL"]),
     )
     return st.one_of(
-        insert_order(max_order_id), update_status, move_order, delete_order, move_customer
+        insert_order(max_order_id),
+        update_status,
+        update_amount,
+        move_order,
+        delete_order,
+        move_customer,
     )

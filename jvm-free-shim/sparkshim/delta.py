@@ -82,23 +82,23 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
 
     Opening replays the log from the last checkpoint, tens of milliseconds on a busy
     table, and one statement opens a table several times; so each thread keeps the tables
-    it opened and brings them up to date with ``update_incremental`` (reads only the new
-    commits). A kept table is reopened when its log was recreated (a dropped and recreated
-    table): its first commit file is no longer the one it was opened from. Callers must not
-    move a returned table to another version (``load_as_version``): it is shared.
+    it opened: a past version as it is (it never changes), the latest brought up to date
+    with ``update_incremental`` (reads only the new commits). A kept table is reopened
+    when its log was recreated (a dropped and recreated table): its first commit file is
+    no longer the one it was opened from. Callers must not move a returned table to
+    another version (``load_as_version``): it is shared.
     """
-    if version is not None:
-        return _open(location, version)
     kept: OrderedDict[str, tuple[DeltaTable, tuple[int, int]]] = _thread_tables()
-    key = str(location)
+    key = str(location) if version is None else f"{location}@{version}"
     identity = _log_identity(location)
     entry = kept.get(key)
     if entry is not None and identity is not None and entry[1] == identity:
         table = entry[0]
-        table.update_incremental()
+        if version is None:
+            table.update_incremental()
         kept.move_to_end(key)
         return table
-    table = _open(location, None)
+    table = _open(location, version)
     if identity is not None:
         kept[key] = (table, identity)
         while len(kept) > _KEPT_TABLES:

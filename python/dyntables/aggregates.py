@@ -1,13 +1,28 @@
 """Change arithmetic for a GROUP BY at the top of a defining query.
 
-When a group only gained rows since the last refresh, the new value of COUNT, SUM, MIN and
-MAX follows from the value the table holds and the same aggregate over the added rows, so
-the group is updated without reading its other rows again (seed 002: GROUP BY; the
-"change arithmetic" of the incremental issue). Other aggregates (AVG, COUNT DISTINCT, an
-expression over aggregates), HAVING, and any group that lost rows fall back to recomputing
-the affected groups from the sources: without internal columns the table does not hold
-what a removal would need (how many non-NULL values a SUM still has, the second-smallest
-value behind a MIN).
+The new value of COUNT, SUM, MIN and MAX in a group often follows from the value the table
+holds and a summary of the group's signed change rows (+1 added, -1 removed), without
+reading the group's other rows again (seed 002: GROUP BY; the "change arithmetic" of the
+incremental issue). The change rows are not netted: a row added and removed within the
+range shows up once with each sign, and every rule below holds for such pairs too.
+
+* ``COUNT(*)``, ``COUNT(x)``: the old count plus the signed count of (non-NULL) rows.
+* ``SUM(x)`` of an exact type (integers, DECIMAL): the old sum plus the signed sum. Its
+  NULL-ness needs the number of non-NULL values, which the table does not hold; it is known
+  when the old sum is NULL (none: the new count is the signed count) or when the signed
+  count of non-NULL values is not negative (at least as many as before, so at least one).
+* ``SUM(x)`` of DOUBLE/FLOAT: the old sum plus the sum of the added values, only when no
+  non-NULL value was removed: subtracting floating-point values drifts from the recomputed
+  sum further with every refresh.
+* ``MIN(x)`` (``MAX`` alike): the lesser of the old value and the added values, when every
+  removed non-NULL value is above the old minimum (it was not the minimum).
+* The group itself: it is gone when its row count falls to zero, which is known exactly with
+  a ``COUNT(*)`` output, and otherwise when the group is new (no old rows) or did not lose
+  more rows than it gained.
+
+A group where a rule does not decide, and every group of a query with another aggregate
+(AVG, COUNT DISTINCT, an expression over aggregates) or HAVING, is recomputed from the
+sources instead.
 """
 
 from __future__ import annotations
@@ -16,23 +31,30 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-# Aggregate functions whose value over old + added rows follows from the two values.
+# Aggregate functions whose new value can follow from the old one and the change.
 _MERGEABLE = (exp.Count, exp.Sum, exp.Min, exp.Max)
+# Output types whose sums are exact (subtraction undoes addition).
+_INEXACT_TYPES = {"double", "float", "real"}
+
+# A group's net change in rows: the sum of its change rows' signs.
+ROWS = "__dt_rows"
 
 
 @dataclass(frozen=True)
 class MergeableAggregate:
     """An output column holding ``COUNT/SUM/MIN/MAX(argument)`` (``argument`` None for
-    ``COUNT(*)``); ``column`` names the added rows' argument in the change query."""
+    ``COUNT(*)``); ``column`` names the argument in the change query, and is the prefix of
+    the group's change summaries (``<column>_a``, ``<column>_b``)."""
 
     output: str
     function: type[exp.AggFunc]
     argument: exp.Expr | None
     column: str
+    exact: bool  # whether the output type's sums are exact (not DOUBLE/FLOAT)
 
 
 def mergeable_aggregates(
-    select: exp.Select, key_outputs: set[str]
+    select: exp.Select, key_outputs: set[str], output_types: dict[str, str]
 ) -> list[MergeableAggregate] | None:
     """Each output column of ``select`` that is not a group key, as a mergeable aggregate;
     None when one of them is not (then every affected group is recomputed)."""
@@ -49,31 +71,146 @@ def mergeable_aggregates(
         argument = None if isinstance(inner.this, exp.Star) else inner.this
         if isinstance(inner, exp.Count) and argument is not None and argument.is_star:
             argument = None
+        exact = output_types.get(name, "").lower() not in _INEXACT_TYPES
         column = f"__dt_arg{len(aggregates)}"
-        aggregates.append(MergeableAggregate(name, type(inner), argument, column))
+        aggregates.append(MergeableAggregate(name, type(inner), argument, column, exact))
     return aggregates
 
 
-def added_value(aggregate: MergeableAggregate) -> exp.Expr:
-    """The aggregate over the added rows of a group (the change query's rows, all
-    additions), named after the output column."""
-    argument: exp.Expr = (
-        exp.Star() if aggregate.argument is None else exp.column(aggregate.column, quoted=True)
-    )
-    return exp.alias_(aggregate.function(this=argument), aggregate.output, quoted=True)
+def counts_rows(aggregates: list[MergeableAggregate]) -> MergeableAggregate | None:
+    """The ``COUNT(*)`` output, if the query has one."""
+    return next((a for a in aggregates if a.function is exp.Count and a.argument is None), None)
 
 
-def merged_value(aggregate: MergeableAggregate, old: exp.Expr, added: exp.Expr) -> exp.Expr:
-    """The aggregate over old + added rows from the two values. ``old`` is NULL for a new
-    group; a NULL SUM/MIN/MAX means "no non-NULL value yet", so the other side wins."""
+# ---- the group's change summaries (over its signed change rows) ----
+
+
+def change_summaries(aggregate: MergeableAggregate, sign: exp.Expr) -> list[exp.Expr]:
+    """What the rules need of a group's change rows for ``aggregate``, as aggregates named
+    ``<column>_a`` (and ``<column>_b``)."""
+    value = exp.column(aggregate.column, quoted=True)
+    present = exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null()))
+    signed_present = exp.func("sum", _if(present, sign.copy(), exp.Literal.number(0)))
     if aggregate.function is exp.Count:
-        return exp.Add(this=exp.func("coalesce", old, exp.Literal.number(0)), expression=added)
-    ifs = [
-        exp.If(this=exp.Is(this=old.copy(), expression=exp.Null()), true=added.copy()),
-        exp.If(this=exp.Is(this=added.copy(), expression=exp.Null()), true=old.copy()),
-    ]
+        counted = exp.func("sum", sign.copy()) if aggregate.argument is None else signed_present
+        return [_named(counted, aggregate, "a")]
+    added = exp.GT(this=sign.copy(), expression=exp.Literal.number(0))
+    removed = exp.LT(this=sign.copy(), expression=exp.Literal.number(0))
     if aggregate.function is exp.Sum:
-        return exp.Case(ifs=ifs, default=exp.Add(this=old.copy(), expression=added.copy()))
+        if aggregate.exact:  # the signed sum; the signed count of non-NULL values
+            signed_sum = exp.func("sum", exp.Mul(this=sign.copy(), expression=value.copy()))
+            return [_named(signed_sum, aggregate, "a"), _named(signed_present, aggregate, "b")]
+        added_sum = exp.func("sum", _if(added, value.copy(), exp.Null()))
+        removed_values = exp.func(
+            "sum", _if(exp.and_(removed, present), exp.Literal.number(1), exp.Literal.number(0))
+        )
+        return [_named(added_sum, aggregate, "a"), _named(removed_values, aggregate, "b")]
+    extreme = exp.Min if aggregate.function is exp.Min else exp.Max
+    return [
+        _named(extreme(this=_if(added, value.copy(), exp.Null())), aggregate, "a"),
+        _named(extreme(this=_if(removed, value.copy(), exp.Null())), aggregate, "b"),
+    ]
+
+
+def row_change(sign: exp.Expr) -> exp.Expr:
+    """The group's net change in rows, named ``ROWS``."""
+    return exp.alias_(exp.func("sum", sign.copy()), ROWS, quoted=True)
+
+
+# ---- the new value, and whether the rules decide it ----
+
+
+def merged_value(aggregate: MergeableAggregate, old: exp.Expr, change: str) -> exp.Expr:
+    """The aggregate's new value from its old value (NULL for a new group, and for a
+    SUM/MIN/MAX without a non-NULL value) and the summaries in relation ``change``.
+    Meaningful where ``decided`` holds."""
+    a, b = _summary(aggregate, change, "a"), _summary(aggregate, change, "b")
+    if aggregate.function is exp.Count:
+        return exp.Add(this=_zero_if_null(old), expression=a)
+    if aggregate.function is exp.Sum:
+        if aggregate.exact:
+            sum_value = exp.Add(this=_zero_if_null(old), expression=_zero_if_null(a))
+            no_values = exp.and_(
+                exp.Is(this=old.copy(), expression=exp.Null()),
+                exp.Not(this=exp.GT(this=b, expression=exp.Literal.number(0))),
+            )
+            return exp.Case(ifs=[exp.If(this=no_values, true=exp.Null())], default=sum_value)
+        return _either(old, a, exp.Add(this=old.copy(), expression=a.copy()))
     beats = exp.LT if aggregate.function is exp.Min else exp.GT
-    ifs.append(exp.If(this=beats(this=added.copy(), expression=old.copy()), true=added.copy()))
-    return exp.Case(ifs=ifs, default=old.copy())
+    better = exp.Case(
+        ifs=[exp.If(this=beats(this=a.copy(), expression=old.copy()), true=a.copy())],
+        default=old.copy(),
+    )
+    return _either(old, a, better)
+
+
+def decided(aggregate: MergeableAggregate, old: exp.Expr, change: str) -> exp.Expr:
+    """Whether the rules decide the aggregate's new value in this group."""
+    b = _summary(aggregate, change, "b")
+    if aggregate.function is exp.Count:
+        return exp.true()
+    if aggregate.function is exp.Sum:
+        if aggregate.exact:  # no values before, or at least as many non-NULL values now
+            return exp.or_(
+                exp.Is(this=old.copy(), expression=exp.Null()),
+                exp.GTE(this=b, expression=exp.Literal.number(0)),
+            )
+        return exp.EQ(this=b, expression=exp.Literal.number(0))  # no value removed
+    removed = exp.Is(this=b.copy(), expression=exp.Null())
+    beyond = exp.GT if aggregate.function is exp.Min else exp.LT
+    kept = exp.and_(
+        exp.Not(this=exp.Is(this=old.copy(), expression=exp.Null())),
+        beyond(this=b, expression=old.copy()),
+    )
+    return exp.or_(removed, kept)
+
+
+def group_outcome(
+    aggregates: list[MergeableAggregate], old: str, old_present: exp.Expr, change: str
+) -> tuple[exp.Expr, exp.Expr]:
+    """``(known, remains)``: whether it is known if the group still has rows, and whether it
+    does (meaningful where known). ``old`` is the relation of the table's rows."""
+    rows = exp.column(ROWS, table=change, quoted=True)
+    counted = counts_rows(aggregates)
+    if counted is not None:
+        old_count = exp.column(counted.output, table=old, quoted=True)
+        remaining = merged_value(counted, old_count, change)
+        return exp.true(), exp.GT(this=remaining, expression=exp.Literal.number(0))
+    not_fewer = exp.GTE(this=rows.copy(), expression=exp.Literal.number(0))
+    known = exp.or_(exp.Not(this=old_present.copy()), not_fewer)
+    remains = exp.or_(
+        exp.and_(old_present.copy(), not_fewer.copy()),
+        exp.GT(this=rows.copy(), expression=exp.Literal.number(0)),
+    )
+    return known, remains
+
+
+# ---- helpers ----
+
+
+def _named(value: exp.Expr, aggregate: MergeableAggregate, part: str) -> exp.Expr:
+    return exp.alias_(value, f"{aggregate.column}_{part}", quoted=True)
+
+
+def _summary(aggregate: MergeableAggregate, change: str, part: str) -> exp.Column:
+    return exp.column(f"{aggregate.column}_{part}", table=change, quoted=True)
+
+
+def _if(condition: exp.Expr, true: exp.Expr, false: exp.Expr) -> exp.Expr:
+    return exp.Case(ifs=[exp.If(this=condition, true=true)], default=false)
+
+
+def _zero_if_null(value: exp.Expr) -> exp.Expr:
+    return exp.func("coalesce", value.copy(), exp.Literal.number(0))
+
+
+def _either(old: exp.Expr, added: exp.Expr, both: exp.Expr) -> exp.Expr:
+    """``both`` when neither side is NULL, else the side that is not (a NULL SUM/MIN/MAX:
+    no non-NULL value on that side)."""
+    return exp.Case(
+        ifs=[
+            exp.If(this=exp.Is(this=old.copy(), expression=exp.Null()), true=added.copy()),
+            exp.If(this=exp.Is(this=added.copy(), expression=exp.Null()), true=old.copy()),
+        ],
+        default=both,
+    )

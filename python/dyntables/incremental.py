@@ -25,12 +25,16 @@ from sqlglot import exp
 
 from dyntables.aggregates import (
     MergeableAggregate,
-    added_value,
+    change_summaries,
+    decided,
+    group_outcome,
     mergeable_aggregates,
     merged_value,
+    row_change,
 )
 from dyntables.catalog import Definition
 from dyntables.changes import (
+    KEY,
     SIGN,
     CannotRefreshIncrementallyError,
     ChangeDeriver,
@@ -86,7 +90,8 @@ def merges_groups(definition: Definition) -> bool:
     if not isinstance(tree, exp.Select):
         return False
     keys = group_keys(tree)
-    if keys is None or mergeable_aggregates(tree, {name for _, name in keys}) is None:
+    output_types = dict(definition.columns)
+    if keys is None or mergeable_aggregates(tree, {n for _, n in keys}, output_types) is None:
         return False
     # A GROUP BY or DISTINCT below the top is recomputed by key, rescanning its sources.
     below = [node for node in tree.find_all(exp.Select) if node is not tree]
@@ -96,7 +101,9 @@ def merges_groups(definition: Definition) -> bool:
 # Internal column names of the queries an incremental refresh runs (never in the table).
 NET = "__dt_net"  # a row value's net number of copies added
 HELD = "__dt_held"  # copies of a row value the table holds
-LOWEST = "__dt_lowest"  # a group's lowest change sign: +1 when it only gained rows
+DECIDED = "__dt_decided"  # change arithmetic decides the group's new row
+REMAINS = "__dt_remains"  # the group still has rows (meaningful where decided)
+PRESENT = "__dt_present"  # TRUE on the table's rows (NULL: an outer join found none)
 KIND = "__dt_kind"  # a MERGE source row: 'delete' (a match) or 'insert'
 
 
@@ -116,8 +123,9 @@ def _with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
 class Applied:
     """What an incremental refresh changed."""
 
-    rows_inserted: int
-    rows_deleted: int
+    # None: not counted, the commit's metrics say (``TableFormat.reports_row_counts``).
+    rows_inserted: int | None
+    rows_deleted: int | None
     committed: bool  # False when the change netted out to nothing
 
 
@@ -133,8 +141,12 @@ class IncrementalRefresh:
         versions: Versions,
         source_columns: dict[str, list[str]],
         active: exp.Expr | None = None,
+        *,
+        inserts_only: bool = False,
     ) -> None:
         self.session = session
+        # Whether the sources' changes are known to be inserts only (appends).
+        self.inserts_only = inserts_only
         # Where rows are active (not frozen): frozen rows are neither removed nor added.
         self.active = active
         self.fmt = fmt
@@ -164,6 +176,15 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
+        if self.inserts_only and self.deriver.linear:
+            # Inserts into the sources are inserts into the result: append them as they
+            # come, with nothing to net or count first.
+            rows = exp.select(*_columns(names)).from_(_with_columns(delta, names))
+            if self.active is not None:
+                rows = rows.where(self.active.copy())
+            added = None if self.fmt.reports_row_counts else self._count(rows)
+            self.fmt.append(self.session, self.table, rows, watermark, expected)
+            return Applied(added, 0, committed=True)
         net = self.deriver.materialize(_net(_with_columns(delta, names), names, self.active))
         smallest, added = self._net_summary(net)
         if smallest is None:  # the change nets out to nothing
@@ -245,12 +266,14 @@ class IncrementalRefresh:
         watermark: str,
         expected: int | None,
     ) -> Applied:
-        """Rewrite the affected groups: those that only gained rows by change arithmetic
-        (``aggregates.py``) where every aggregate allows it, the others by recomputing
-        them from the sources at their new versions."""
+        """Rewrite the affected groups: by change arithmetic (``aggregates.py``) where every
+        aggregate allows it and its rules decide the group, the others by recomputing them
+        from the sources at their new versions."""
         key_names = [name for _, name in keys]
         # A frozen row may hold a value older than the query's: never merge into it.
-        mergeable = None if self.active else mergeable_aggregates(tree, set(key_names))
+        mergeable = (
+            None if self.active else mergeable_aggregates(tree, set(key_names), dict(self.columns))
+        )
         arguments = [
             exp.alias_(aggregate.argument.copy(), aggregate.column, quoted=True)
             for aggregate in mergeable or []
@@ -267,22 +290,29 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         renamed = _with_columns(delta, [*key_names, *[a.alias for a in arguments]])
-        affected = self.deriver.materialize(
-            exp.select(*_columns(key_names), exp.alias_(exp.func("min", exp.column(SIGN)), LOWEST))
-            .from_(renamed)
-            .group_by(*_columns(key_names))
-        )
-        summary = exp.select(
-            exp.func("count", exp.Star()), exp.func("min", exp.column(LOWEST))
-        ).from_(aliased(affected, "a"))
-        groups, lowest = self.session.sql(spark(summary)).collect()[0]
+        if mergeable is None:
+            affected = self.deriver.materialize(
+                exp.select(*_columns(key_names)).from_(renamed).group_by(*_columns(key_names))
+            )
+            merged, undecided = None, affected
+        else:
+            affected = self.deriver.materialize(self._merged_groups(renamed, key_names, mergeable))
+            merged = (
+                exp.select(*_columns([name for name, _ in self.columns]))
+                .from_(aliased(affected, "m"))
+                .where(exp.and_(exp.column(DECIDED), exp.column(REMAINS)))
+            )
+            undecided = (
+                exp.select(*_columns(key_names))
+                .from_(aliased(affected, "m"))
+                .where(exp.Not(this=exp.column(DECIDED)))
+            )
+        groups, recomputed = self._groups_summary(affected, mergeable is not None)
         if not groups:
             return Applied(0, 0, committed=False)
-        parts: list[exp.Query] = []
-        if mergeable is not None:
-            parts.append(self._merged_groups(renamed, key_names, mergeable))
-        if mergeable is None or lowest < 0:
-            parts.append(self._recomputed_groups(tree, affected, key_names, mergeable is None))
+        parts: list[exp.Query] = [merged] if merged is not None else []
+        if recomputed:
+            parts.append(self._recomputed_groups(tree, keys, undecided))
         in_groups = (
             exp.select(exp.func("count", exp.Star()))
             .from_(exp.alias_(self.table.copy(), "t", table=True))
@@ -292,62 +322,99 @@ class IncrementalRefresh:
         )
         if self.active is not None:
             in_groups = in_groups.where(_qualified(self.active, "t"))
-        deleted = self._count(in_groups)
+        counted = not self.fmt.reports_row_counts
+        deleted = self._count(in_groups) if counted else None
         removed = exp.select(*_columns(key_names)).from_(aliased(affected, "a"))
         rows = union_all(parts)
         if self.active is not None:
             rows = exp.select("*").from_(aliased(rows, "r")).where(self.active.copy())
         self._merge(key_names, removed, rows, watermark, expected)
-        inserted = self._count(in_groups)
+        inserted = self._count(in_groups) if counted else None
         return Applied(inserted, deleted, committed=True)
 
+    def _groups_summary(self, affected: exp.Query, merging: bool) -> tuple[int, int]:
+        """How many groups the change touches, and how many of them are recomputed."""
+        undecided: exp.Expr = exp.func("count", exp.Star())
+        if merging:
+            undecided = exp.func("count_if", exp.Not(this=exp.column(DECIDED)))
+        summary = exp.select(exp.func("count", exp.Star()), undecided).from_(aliased(affected, "a"))
+        groups, recomputed = self.session.sql(spark(summary)).collect()[0]
+        return int(groups), int(recomputed or 0)
+
     def _recomputed_groups(
-        self, tree: exp.Select, affected: exp.Query, key_names: list[str], every_group: bool
+        self, tree: exp.Select, keys: list[tuple[exp.Expr, str]], groups: exp.Query
     ) -> exp.Query:
-        """The query's rows, at the sources' new versions, of the affected groups (of only
-        those that lost rows unless ``every_group``)."""
-        recomputed = exp.Subquery(
-            this=self.deriver.at(exp.Subquery(this=tree), "new").this,
-            alias=exp.TableAlias(this=exp.to_identifier("q")),
+        """The query's rows, at the sources' new versions, of ``groups`` (a query of the
+        group keys' output columns). The query reads only those groups' input rows: a
+        group's row comes from its input rows alone."""
+        wanted = exp.select(
+            *[
+                exp.alias_(exp.column(name, table="g", quoted=True), KEY.format(i), quoted=True)
+                for i, (_, name) in enumerate(keys)
+            ]
+        ).from_(aliased(groups, "g"))
+        # The keys as the query computes them from an input row; ``w`` has only
+        # ``__dt_key…`` columns, so the query's unqualified columns stay the outer ones.
+        is_wanted = exp.and_(
+            *[
+                exp.NullSafeEQ(
+                    this=exp.column(KEY.format(i), table="w", quoted=True),
+                    expression=(key.this if isinstance(key, exp.Alias) else key).copy(),
+                )
+                for i, (key, _) in enumerate(keys)
+            ]
         )
-        rescan = aliased(affected, "a")
-        if not every_group:
-            lost = exp.LT(this=exp.column(LOWEST, table="a"), expression=_number(0))
-            rescan = aliased(exp.select("*").from_(aliased(affected, "a")).where(lost), "a")
-        return (
-            exp.select(*_columns([n for n, _ in self.columns], "q"))
-            .from_(recomputed)
-            .join(rescan, on=_null_safe_equal(key_names, "q", "a"), join_type="semi")
+        recomputed = self.deriver.at(exp.Subquery(this=tree), "new").this
+        assert isinstance(recomputed, exp.Select)
+        recomputed = recomputed.where(
+            exp.Exists(this=exp.select("1").from_(aliased(wanted, "w")).where(is_wanted)),
+            copy=False,
         )
+        return exp.select("*").from_(aliased(recomputed, "q"))  # its ORDER BY stays inside
 
     def _merged_groups(
         self, renamed: exp.Subquery, key_names: list[str], aggregates: list[MergeableAggregate]
     ) -> exp.Query:
-        """The new rows of groups that only gained rows: each aggregate's value in the
-        table (none for a new group) merged with its value over the added rows."""
-        added = (
-            exp.select(*_columns(key_names), *[added_value(a) for a in aggregates])
+        """Each affected group's keys and new row by change arithmetic, with whether its
+        rules decide it (``DECIDED``) and whether it still has rows (``REMAINS``)."""
+        sign = exp.column(SIGN)
+        change = (
+            exp.select(
+                *_columns(key_names),
+                row_change(sign),
+                *[summary for a in aggregates for summary in change_summaries(a, sign)],
+            )
             .from_(renamed.copy())
             .group_by(*_columns(key_names))
-            .having(exp.GT(this=exp.func("min", exp.column(SIGN)), expression=_number(0)))
         )
+        old_present = exp.Not(
+            this=exp.Is(this=exp.column(PRESENT, table="o"), expression=exp.Null())
+        )
+        known, remains = group_outcome(aggregates, "o", old_present, "c")
         by_output = {aggregate.output: aggregate for aggregate in aggregates}
         values: list[exp.Expr] = []
+        rules: list[exp.Expr] = [known]
         for name, type_sql in self.columns:
-            value: exp.Expr = exp.column(name, table="n", quoted=True)
+            value: exp.Expr = exp.column(name, table="c", quoted=True)
             if name in by_output:
                 old = exp.column(name, table="o", quoted=True)
                 value = exp.cast(
-                    merged_value(by_output[name], old, value),
+                    merged_value(by_output[name], old, "c"),
                     exp.DataType.build(type_sql, dialect="spark"),
                 )
+                rules.append(decided(by_output[name], old, "c"))
             values.append(exp.alias_(value, name, quoted=True))
+        table_rows = exp.select("*", exp.alias_(exp.true(), PRESENT)).from_(self.table.copy())
         return (
-            exp.select(*values)
-            .from_(aliased(added, "n"))
+            exp.select(
+                *values,
+                exp.alias_(exp.and_(*rules), DECIDED),
+                exp.alias_(remains, REMAINS),
+            )
+            .from_(aliased(change, "c"))
             .join(
-                exp.alias_(self.table.copy(), "o", table=True),
-                on=_null_safe_equal(key_names, "o", "n"),
+                aliased(table_rows, "o"),
+                on=_null_safe_equal(key_names, "o", "c"),
                 join_type="left",
             )
         )

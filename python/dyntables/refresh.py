@@ -211,7 +211,7 @@ class Refresher:
             why_full = self._too_large_for_incremental(moved, versions)
             if why_full is None:
                 try:
-                    self._incremental(table, definition, state, pinned, result, active)
+                    self._incremental(table, definition, state, pinned, result, active, moved)
                     return
                 except CannotRefreshIncrementallyError as why:  # recomputed instead
                     why_full = str(why)
@@ -259,9 +259,11 @@ class Refresher:
         pinned: PinnedSources,
         result: RefreshResult,
         active: exp.Expr | None,
+        moved: dict[str, list[Commit] | None],
     ) -> None:
         """Apply the sources' changes since the watermark of ``state`` (see
-        ``incremental.py``), conditional on the table version that watermark was read at."""
+        ``incremental.py``), conditional on the table version that watermark was read at;
+        ``moved`` holds each changed source's commits since."""
         fmt = self.engine.table_format
         if not fmt.supports_incremental:
             raise CannotRefreshIncrementallyError(
@@ -273,15 +275,32 @@ class Refresher:
         result.action = Action.INCREMENTAL
         watermark = _watermark(result, definition, pinned.versions, pinned.fingerprints)
         versions = Versions(old=dict(previous.sources), new=pinned.versions)
+        inserts_only = all(
+            commits is not None and all(c.inserts_only or not c.changes_data for c in commits)
+            for commits in moved.values()
+        )
         change = IncrementalRefresh(
-            session, fmt, table, definition, versions, pinned.columns, active
+            session,
+            fmt,
+            table,
+            definition,
+            versions,
+            pinned.columns,
+            active,
+            inserts_only=inserts_only,
         )
         applied = change.apply(watermark.to_json(), state.table_version)
-        if not applied.committed:  # the change netted out: only the watermark moves
+        latest = fmt.history(session, table, limit=1)[0]
+        if not applied.committed or latest.version == state.table_version:
+            # Nothing written (the change netted out, or it touched no row and the engine
+            # made no commit for it): only the watermark moves.
             fmt.recommit_watermark(session, table, watermark.to_json())
-        result.rows_inserted = applied.rows_inserted
-        result.rows_deleted = applied.rows_deleted
-        result.table_version = fmt.current_version(session, table)
+            result.rows_inserted = result.rows_deleted = 0
+            latest = fmt.history(session, table, limit=1)[0]
+        else:
+            result.rows_inserted = _counted(applied.rows_inserted, latest.rows_inserted)
+            result.rows_deleted = _counted(applied.rows_deleted, latest.rows_deleted)
+        result.table_version = latest.version
         fmt.forget_cached(self.engine.session, table)
 
     def _pin_sources(self, definition: Definition) -> PinnedSources:
@@ -511,6 +530,15 @@ def pin_query(query: str, versions: dict[str, int | None], fmt: Any) -> exp.Quer
         if version is not None:
             reference.replace(fmt.pinned(reference, version))
     return tree
+
+
+def _counted(counted: int | None, reported: int | None) -> int:
+    """Rows a refresh changed: as it counted them, else as its commit's metrics say."""
+    if counted is not None:
+        return counted
+    if reported is None:
+        raise DynamicTableError("the refresh commit does not say how many rows it changed")
+    return reported
 
 
 def _count(session: Any, rows: exp.Table | exp.Query) -> int:

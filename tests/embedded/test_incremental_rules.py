@@ -150,3 +150,97 @@ def test_a_change_of_a_large_part_of_the_sources_refreshes_in_full(tmp_path: Pat
     ).collect()[0]
     assert (history.refresh_action, history.refresh_action_reason) == ("FULL", refreshed.reason)
     assert _rows(dt, "SELECT * FROM evens") == _rows(dt, query)
+
+
+def test_appends_to_the_sources_of_a_join_are_appended_without_netting(
+    dt: DynamicTables, statements: list[str]
+) -> None:
+    dt.sql("CREATE TABLE notes (order_id INT, text STRING)")
+    dt.sql("INSERT INTO notes VALUES (1, 'a'), (1, 'a'), (3, NULL)")
+    query = (
+        "SELECT o.order_id, o.amount, n.text FROM orders o JOIN notes n"
+        " ON o.order_id = n.order_id WHERE o.status <> 'void'"
+    )
+    dt.sql(f"CREATE DYNAMIC TABLE noted TARGET_LAG = '1 minute' AS {query}")
+    # New rows on both sides (a duplicate, a NULL, one filtered out), and a second
+    # append to one side: every commit since the last refresh only inserted rows.
+    dt.sql("INSERT INTO orders VALUES (4, 5.00, 'paid', NULL), (5, 1.00, 'void', NULL)")
+    dt.sql("INSERT INTO notes VALUES (4, 'b'), (1, 'a'), (5, 'c')")
+    dt.sql("INSERT INTO notes VALUES (4, NULL)")
+    statements.clear()
+    refreshed = dt.sql("ALTER DYNAMIC TABLE noted REFRESH").collect()[0]
+    # Order 1 with its new note, order 4 with its two notes.
+    assert (refreshed.action, refreshed.rows_inserted, refreshed.rows_deleted) == (
+        "INCREMENTAL",
+        3,
+        0,
+    )
+    assert _rows(dt, "SELECT * FROM noted") == _rows(dt, query)
+    # One INSERT: no MERGE, no netting GROUP BY over the change, no read of the table.
+    writes = [text for text in statements if re.match(r"(INSERT|MERGE)", text)]
+    assert len(writes) == 1, writes
+    assert writes[0].startswith("INSERT INTO default.noted"), writes
+    assert not [text for text in statements if "GROUP BY" in text], statements
+
+
+def test_an_update_in_the_sources_is_netted_and_merged(
+    dt: DynamicTables, statements: list[str]
+) -> None:
+    query = "SELECT order_id, amount FROM orders WHERE status = 'paid'"
+    dt.sql(f"CREATE DYNAMIC TABLE paid TARGET_LAG = '1 minute' AS {query}")
+    dt.sql("INSERT INTO orders VALUES (4, 5.00, 'paid', NULL)")
+    dt.sql("UPDATE orders SET amount = 11.00 WHERE order_id = 1")
+    statements.clear()
+    refreshed = dt.sql("ALTER DYNAMIC TABLE paid REFRESH").collect()[0]
+    assert (refreshed.action, refreshed.rows_inserted, refreshed.rows_deleted) == (
+        "INCREMENTAL",
+        2,
+        1,
+    )
+    assert _rows(dt, "SELECT * FROM paid") == _rows(dt, query)
+    assert [text for text in statements if text.startswith("MERGE INTO default.paid")]
+
+
+def test_updates_and_deletes_are_merged_by_change_arithmetic_where_it_decides(
+    dt: DynamicTables, statements: list[str]
+) -> None:
+    query = (
+        "SELECT status, count(*) AS n, count(note) AS noted, sum(amount) AS total,"
+        " max(amount) AS hi FROM orders GROUP BY status"
+    )
+    dt.sql(f"CREATE DYNAMIC TABLE sizes TARGET_LAG = '1 minute' AS {query}")
+    # An amount updated below the maximum, a NULL amount set, a group emptied, a new
+    # group: COUNT and an exact SUM follow from the signed change, MAX keeps its value.
+    dt.sql("UPDATE orders SET amount = 8.00 WHERE order_id = 3")
+    dt.sql("UPDATE orders SET note = 'n', amount = NULL WHERE order_id = 2")
+    dt.sql("DELETE FROM orders WHERE order_id = 2")
+    dt.sql("INSERT INTO orders VALUES (9, 4.00, 'held', NULL)")
+    statements.clear()
+    refreshed = dt.sql("ALTER DYNAMIC TABLE sizes REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM sizes") == _rows(dt, query)
+    assert not [text for text in statements if _reads_a_version(text)], statements
+
+
+@pytest.mark.parametrize(
+    ("change", "why"),
+    [
+        ("UPDATE orders SET amount = 9.00 WHERE order_id = 1", "the maximum was removed"),
+        ("UPDATE orders SET amount = 8.00 WHERE order_id = 3", "a DOUBLE was subtracted"),
+        ("DELETE FROM orders WHERE order_id = 3", "a SUM may have lost its last value"),
+    ],
+)
+def test_groups_the_arithmetic_cannot_decide_are_recomputed(
+    dt: DynamicTables, statements: list[str], change: str, why: str
+) -> None:
+    query = (
+        "SELECT status, sum(amount) AS total, max(amount) AS hi,"
+        " sum(CAST(amount AS DOUBLE)) AS approximate FROM orders GROUP BY status"
+    )
+    dt.sql(f"CREATE DYNAMIC TABLE sums TARGET_LAG = '1 minute' AS {query}")
+    dt.sql(change)
+    statements.clear()
+    refreshed = dt.sql("ALTER DYNAMIC TABLE sums REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM sums") == _rows(dt, query)
+    assert [text for text in statements if _reads_a_version(text)], why

@@ -64,6 +64,13 @@ KEYED_QUERIES = {
     " max(amount) AS hi, sum(amount) AS total FROM orders GROUP BY status",
     "busy_status": "SELECT status, count(DISTINCT customer_id) AS buyers FROM orders"
     " GROUP BY status HAVING count(*) > 1",
+    # Keys computed from the input rows: a recompute reads only the rows of those keys.
+    "initials": "SELECT upper(substr(status, 1, 1)) AS initial, count(*) AS n,"
+    " sum(amount) AS total FROM orders GROUP BY upper(substr(status, 1, 1))",
+    "parities": "SELECT DISTINCT customer_id % 2 AS parity, status FROM orders",
+    # A DOUBLE sum: change arithmetic only adds to it (removals recompute the group).
+    "float_totals": "SELECT customer_id, count(*) AS n, sum(CAST(amount AS DOUBLE)) AS total,"
+    " max(amount) AS hi FROM orders GROUP BY customer_id",
 }
 
 changes = st.lists(

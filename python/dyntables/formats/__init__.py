@@ -26,8 +26,22 @@ class Commit:
     changes_data: bool
     user_metadata: str | None
     timestamp: datetime.datetime | None = None  # when it was committed (UTC)
-    # Rows its change feed holds (inserted + deleted + 2 x updated), None when unknown.
-    changed_rows: int | None = None
+    # Rows it inserted and deleted, from its metrics (an updated row counts as one of
+    # each, as in its change feed); None when the metrics do not say.
+    rows_inserted: int | None = None
+    rows_deleted: int | None = None
+
+    @property
+    def changed_rows(self) -> int | None:
+        """Rows its change feed holds, None when unknown."""
+        if self.rows_inserted is None or self.rows_deleted is None:
+            return None
+        return self.rows_inserted + self.rows_deleted
+
+    @property
+    def inserts_only(self) -> bool:
+        """Whether it is known to have only inserted rows (an append)."""
+        return self.rows_deleted == 0 and self.rows_inserted is not None
 
 
 class TableFormat(Protocol):
@@ -38,6 +52,9 @@ class TableFormat(Protocol):
     supports_conditional_commit: bool
     # Whether incremental refresh (``changes``, ``append``, ``merge``) is implemented.
     supports_incremental: bool
+    # Whether its commits' metrics say how many rows they inserted and deleted
+    # (``Commit.rows_inserted``, ``rows_deleted``), so a refresh need not count them.
+    reports_row_counts: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
 

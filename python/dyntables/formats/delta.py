@@ -55,6 +55,7 @@ class DeltaFormat:
         self.embedded = embedded
         self.supports_conditional_commit = embedded
         self.supports_incremental = True
+        self.reports_row_counts = True
         self.change_tracking_properties = CHANGE_DATA_FEED
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
@@ -71,6 +72,7 @@ class DeltaFormat:
         commits = []
         for row in session.sql(text).collect():
             operation = str(row["operation"])
+            inserted, deleted = _row_counts(row)
             commits.append(
                 Commit(
                     version=int(row["version"]),
@@ -78,7 +80,8 @@ class DeltaFormat:
                     changes_data=operation.upper() not in _NO_DATA_OPERATIONS,
                     user_metadata=row["userMetadata"],
                     timestamp=row["timestamp"],
-                    changed_rows=_changed_rows(row),
+                    rows_inserted=inserted,
+                    rows_deleted=deleted,
                 )
             )
         return commits
@@ -252,9 +255,10 @@ _OVERWRITING_OPERATIONS = {
 }
 
 
-def _changed_rows(row: Any) -> int | None:
-    """How many rows a commit's change feed holds, from its ``operationMetrics`` (Delta's
-    names, which sparkshim also reports); None when the metrics do not say."""
+def _row_counts(row: Any) -> tuple[int | None, int | None]:
+    """The rows a commit inserted and deleted (an updated row counts as one of each, as in
+    the change feed), from its ``operationMetrics`` (Delta's names, which sparkshim also
+    reports); None when the metrics do not say."""
     fields = row.asDict() if hasattr(row, "asDict") else {}
     metrics = {
         str(k): int(v)
@@ -265,15 +269,16 @@ def _changed_rows(row: Any) -> int | None:
     operation = str(fields.get("operation", "")).upper()
     mode = str(parameters.get("mode", "")).strip('"').lower()
     if not metrics or operation in _OVERWRITING_OPERATIONS or mode == "overwrite":
-        return None
+        return None, None
     if any(name.startswith("numTargetRows") for name in metrics):  # MERGE
+        updated = metrics.get("numTargetRowsUpdated", 0)
         return (
-            metrics.get("numTargetRowsInserted", 0)
-            + metrics.get("numTargetRowsDeleted", 0)
-            + 2 * metrics.get("numTargetRowsUpdated", 0)
+            metrics.get("numTargetRowsInserted", 0) + updated,
+            metrics.get("numTargetRowsDeleted", 0) + updated,
         )
     if "numUpdatedRows" in metrics or "numDeletedRows" in metrics:  # UPDATE, DELETE
-        return metrics.get("numDeletedRows", 0) + 2 * metrics.get("numUpdatedRows", 0)
-    if metrics.get("numRemovedFiles", 0):
-        return None  # files removed but no rows counted: an overwrite
-    return metrics.get("numOutputRows")
+        updated = metrics.get("numUpdatedRows", 0)
+        return updated, metrics.get("numDeletedRows", 0) + updated
+    if metrics.get("numRemovedFiles", 0) or "numOutputRows" not in metrics:
+        return None, None  # files removed but no rows counted: an overwrite
+    return metrics["numOutputRows"], 0

@@ -103,6 +103,8 @@ class _Snapshot:
     files_changed: bool
     # Delete files added (a merge-on-read write), which changelog scans cannot read.
     adds_delete_files: bool = False
+    # Rows it added, from the summary (None when it does not say).
+    added_records: int | None = None
 
     @property
     def changes_data(self) -> bool:
@@ -115,6 +117,8 @@ class IcebergFormat:
     supports_conditional_commit = True
     # Changes from changelog views; commits by staged INSERT or MERGE.
     supports_incremental = True
+    # Snapshot summaries count the rows of whole files rewritten, not the rows changed.
+    reports_row_counts = False
     change_tracking_properties = COPY_ON_WRITE
 
     def __init__(self) -> None:
@@ -161,6 +165,7 @@ class IcebergFormat:
             if limit is not None and len(commits) >= limit:
                 break
             snapshot = snapshots[snapshot_id]
+            appended = snapshot.operation.lower() == "append"
             commits.append(
                 Commit(
                     version=snapshot.snapshot_id,
@@ -168,6 +173,10 @@ class IcebergFormat:
                     changes_data=snapshot.changes_data,
                     user_metadata=snapshot.wap_id,
                     timestamp=snapshot.committed_at,
+                    # An append only adds data files: its rows are all inserts. Other
+                    # operations' summaries count the rows of whole files rewritten.
+                    rows_inserted=snapshot.added_records if appended else None,
+                    rows_deleted=0 if appended else None,
                 )
             )
             snapshot_id = snapshot.parent_id
@@ -668,6 +677,13 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             ).neq(exp.Literal.number(0)),
             "adds_delete_files",
         ),
+        exp.alias_(
+            exp.cast(
+                exp.Bracket(this=summary.copy(), expressions=[exp.Literal.string("added-records")]),
+                "BIGINT",
+            ),
+            "added_records",
+        ),
     ).from_(_metadata_table(table, "snapshots"))
     return [
         _Snapshot(
@@ -678,6 +694,7 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             wap_id=row["wap_id"],
             files_changed=bool(row["files_changed"]),
             adds_delete_files=bool(row["adds_delete_files"]),
+            added_records=None if row["added_records"] is None else int(row["added_records"]),
         )
         for row in session.sql(query.sql("spark")).collect()
     ]
