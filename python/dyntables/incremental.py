@@ -45,6 +45,7 @@ from dyntables.changes import (
     group_keys,
     inline_ctes,
     parse_query,
+    select_shape,
     spark,
     union_all,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "CannotRefreshIncrementallyError",
     "IncrementalRefresh",
     "Versions",
+    "cost_follows_the_change",
     "merges_groups",
     "unsupported_reason",
 ]
@@ -81,6 +83,18 @@ def unsupported_reason(
     except CannotRefreshIncrementallyError as reason:
         return str(reason)
     return None
+
+
+def cost_follows_the_change(definition: Definition) -> bool:
+    """Whether, under inserts only, a refresh's work grows with the change alone (never with
+    the sources): a linear query, or a GROUP BY/DISTINCT that change arithmetic merges."""
+    tree = inline_ctes(parse_query(definition.query))
+    selects = list(tree.find_all(exp.Select))  # the top first
+    below = selects[1:] if merges_groups(definition) else selects
+    try:
+        return all(select_shape(select) == "linear" for select in below)
+    except CannotRefreshIncrementallyError:
+        return False
 
 
 def merges_groups(definition: Definition) -> bool:
@@ -153,8 +167,10 @@ class IncrementalRefresh:
         self.table = table
         self.definition = definition
         self.columns = list(definition.columns)
+        # Inserts into a query whose work follows the change: each feed is read once.
+        read_once = inserts_only and cost_follows_the_change(definition)
         self.deriver = ChangeDeriver(
-            session, fmt, versions, source_columns.__getitem__, materialize_feeds=True
+            session, fmt, versions, source_columns.__getitem__, materialize_feeds=not read_once
         )
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:

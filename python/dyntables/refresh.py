@@ -24,7 +24,12 @@ from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
-from dyntables.incremental import CannotRefreshIncrementallyError, IncrementalRefresh, Versions
+from dyntables.incremental import (
+    CannotRefreshIncrementallyError,
+    IncrementalRefresh,
+    Versions,
+    cost_follows_the_change,
+)
 from dyntables.predicates import active_region, bind_current_time, is_frozen
 
 WATERMARK_MARKER = "dyntables"
@@ -208,7 +213,11 @@ class Refresher:
             else _active_region(definition, result.data_timestamp)
         )
         if reason is None and previous is not None and definition.refresh_mode == "INCREMENTAL":
-            why_full = self._too_large_for_incremental(moved, versions)
+            why_full = (
+                None  # its work grows with the change alone: never more than a full refresh's
+                if _inserts_only(moved) and cost_follows_the_change(definition)
+                else self._too_large_for_incremental(moved, versions)
+            )
             if why_full is None:
                 try:
                     self._incremental(table, definition, state, pinned, result, active, moved)
@@ -275,10 +284,6 @@ class Refresher:
         result.action = Action.INCREMENTAL
         watermark = _watermark(result, definition, pinned.versions, pinned.fingerprints)
         versions = Versions(old=dict(previous.sources), new=pinned.versions)
-        inserts_only = all(
-            commits is not None and all(c.inserts_only or not c.changes_data for c in commits)
-            for commits in moved.values()
-        )
         change = IncrementalRefresh(
             session,
             fmt,
@@ -287,7 +292,7 @@ class Refresher:
             versions,
             pinned.columns,
             active,
-            inserts_only=inserts_only,
+            inserts_only=_inserts_only(moved),
         )
         applied = change.apply(watermark.to_json(), state.table_version)
         latest = fmt.history(session, table, limit=1)[0]
@@ -530,6 +535,14 @@ def pin_query(query: str, versions: dict[str, int | None], fmt: Any) -> exp.Quer
         if version is not None:
             reference.replace(fmt.pinned(reference, version))
     return tree
+
+
+def _inserts_only(moved: dict[str, list[Commit] | None]) -> bool:
+    """Whether every commit of the sources since the last refresh only inserted rows."""
+    return all(
+        commits is not None and all(c.inserts_only or not c.changes_data for c in commits)
+        for commits in moved.values()
+    )
 
 
 def _counted(counted: int | None, reported: int | None) -> int:

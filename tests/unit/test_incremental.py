@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 from sqlglot import exp
 
+from dyntables.catalog import Definition, ObjectKind
 from dyntables.changes import (
     CannotRefreshIncrementallyError,
     ChangeDeriver,
@@ -20,6 +21,7 @@ from dyntables.changes import (
     spark,
 )
 from dyntables.formats.delta import DeltaFormat
+from dyntables.incremental import cost_follows_the_change
 from dyntables.literals import literal, null_safe_match
 
 COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "region"]}
@@ -182,3 +184,31 @@ def test_a_row_value_matches_null_safely() -> None:
     assert spark(match) == (
         "`id` IS NOT DISTINCT FROM 1 AND `region` IS NOT DISTINCT FROM CAST(NULL AS STRING)"
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "follows"),
+    [
+        ("SELECT id, amount FROM shop.orders WHERE amount > 1", True),
+        ("SELECT o.id, c.region FROM shop.orders o JOIN shop.customers c ON o.cid = c.cid", True),
+        ("SELECT cid, count(*) AS n, sum(amount) AS total FROM shop.orders GROUP BY cid", True),
+        # Recomputed by key: the work grows with the rows of the touched keys.
+        ("SELECT cid, avg(amount) AS mean FROM shop.orders GROUP BY cid", False),
+        (
+            "SELECT cid, count(*) AS n FROM (SELECT o.cid FROM shop.orders o"
+            " LEFT JOIN shop.customers c ON o.cid = c.cid) s GROUP BY cid",
+            False,
+        ),
+        ("SELECT id, rank() OVER (PARTITION BY cid ORDER BY id) AS r FROM shop.orders", False),
+    ],
+)
+def test_which_queries_do_work_that_grows_with_the_change_alone(query: str, follows: bool) -> None:
+    columns = tuple((name, "bigint") for name in ("a", "b", "c"))
+    definition = Definition(
+        kind=ObjectKind.DYNAMIC_TABLE,
+        text=query,
+        query=query,
+        columns=columns,
+        sources=("shop.orders", "shop.customers"),
+    )
+    assert cost_follows_the_change(definition) is follows
