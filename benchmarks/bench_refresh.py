@@ -10,6 +10,9 @@ twins must hold the same rows. The workloads (``--workloads`` picks a subset):
 * ``filter-appends``: a filter and projection under appends (new orders);
 * ``group-updates``: a GROUP BY (per customer: count, sum) under updates (amounts of
   existing orders);
+* ``group-double-updates``: the same GROUP BY with a DOUBLE sum (``sum(CAST(amount AS
+  DOUBLE))``), whose groups that lost a value are recomputed (change arithmetic does not
+  subtract floating-point values);
 * ``group-appends``: the same GROUP BY under appends (new orders, one in ten of them for a
   customer not seen before);
 * ``window-updates``: ``row_number() OVER (PARTITION BY customer_id ORDER BY order_id)``
@@ -36,11 +39,13 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_shim import CUSTOMERS_DDL, ORDERS_DDL, describe_machine, make_customers, make_orders
@@ -48,8 +53,15 @@ from bench_shim import CUSTOMERS_DDL, ORDERS_DDL, describe_machine, make_custome
 from dyntables import DynamicTables
 
 CUSTOMERS = 50_000
+# Order amounts are money: DECIMAL (a DOUBLE sum has its own workload, group-double-updates).
+AMOUNT = pa.decimal128(12, 2)
+ORDERS = ORDERS_DDL.replace("amount DOUBLE", "amount DECIMAL(12, 2)")
 FILTER = "SELECT order_id, customer_id, amount FROM orders WHERE status <> 'cancelled'"
 GROUP = "SELECT customer_id, count(*) AS n, sum(amount) AS total FROM orders GROUP BY customer_id"
+GROUP_DOUBLE = (
+    "SELECT customer_id, count(*) AS n, sum(CAST(amount AS DOUBLE)) AS total FROM orders"
+    " GROUP BY customer_id"
+)
 WINDOW = (
     "SELECT order_id, customer_id, amount,"
     " row_number() OVER (PARTITION BY customer_id ORDER BY order_id) AS rn FROM orders"
@@ -87,7 +99,7 @@ class Changes:
                 "order_id": pa.array(ids),
                 "customer_id": pa.array(customer_ids),
                 "ts": pa.array(np.zeros(count, dtype=np.int64), pa.timestamp("us", tz="UTC")),
-                "amount": pa.array(np.full(count, 10.5)),
+                "amount": pa.array([Decimal("10.50")] * count, AMOUNT),
                 "qty": pa.array(np.ones(count, dtype=np.int32)),
                 "status": pa.array(["placed"] * count, pa.string()),
             }
@@ -132,6 +144,9 @@ class Workload:
 WORKLOADS = (
     Workload("filter-appends", "filter / appends", "filtered", Changes.append),
     Workload("group-updates", "group by / updates", "grouped", Changes.update_amounts),
+    Workload(
+        "group-double-updates", "group by, DOUBLE sum / updates", "doubled", Changes.update_amounts
+    ),
     Workload("group-appends", "group by / appends", "grouped", Changes.append),
     Workload("window-updates", "window / updates", "windowed", Changes.update_amounts),
     Workload("join-updates", "left join / order updates", "joined", Changes.update_amounts),
@@ -139,7 +154,13 @@ WORKLOADS = (
         "join-customer-updates", "left join / customer updates", "joined", Changes.update_regions
     ),
 )
-QUERIES = {"filtered": FILTER, "grouped": GROUP, "windowed": WINDOW, "joined": JOIN}
+QUERIES = {
+    "filtered": FILTER,
+    "grouped": GROUP,
+    "doubled": GROUP_DOUBLE,
+    "windowed": WINDOW,
+    "joined": JOIN,
+}
 
 
 @dataclass
@@ -157,12 +178,27 @@ class Measurement:
         return self.full_seconds / self.incremental_seconds
 
 
-def load(dt: DynamicTables, orders: pa.Table, customers: pa.Table, twins: Sequence[str]) -> None:
+def same_ddl(ddl: str) -> str:
+    return ddl
+
+
+def load(
+    dt: DynamicTables,
+    orders: pa.Table,
+    customers: pa.Table,
+    twins: Sequence[str],
+    ddl_of: Callable[[str], str] = same_ddl,
+) -> None:
+    """Create and fill the sources (``ddl_of`` adapts bench_shim's Delta DDL to another
+    format), then the twin dynamic tables."""
+    amount = orders.schema.get_field_index("amount")
+    as_money = pc.cast(orders.column(amount), AMOUNT, safe=False)  # cents: nothing lost
+    orders = orders.set_column(amount, pa.field("amount", AMOUNT), as_money)
     for ddl, name, table in (
-        (ORDERS_DDL, "orders", orders),
+        (ORDERS, "orders", orders),
         (CUSTOMERS_DDL, "customers", customers),
     ):
-        dt.sql(ddl)
+        dt.sql(ddl_of(ddl))
         dt.session.createDataFrame(table).createOrReplaceTempView("generated")
         dt.sql(f"INSERT INTO {name} SELECT * FROM generated")
         dt.session.catalog.dropTempView("generated")
@@ -329,15 +365,25 @@ def _plot_times(axes: Any, measurements: list[Measurement]) -> None:
     axes.legend(fontsize=8)
 
 
+def embedded(scratch: Path, rows: int) -> DynamicTables:
+    """The embedded engine, on a fresh warehouse in ``scratch``."""
+    return DynamicTables(warehouse=scratch / "warehouse")
+
+
 def run(
-    rows: int, workloads: list[Workload], fractions: list[float], rounds: int
+    rows: int,
+    workloads: Sequence[Workload],
+    fractions: list[float],
+    rounds: int,
+    open_tables: Callable[[Path, int], DynamicTables] = embedded,
+    ddl_of: Callable[[str], str] = same_ddl,
 ) -> list[Measurement]:
-    """Every workload at every change fraction, on one fresh warehouse of ``rows`` orders."""
+    """Every workload at every change fraction, on fresh sources of ``rows`` orders."""
     began = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
-        dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
+        dt = open_tables(Path(scratch), rows)
         twins = list(dict.fromkeys(w.twins for w in workloads))
-        load(dt, make_orders(rows, CUSTOMERS), make_customers(CUSTOMERS), twins)
+        load(dt, make_orders(rows, CUSTOMERS), make_customers(CUSTOMERS), twins, ddl_of)
         print(
             f"loaded {rows:,} orders and {CUSTOMERS:,} customers and created"
             f" {2 * len(twins)} dynamic tables in {time.perf_counter() - began:.1f} s",

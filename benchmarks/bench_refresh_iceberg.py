@@ -28,7 +28,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +38,8 @@ from pyspark.sql import SparkSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests" / "spark"))
-from bench_refresh import (
-    CUSTOMERS,
-    QUERIES,
-    WORKLOADS,
-    Changes,
-    Measurement,
-    measure,
-    report,
-    row,
-    settle,
-)
-from bench_shim import CUSTOMERS_DDL, ORDERS_DDL, describe_machine, make_customers, make_orders
+from bench_refresh import WORKLOADS, report, run
+from bench_shim import describe_machine
 from conftest import (  # type: ignore[import-not-found]  # tests/spark, not a package
     CATALOG,
     EXTENSIONS,
@@ -134,52 +124,15 @@ def iceberg_ddl(ddl: str) -> str:
     return f"{ddl.removesuffix(' USING delta')} USING iceberg TBLPROPERTIES ({properties})"
 
 
-def load(dt: DynamicTables, orders: pa.Table, customers: pa.Table, twins: Sequence[str]) -> None:
-    """bench_refresh.load, with the sources created as Iceberg tables."""
-    for ddl, name, table in (
-        (ORDERS_DDL, "orders", orders),
-        (CUSTOMERS_DDL, "customers", customers),
-    ):
-        dt.sql(iceberg_ddl(ddl))
-        dt.session.createDataFrame(table).createOrReplaceTempView("generated")
-        dt.sql(f"INSERT INTO {name} SELECT * FROM generated")
-        dt.session.catalog.dropTempView("generated")
-    for name in twins:
-        for mode in ("FULL", "INCREMENTAL"):
-            dt.sql(
-                f"CREATE DYNAMIC TABLE {name}_{mode.lower()} TARGET_LAG = '1 hour'"
-                f" REFRESH_MODE = {mode} AS {QUERIES[name]}"
-            )
+def iceberg_tables(spark: SparkSession) -> Callable[[Path, int], DynamicTables]:
+    """Opens the API on ``spark`` in a fresh database for each table size."""
 
+    def open_tables(scratch: Path, rows: int) -> DynamicTables:
+        spark.sql(f"CREATE DATABASE bench_{rows}")
+        spark.sql(f"USE bench_{rows}")
+        return IcebergTables(spark, scratch)
 
-def run(
-    spark: SparkSession,
-    scratch: Path,
-    rows: int,
-    workloads: Sequence[Any],
-    fractions: list[float],
-    rounds: int,
-) -> list[Measurement]:
-    """Every workload at every change fraction, in a fresh database of ``rows`` orders."""
-    began = time.perf_counter()
-    spark.sql(f"CREATE DATABASE bench_{rows}")
-    spark.sql(f"USE bench_{rows}")
-    dt = IcebergTables(spark, scratch)
-    twins = list(dict.fromkeys(w.twins for w in workloads))
-    load(dt, make_orders(rows, CUSTOMERS), make_customers(CUSTOMERS), twins)
-    print(
-        f"loaded {rows:,} orders and {CUSTOMERS:,} customers and created"
-        f" {2 * len(twins)} dynamic tables in {time.perf_counter() - began:.1f} s",
-        flush=True,
-    )
-    changes = Changes(rows, CUSTOMERS)
-    measurements = []
-    for workload in workloads:
-        for fraction in fractions:
-            settle(dt, workload.twins)
-            measurements.append(measure(dt, changes, workload, fraction, rounds))
-            print(f"  {row(measurements[-1])}", flush=True)
-    return measurements
+    return open_tables
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -205,7 +158,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         spark = start_spark(Path(scratch))
         print(f"Spark with Iceberg started in {time.perf_counter() - began:.1f} s", flush=True)
         try:
-            measurements = run(spark, Path(scratch), args.rows, workloads, fractions, args.rounds)
+            measurements = run(
+                args.rows,
+                workloads,
+                fractions,
+                args.rounds,
+                open_tables=iceberg_tables(spark),
+                ddl_of=iceberg_ddl,
+            )
         finally:
             spark.stop()
     report(measurements)

@@ -445,11 +445,15 @@ class ChangeDeriver:
         return feed
 
     def materialize(self, query: exp.Query) -> exp.Query:
-        """``query`` as a temporary view of the session, dropped by ``drop_change_views``:
-        the embedded engine computes it once (its DataFrames hold their rows); on Spark the
-        view is a name for the same plan."""
+        """``query`` as a temporary view of the session, dropped by ``drop_change_views``,
+        computed once: the embedded engine's DataFrames hold their rows; on Spark the rows
+        are computed now and kept by the executors (``localCheckpoint``), instead of every
+        statement that reads the view computing them again (a changelog scan each time)."""
         view = f"__dt_changes_{uuid.uuid4().hex}"
-        self.session.sql(spark(query)).createOrReplaceTempView(view)
+        rows = self.session.sql(spark(query))
+        if hasattr(rows, "localCheckpoint"):
+            rows = rows.localCheckpoint(eager=True)
+        rows.createOrReplaceTempView(view)
         self._views.append(view)
         return exp.select("*").from_(exp.to_table(view))
 

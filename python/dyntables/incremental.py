@@ -1,15 +1,16 @@
 """Incremental refresh: apply the change of the defining query (``changes.py``) to the
 dynamic table as a signed multiset, in one commit that carries the refresh's watermark.
 
-Rows (``_apply_rows``): the change is netted per row value (``GROUP BY`` every column, which
+Rows (``_apply_rows``): inserts into the sources of a linear query are appended as they
+come. Otherwise the change is netted per row value (``GROUP BY`` every column, which
 treats NULLs as equal). A change that only adds rows is appended, without reading the
 table. Otherwise one ``MERGE`` deletes every copy of each touched value and inserts its
 new number of copies (the copies the table holds are counted by a join with the change).
 
 Groups (``_apply_groups``): a GROUP BY or DISTINCT at the top whose keys are output
 columns rewrites the affected groups with one ``MERGE`` on the group keys: by change
-arithmetic (``aggregates.py``) where a group only gained rows and every aggregate allows
-it, else by recomputing the group from the sources at their new versions.
+arithmetic (``aggregates.py``) where every aggregate allows it and its rules decide the
+group, else by recomputing the group from the sources at their new versions.
 
 Everything runs as SQL on the refresh's session; no internal columns are added to the
 table, and with a frozen region (``active``) only active rows are removed or added.
@@ -58,7 +59,7 @@ __all__ = [
     "CannotRefreshIncrementallyError",
     "IncrementalRefresh",
     "Versions",
-    "cost_follows_the_change",
+    "is_linear",
     "merges_groups",
     "unsupported_reason",
 ]
@@ -85,21 +86,19 @@ def unsupported_reason(
     return None
 
 
-def cost_follows_the_change(definition: Definition) -> bool:
-    """Whether, under inserts only, a refresh's work grows with the change alone (never with
-    the sources): a linear query, or a GROUP BY/DISTINCT that change arithmetic merges."""
+def is_linear(definition: Definition) -> bool:
+    """Whether every SELECT of the query is linear (filters, projections, inner and cross
+    joins, LATERAL VIEW): inserts into its sources are then inserts into its result."""
     tree = inline_ctes(parse_query(definition.query))
-    selects = list(tree.find_all(exp.Select))  # the top first
-    below = selects[1:] if merges_groups(definition) else selects
     try:
-        return all(select_shape(select) == "linear" for select in below)
+        return all(select_shape(select) == "linear" for select in tree.find_all(exp.Select))
     except CannotRefreshIncrementallyError:
         return False
 
 
 def merges_groups(definition: Definition) -> bool:
     """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
-    change arithmetic, so that groups that only gain rows are updated without a rescan."""
+    change arithmetic, so that most affected groups are updated without a rescan."""
     tree = inline_ctes(parse_query(definition.query))
     if not isinstance(tree, exp.Select):
         return False
@@ -167,8 +166,8 @@ class IncrementalRefresh:
         self.table = table
         self.definition = definition
         self.columns = list(definition.columns)
-        # Inserts into a query whose work follows the change: each feed is read once.
-        read_once = inserts_only and cost_follows_the_change(definition)
+        # Inserts into a linear query are appended as they come: each feed is read once.
+        read_once = inserts_only and is_linear(definition)
         self.deriver = ChangeDeriver(
             session, fmt, versions, source_columns.__getitem__, materialize_feeds=not read_once
         )

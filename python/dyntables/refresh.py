@@ -28,7 +28,7 @@ from dyntables.incremental import (
     CannotRefreshIncrementallyError,
     IncrementalRefresh,
     Versions,
-    cost_follows_the_change,
+    is_linear,
 )
 from dyntables.predicates import active_region, bind_current_time, is_frozen
 
@@ -214,8 +214,8 @@ class Refresher:
         )
         if reason is None and previous is not None and definition.refresh_mode == "INCREMENTAL":
             why_full = (
-                None  # its work grows with the change alone: never more than a full refresh's
-                if _inserts_only(moved) and cost_follows_the_change(definition)
+                None  # appended as they come: less work than a full refresh, whatever the size
+                if _inserts_only(moved) and is_linear(definition)
                 else self._too_large_for_incremental(moved, versions)
             )
             if why_full is None:
