@@ -41,10 +41,9 @@ sys.path.insert(1, str(Path(__file__).resolve().parent.parent / "tests" / "spark
 from bench_refresh import WORKLOADS, report, run
 from bench_shim import describe_machine
 from conftest import (  # type: ignore[import-not-found]  # tests/spark, not a package
-    CATALOG,
-    EXTENSIONS,
     RUNTIME_JAR,
     iceberg_runtime_jar,
+    start_iceberg_spark,
 )
 
 from dyntables import DynamicTables
@@ -54,7 +53,7 @@ DEFAULT_WORKLOADS = ("filter-appends", "group-updates", "group-appends")
 
 
 def start_spark(scratch: Path) -> SparkSession:
-    """A local session with Iceberg, configured as tests/spark/conftest.py's fixture."""
+    """A local session with Iceberg, as tests/spark/conftest.py's fixture starts it."""
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         raise SystemExit("this benchmark needs Java 17")
     jar = iceberg_runtime_jar()
@@ -62,24 +61,7 @@ def start_spark(scratch: Path) -> SparkSession:
         raise SystemExit(
             f"this benchmark needs {RUNTIME_JAR}: pip install snowpark-connect-deps-iceberg==1.0.2"
         )
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("dyntables-iceberg-bench")
-        .config("spark.jars", str(jar))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", EXTENSIONS)
-        .config(f"spark.sql.catalog.{CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
-        .config(f"spark.sql.catalog.{CATALOG}.type", "hadoop")
-        .config(f"spark.sql.catalog.{CATALOG}.warehouse", str(scratch / "warehouse"))
-        .config("spark.sql.defaultCatalog", CATALOG)
-        .config("spark.sql.warehouse.dir", str(scratch / "spark-warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch / 'derby'}")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    session: SparkSession = start_iceberg_spark(scratch, jar, "dyntables-iceberg-bench")
     return session
 
 

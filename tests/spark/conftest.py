@@ -38,25 +38,12 @@ def iceberg_runtime_jar() -> Path | None:
     return None
 
 
-@pytest.fixture(scope="session")
-def iceberg_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
-    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
-        pytest.skip("the spark tier needs Java 17")
-    jar = iceberg_runtime_jar()
-    if jar is None:
-        pytest.skip(
-            f"the spark tier needs {RUNTIME_JAR}: pip install snowpark-connect-deps-iceberg==1.0.2"
-        )
-    active = SparkContext._active_spark_context
-    if active is not None and EXTENSIONS not in active.getConf().get("spark.sql.extensions", ""):
-        pytest.skip(
-            "PySpark was already started in this process without Iceberg (another tier);"
-            " a JVM takes jars only at launch: run this tier on its own, `pytest -m spark`"
-        )
-    scratch = tmp_path_factory.mktemp("iceberg")
+def start_iceberg_spark(scratch: Path, jar: Path, app_name: str) -> SparkSession:
+    """A local Spark with an Iceberg Hadoop catalog (the default catalog) in ``scratch``;
+    also used by benchmarks/bench_refresh_iceberg.py."""
     session = (
         SparkSession.builder.master("local[2]")
-        .appName("dyntables-iceberg-tests")
+        .appName(app_name)
         .config("spark.jars", str(jar))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -72,5 +59,26 @@ def iceberg_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSes
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+@pytest.fixture(scope="session")
+def iceberg_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("the spark tier needs Java 17")
+    jar = iceberg_runtime_jar()
+    if jar is None:
+        pytest.skip(
+            f"the spark tier needs {RUNTIME_JAR}: pip install snowpark-connect-deps-iceberg==1.0.2"
+        )
+    active = SparkContext._active_spark_context
+    if active is not None and EXTENSIONS not in active.getConf().get("spark.sql.extensions", ""):
+        pytest.skip(
+            "PySpark was already started in this process without Iceberg (another tier);"
+            " a JVM takes jars only at launch: run this tier on its own, `pytest -m spark`"
+        )
+    session = start_iceberg_spark(
+        tmp_path_factory.mktemp("iceberg"), jar, "dyntables-iceberg-tests"
+    )
     yield session
     session.stop()
