@@ -20,14 +20,14 @@ from dyntables.formats import Commit
 from dyntables.formats.iceberg import _aware_utc
 from dyntables.statements import TimePoint, TimePointBy, TimePointKind
 
-NOW = datetime.datetime.now(datetime.timezone.utc)
-
 
 def _engine(ages: dict[int, int]) -> Any:
-    """An engine whose source has one commit per snapshot id, ``ages`` seconds ago, listed
-    newest first as a format's history is."""
+    """An engine whose source has one commit per snapshot id, ``ages`` seconds ago (from
+    now: the OFFSET points below are resolved against the clock too), listed newest first
+    as a format's history is."""
+    now = datetime.datetime.now(datetime.timezone.utc)
     commits = [
-        Commit(version, "append", True, None, NOW - datetime.timedelta(seconds=age))
+        Commit(version, "append", True, None, now - datetime.timedelta(seconds=age))
         for version, age in sorted(ages.items(), key=lambda item: item[1])
     ]
     table_format = SimpleNamespace(history=lambda session, table: commits)
