@@ -313,10 +313,12 @@ class DynamicTables:
             "statement_id",
         ).from_(exp.table_("refresh_history", db=SYSTEM_SCHEMA))
         if "NAME" in arguments:
-            name = arguments["NAME"].name.split(".")[-1]
-            query = query.where(
-                exp.func("lower", exp.column("name")).eq(exp.Literal.string(name.lower()))
-            )
+            # A name without a schema is one of the current database, as in a query.
+            table = self.engine.qualify(exp.to_table(arguments["NAME"].name))
+            for column, value in (("name", table.name), ("schema_name", table.db)):
+                query = query.where(
+                    exp.func("lower", exp.column(column)).eq(exp.Literal.string(value.lower()))
+                )
         if "NAME_PREFIX" in arguments:
             prefix = arguments["NAME_PREFIX"].name.lower()
             query = query.where(

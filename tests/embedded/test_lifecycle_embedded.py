@@ -124,3 +124,26 @@ def test_concurrent_readers_of_a_stale_materialized_view_share_one_refresh(
         " information_schema.dynamic_table_refresh_history(NAME => 'paid_count')"
     ).collect()
     assert sorted(row.refresh_action for row in history) == ["FULL", "FULL"]  # CREATE + one
+
+
+def test_refresh_history_by_name_is_of_the_current_database_unless_qualified(
+    dt: DynamicTables,
+) -> None:
+    dt.sql("CREATE DATABASE archive")
+    dt.sql(
+        "CREATE DYNAMIC TABLE archive.paid TARGET_LAG = '1 minute'"
+        " AS SELECT order_id FROM default.orders"
+    )
+    dt.sql("ALTER DYNAMIC TABLE archive.paid REFRESH")
+
+    def schemas(name: str) -> list[str]:
+        rows = dt.sql(
+            "SELECT schema_name FROM"
+            f" information_schema.dynamic_table_refresh_history(NAME => '{name}')"
+        ).collect()
+        return sorted(row.schema_name for row in rows)
+
+    assert schemas("paid") == ["default"]  # the fixture's CREATE
+    assert schemas("archive.paid") == ["archive", "archive"]
+    dt.sql("USE archive")
+    assert schemas("PAID") == ["archive", "archive"]

@@ -46,12 +46,10 @@ def _active(env: Env, predicate: str) -> Counter[tuple[Any, ...]]:
 
 
 def _refreshes(env: Env) -> list[tuple[str, str | None]]:
-    """(action, reason) of each refresh of ``days`` in this test's database, oldest first
-    (``NAME =>`` matches the name in every database)."""
+    """(action, reason) of each refresh of ``days`` in this test's database, oldest first."""
     rows = env.sql(
         "SELECT refresh_action, refresh_action_reason, refresh_start_time FROM"
-        " information_schema.dynamic_table_refresh_history(NAME => 'days')"
-        f" WHERE schema_name = '{env.database}'"
+        f" information_schema.dynamic_table_refresh_history(NAME => '{env.database}.days')"
     ).collect()
     return [(row[0], row[1]) for row in sorted(rows, key=lambda row: row[2])]
 
