@@ -367,9 +367,6 @@ class ChangeDeriver:
         self.materialize_feeds = materialize_feeds
         self._feeds: dict[str, exp.Query] = {}  # source key -> its materialized change feed
         self._views: list[str] = []  # every temporary view made, to drop at the end
-        # Whether every change derived so far is linear (no keyed recompute): then a change
-        # of inserts only into the sources is one of inserts only into the result.
-        self.linear = True
 
     # ---- inputs at a version ----
 
@@ -485,7 +482,6 @@ class ChangeDeriver:
 
     def keyed_change(self, select: exp.Select) -> exp.Query | None:
         """Recompute the keys the input's change touches, at the new and the old versions."""
-        self.linear = False
         keys = recompute_keys(select)
         probe = key_probe(select, keys)
         delta = self.change(probe)
@@ -506,7 +502,6 @@ class ChangeDeriver:
     def outer_join_change(self, select: exp.Select) -> exp.Query | None:
         """Recompute the join keys either side's change touches, with both inputs
         restricted to those keys (a key's output rows come from its input rows alone)."""
-        self.linear = False
         sides = equi_keys(select, self.columns_of)
         types: list[str] | None = None
         values: list[tuple[Any, ...]] = []

@@ -158,18 +158,21 @@ class IncrementalRefresh:
         inserts_only: bool = False,
     ) -> None:
         self.session = session
-        # Whether the sources' changes are known to be inserts only (appends).
-        self.inserts_only = inserts_only
         # Where rows are active (not frozen): frozen rows are neither removed nor added.
         self.active = active
         self.fmt = fmt
         self.table = table
         self.definition = definition
         self.columns = list(definition.columns)
-        # Inserts into a linear query are appended as they come: each feed is read once.
-        read_once = inserts_only and is_linear(definition)
+        # Inserts into the sources of a linear query are inserts into its result: appended
+        # as they come, each change feed read once.
+        self.appends_as_they_come = inserts_only and is_linear(definition)
         self.deriver = ChangeDeriver(
-            session, fmt, versions, source_columns.__getitem__, materialize_feeds=not read_once
+            session,
+            fmt,
+            versions,
+            source_columns.__getitem__,
+            materialize_feeds=not self.appends_as_they_come,
         )
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
@@ -191,9 +194,7 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
-        if self.inserts_only and self.deriver.linear:
-            # Inserts into the sources are inserts into the result: append them as they
-            # come, with nothing to net or count first.
+        if self.appends_as_they_come:  # nothing to net or count first
             rows = exp.select(*_columns(names)).from_(_with_columns(delta, names))
             if self.active is not None:
                 rows = rows.where(self.active.copy())
