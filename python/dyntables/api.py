@@ -77,6 +77,7 @@ class DynamicTables:
         self.names = NameCache()
         self.lifecycle = Lifecycle(self.engine, self.system, self.names)
         self.last_statement_id: str | None = None
+        self._scheduler: Any = None  # dyntables.scheduler.daemon.Background, once started
 
     @property
     def session(self) -> Any:
@@ -93,6 +94,29 @@ class DynamicTables:
         if result is None:
             raise DynamicTableError("no SQL statement to run: the text is empty")
         return result
+
+    # ---- the scheduler ----
+
+    def start(self, **options: Any) -> None:
+        """Keep every dynamic table within its target lag from a background thread of this
+        process (refreshes run on their own session); ``options`` go to
+        ``dyntables.scheduler.daemon.Service`` (``lease_seconds``, ``config``, …)."""
+        from dyntables.scheduler.daemon import Background, Service  # lazy: starts on request
+
+        if self._scheduler is not None and self._scheduler.running:
+            raise DynamicTableError("the scheduler is already running: call stop() first")
+        self._scheduler = Background(Service(self, **options))
+        self._scheduler.start()
+
+    def stop(self, timeout: float | None = 60.0) -> None:
+        """Stop the background scheduler: the refresh in flight finishes, the lease is
+        released."""
+        if self._scheduler is None:
+            return
+        scheduler, self._scheduler = self._scheduler, None
+        scheduler.stop(timeout)
+        if scheduler.error is not None:
+            raise DynamicTableError(f"the scheduler had stopped on an error: {scheduler.error}")
 
     # ---- dispatch ----
 

@@ -31,7 +31,7 @@ class RefreshRecord:
     state_message: str | None
     query_id: str
     refresh_trigger: str
-    refresh_action: str
+    refresh_action: str | None  # None for a refresh that did not run (SKIPPED, UPSTREAM_FAILED)
     refresh_action_reason: str | None
     data_timestamp: datetime.datetime | None
     refresh_start_time: datetime.datetime

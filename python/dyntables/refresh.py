@@ -110,6 +110,16 @@ class Watermark:
         )
 
 
+@dataclass(frozen=True)
+class AsOf:
+    """Pins a refresh to one data timestamp (the scheduler's tick): its sources are read
+    at ``versions`` (each source's version as of the timestamp, and upstream dynamic
+    tables as refreshed at it); a source not listed is read at its current version."""
+
+    data_timestamp: datetime.datetime
+    versions: dict[str, int | None]
+
+
 @dataclass
 class RefreshResult:
     """What ``ALTER DYNAMIC TABLE … REFRESH`` reports."""
@@ -155,16 +165,20 @@ class Refresher:
         statement_id: str | None = None,
         replace_definition: dict[str, str] | None = None,
         backfill: exp.Query | None = None,
+        at: AsOf | None = None,
     ) -> RefreshResult:
         """Refresh ``table`` (NO_DATA, FULL or REINITIALIZE); failures are recorded and
-        raised as ``DynamicTableError``."""
+        raised as ``DynamicTableError``. ``at`` pins it to a data timestamp."""
         with self.engine.refresh_lock:
             started = utc_now()
             result = RefreshResult(
-                name=table_key(table), action=Action.FULL, state="EXECUTING", data_timestamp=started
+                name=table_key(table),
+                action=Action.FULL,
+                state="EXECUTING",
+                data_timestamp=at.data_timestamp if at is not None else started,
             )
             try:
-                self._run(table, definition, result, replace_definition, backfill)
+                self._run(table, definition, result, replace_definition, backfill, at)
                 result.state = "SUCCEEDED"
             except Exception as failure:
                 result.state = "FAILED"
@@ -185,12 +199,13 @@ class Refresher:
         result: RefreshResult,
         replace_definition: dict[str, str] | None,
         backfill: exp.Query | None = None,
+        at: AsOf | None = None,
     ) -> None:
         fmt = self.engine.table_format
         session = self.engine.refresh_session
         state = self.last_watermark(table)
         previous = state.watermark
-        pinned = self._pin_sources(definition)
+        pinned = self._pin_sources(definition, at.versions if at is not None else {})
         versions, fingerprints = pinned.versions, pinned.fingerprints
         reason = _reinitialize_reason(definition, previous, fingerprints, replace_definition)
         if reason is None and state.foreign_changes:
@@ -308,10 +323,12 @@ class Refresher:
         result.table_version = latest.version
         fmt.forget_cached(self.engine.session, table)
 
-    def _pin_sources(self, definition: Definition) -> PinnedSources:
-        """Each source's current version, its columns, and a fingerprint of its shape: its
-        schema, and for a dynamic table also its definition (a replaced upstream
-        reinitializes)."""
+    def _pin_sources(
+        self, definition: Definition, given: dict[str, int | None] | None = None
+    ) -> PinnedSources:
+        """Each source's version (as ``given``, else its current one), its columns, and a
+        fingerprint of its shape: its schema, and for a dynamic table also its definition
+        (a replaced upstream reinitializes)."""
         versions: dict[str, int | None] = {}
         fingerprints: dict[str, str] = {}
         columns: dict[str, list[str]] = {}
@@ -324,7 +341,11 @@ class Refresher:
                 )
             # Read on the refresh's session, where the query will run at these versions.
             session = self.engine.refresh_session
-            versions[key] = self.engine.table_format.current_version(session, source)
+            versions[key] = (
+                given[key]
+                if given and given.get(key) is not None
+                else self.engine.table_format.current_version(session, source)
+            )
             schema = self.engine.schema_of(session, key)
             columns[key] = list(schema.names)
             upstream = self.engine.definition(source) if key in definition.upstreams else None

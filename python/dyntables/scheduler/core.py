@@ -132,6 +132,8 @@ class Scheduler:
         self._failures: dict[str, int] = {}
         self._grid: float | None = None
         self._tick_now = 0.0  # the tick being processed
+        # Set to stop: the refresh in flight finishes, the rest of its tick is abandoned.
+        self.stopping: threading.Event | None = None
 
     # ---- the loop's two questions ----
 
@@ -162,6 +164,7 @@ class Scheduler:
     def run_until(self, stop: threading.Event, poll_seconds: float = 5.0) -> None:
         """Run ticks as they come until ``stop`` is set; the graph is re-read at least
         every ``poll_seconds`` (new tables, changed lags)."""
+        self.stopping = stop
         while not stop.is_set():
             self.run_due()
             wake = self.next_wakeup()
@@ -209,6 +212,8 @@ class Scheduler:
         self._tick_now = tick
         self._emit(Event("tick", tick, total=len(plan)))
         for position, name in enumerate(plan, start=1):
+            if self.stopping is not None and self.stopping.is_set():
+                break
             self._emit(Event("start", tick, name, position, len(plan)))
             outcome = self._refresh_one(graph, name, current)
             current.outcomes[name] = outcome

@@ -1,0 +1,242 @@
+"""The engine side of the scheduler: a ``Runner`` over a ``DynamicTables``.
+
+It reads the graph from the catalog (each dynamic table's definition in its properties),
+pins every base source of a tick at its version as of the tick's data timestamp (the
+newest commit at or before it), hands each refresh the versions its upstreams were
+refreshed to at the same tick, records refreshes that did not run, and suspends.
+"""
+
+from __future__ import annotations
+
+import datetime
+import zoneinfo
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from dyntables.catalog import Definition, ObjectKind, SchedulingState, key_to_table, table_key
+from dyntables.errors import DynamicTableError
+from dyntables.history import REFRESH_HISTORY, SYSTEM_SCHEMA, RefreshRecord, new_id, utc_now
+from dyntables.refresh import AsOf, Trigger
+from dyntables.scheduler.core import (
+    FAILED,
+    SKIPPED,
+    SUCCEEDED,
+    Outcome,
+    Tick,
+    to_datetime,
+    to_epoch,
+)
+from dyntables.scheduler.plan import Graph, Node
+
+if TYPE_CHECKING:
+    from dyntables.api import DynamicTables
+
+# The states of a scheduled refresh that attempted (or decided) its tick.
+_ATTEMPTED = ("SUCCEEDED", "FAILED", "UPSTREAM_FAILED")
+
+
+class EngineRunner:
+    """Refreshes the dynamic tables of one ``DynamicTables`` for the scheduler."""
+
+    def __init__(self, tables: DynamicTables, max_failures: int = 5) -> None:
+        self.tables = tables
+        self.engine = tables.engine
+        self.lifecycle = tables.lifecycle
+        self.max_failures = max_failures
+        self._definitions: dict[str, tuple[exp.Table, Definition]] = {}
+
+    # ---- the graph ----
+
+    def graph(self) -> Graph:
+        self._definitions = {}
+        nodes = []
+        for table, definition in self.lifecycle.managed_tables():
+            if definition.kind is not ObjectKind.DYNAMIC_TABLE:
+                continue
+            key = table_key(table)
+            self._definitions[key] = (table, definition)
+            lag = None if definition.downstream else definition.target_lag_seconds
+            nodes.append(
+                Node(
+                    key,
+                    tuple(definition.upstreams),
+                    None if lag is None else float(lag),
+                    suspended=definition.scheduling_state is SchedulingState.SUSPENDED,
+                    suspend_reason=definition.suspend_reason,
+                )
+            )
+        return Graph.of(nodes)
+
+    def definition(self, name: str) -> tuple[exp.Table, Definition]:
+        if name not in self._definitions:
+            self.graph()
+        return self._definitions[name]
+
+    # ---- what the history says ----
+
+    def history_rows(self, query: exp.Query) -> list[Any]:
+        self.tables.system.ensure()
+        return list(self.engine.refresh_session.sql(query.sql("spark")).collect())
+
+    def refreshed_until(self) -> dict[str, float]:
+        """The latest tick each table's scheduled refreshes decided (succeeded, failed or
+        failed upstream), and the data timestamp of any successful refresh."""
+        attempted = exp.column("state").isin(*map(exp.Literal.string, _ATTEMPTED))
+        succeeded = exp.column("state").eq(exp.Literal.string(SUCCEEDED))
+        scheduled = exp.column("refresh_trigger").eq(exp.Literal.string(Trigger.SCHEDULED))
+        query = (
+            exp.select("schema_name", "name", exp.func("max", exp.column("data_timestamp")))
+            .from_(exp.table_(REFRESH_HISTORY, db=SYSTEM_SCHEMA))
+            .where(exp.or_(succeeded, exp.and_(scheduled, attempted)))
+            .group_by("schema_name", "name")
+        )
+        until = {}
+        for row in self.history_rows(query):
+            if row[2] is not None:
+                until[f"{row[0]}.{row[1]}".lower()] = to_epoch(row[2])
+        return until
+
+    def consecutive_failures(self) -> dict[str, int]:
+        """Failed scheduled refreshes since each table's last successful one (or RESUME)."""
+        scheduled = exp.column("refresh_trigger").eq(exp.Literal.string(Trigger.SCHEDULED))
+        decided = exp.column("state").isin(
+            exp.Literal.string(SUCCEEDED), exp.Literal.string(FAILED)
+        )
+        rank = exp.Window(
+            this=exp.func("row_number"),
+            partition_by=[exp.column("schema_name"), exp.column("name")],
+            order=exp.Order(expressions=[exp.column("refresh_start_time").desc()]),
+        )
+        recent = (
+            exp.select("schema_name", "name", "state", "refresh_start_time", exp.alias_(rank, "r"))
+            .from_(exp.table_(REFRESH_HISTORY, db=SYSTEM_SCHEMA))
+            .where(exp.and_(scheduled, decided))
+        )
+        query = (
+            exp.select("schema_name", "name", "state", "refresh_start_time")
+            .from_(recent.subquery("recent"))
+            .where(exp.LTE(this=exp.column("r"), expression=exp.Literal.number(self.max_failures)))
+            .order_by("refresh_start_time DESC")
+        )
+        self.graph()
+        counts: dict[str, int] = {}
+        finished: set[str] = set()
+        for row in self.history_rows(query):
+            key = f"{row[0]}.{row[1]}".lower()
+            if key in finished or key not in self._definitions:
+                continue
+            resumed = self._definitions[key][1].extra.get("resumed_at")
+            if row[2] != FAILED or (resumed and row[3] <= _naive(resumed)):
+                finished.add(key)
+                continue
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    # ---- refreshes ----
+
+    def refresh(self, name: str, tick: Tick) -> Outcome:
+        table, definition = self.definition(name)
+        data_timestamp = to_datetime(tick.data_timestamp)
+        pins: dict[str, int | None] = {}
+        for key in definition.sources:
+            if key not in tick.versions:
+                if key in definition.upstreams:  # a table the tick did not refresh: as it is
+                    tick.versions[key] = None
+                else:
+                    tick.versions[key] = self.version_as_of(key, data_timestamp)
+            pins[key] = tick.versions[key]
+        ahead = self._ahead_of(table, data_timestamp, pins)
+        if ahead is not None:
+            outcome = Outcome(SKIPPED, ahead)
+            self.record(name, tick.data_timestamp, outcome)
+            return outcome
+        try:
+            result = self.lifecycle.refresher.refresh(
+                table, definition, Trigger.SCHEDULED, at=AsOf(data_timestamp, pins)
+            )
+        except DynamicTableError as failure:  # recorded in the history by the refresher
+            return Outcome(FAILED, str(failure))
+        tick.versions[name] = result.table_version
+        return Outcome(SUCCEEDED, action=result.action)
+
+    def _ahead_of(
+        self, table: exp.Table, data_timestamp: datetime.datetime, pins: dict[str, int | None]
+    ) -> str | None:
+        """Why the table already holds data newer than this tick (a manual refresh, or
+        another scheduler), if it does: refreshing it back in time is never right."""
+        watermark = self.lifecycle.refresher.last_watermark(table).watermark
+        if watermark is None:
+            return None
+        held = _naive(watermark.data_timestamp)
+        newer = [
+            key
+            for key, version in pins.items()
+            if version is not None and (watermark.sources.get(key) or -1) > version
+        ]
+        if held < data_timestamp and not newer:
+            return None
+        return f"it already holds data as of {held.isoformat(sep=' ')}, not older than this tick"
+
+    def version_as_of(self, key: str, moment: datetime.datetime) -> int | None:
+        """The source's newest version committed at or before ``moment`` (None when it
+        has none: then the refresh reads its current version)."""
+        fmt = self.engine.table_format
+        session = self.engine.refresh_session
+        table = key_to_table(key)
+        latest = fmt.history(session, table, limit=1)
+        if latest and self._committed_at(latest[0].timestamp) <= moment:
+            return latest[0].version
+        for commit in fmt.history(session, table):
+            if self._committed_at(commit.timestamp) <= moment:
+                return commit.version
+        return None
+
+    def _committed_at(self, moment: datetime.datetime | None) -> datetime.datetime:
+        """A commit's time as naive UTC (Spark shows it in the session's time zone)."""
+        if moment is None:
+            return datetime.datetime.min
+        if moment.tzinfo is None:
+            zone = self.engine.refresh_session.conf.get("spark.sql.session.timeZone", "UTC")
+            moment = moment.replace(tzinfo=zoneinfo.ZoneInfo(str(zone or "UTC")))
+        return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+
+    def record(self, name: str, data_timestamp: float, outcome: Outcome) -> None:
+        schema, _, short = name.rpartition(".")
+        now = utc_now()
+        self.tables.system.record_refresh(
+            RefreshRecord(
+                name=short,
+                schema_name=schema.rsplit(".", 1)[-1],
+                state=outcome.state,
+                state_message=outcome.message,
+                query_id=new_id(),
+                refresh_trigger=Trigger.SCHEDULED,
+                refresh_action=None,
+                refresh_action_reason=None,
+                data_timestamp=to_datetime(data_timestamp),
+                refresh_start_time=now,
+                refresh_end_time=now,
+                rows_inserted=None,
+                rows_deleted=None,
+                table_version=None,
+                statement_id=None,
+            )
+        )
+
+    def suspend(self, name: str, reason: str) -> None:
+        table = key_to_table(name)
+        definition = self.engine.definition(table)
+        if definition is None:
+            return
+        changed = definition.with_changes(
+            scheduling_state=SchedulingState.SUSPENDED, suspend_reason=reason
+        )
+        self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+
+
+def _naive(text: str) -> datetime.datetime:
+    moment = datetime.datetime.fromisoformat(text)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return moment
