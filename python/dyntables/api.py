@@ -307,6 +307,9 @@ class DynamicTables:
             ):
                 reference.replace(self._refresh_history_query(call, reference.alias))
                 changed = True
+            elif isinstance(call, exp.Anonymous) and call.name.lower() in _SCHEDULER_FUNCTIONS:
+                reference.replace(self._scheduler_function_query(call, reference.alias))
+                changed = True
             elif reference.name.lower() == "materialized_views":
                 reference.replace(self._materialized_views_query(reference.alias))
                 changed = True
@@ -358,6 +361,42 @@ class DynamicTables:
         return exp.Subquery(
             this=query, alias=exp.TableAlias(this=exp.to_identifier(alias or "refresh_history"))
         )
+
+    def _scheduler_function_query(self, call: exp.Anonymous, alias: str) -> exp.Expr:
+        """``dynamic_tables()`` (lag accounting) and ``dynamic_table_graph_history()``
+        (inputs and state), as rows computed from the catalog and the refresh history."""
+        from dyntables.scheduler import graph
+
+        function = call.name.lower()
+        arguments = {
+            kwarg.this.name.upper(): kwarg.expression
+            for kwarg in call.expressions
+            if isinstance(kwarg, exp.Kwarg)
+        }
+        wanted = None
+        if "NAME" in arguments:
+            wanted = table_key(self.engine.qualify(exp.to_table(arguments["NAME"].name)))
+        view = graph.build(self)
+        columns = _SCHEDULER_FUNCTIONS[function]
+        rows = []
+        for node in view.dynamic_tables:
+            if wanted is not None and node.name != wanted:
+                continue
+            values = (
+                _dynamic_table_row(node, view)
+                if function == "dynamic_tables"
+                else (_graph_history_row(node, view))
+            )
+            rows.append(values)
+        return _typed_rows(rows, columns, alias or function)
+
+    def graph(self) -> Any:
+        """The graph of dynamic tables with each one's lag, state and last refresh
+        (``dyntables.scheduler.graph.DagView``): prints as text, shows as a picture in
+        notebooks, ``.save("dag.svg")`` or ``.save("dag.png")``."""
+        from dyntables.scheduler import graph
+
+        return graph.build(self)
 
     def _materialized_views_query(self, alias: str) -> exp.Expr:
         rows = []
@@ -505,6 +544,133 @@ __all__ = ["DynamicTables"]
 
 
 FROZEN_FLAG = "METADATA$IS_FROZEN"
+
+_NAME_COLUMNS = (
+    ("name", "STRING"),
+    ("schema_name", "STRING"),
+    ("database_name", "STRING"),
+    ("qualified_name", "STRING"),
+)
+_SCHEDULER_FUNCTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "dynamic_tables": (
+        *_NAME_COLUMNS,
+        ("target_lag_type", "STRING"),
+        ("target_lag_sec", "BIGINT"),
+        ("refresh_period_sec", "DOUBLE"),
+        ("mean_lag_sec", "DOUBLE"),
+        ("maximum_lag_sec", "DOUBLE"),
+        ("time_within_target_lag_ratio", "DOUBLE"),
+        ("last_completed_refresh_state", "STRING"),
+        ("data_timestamp", "TIMESTAMP"),
+        ("scheduling_state", "STRING"),
+        ("suspend_reason", "STRING"),
+        ("refresh_mode", "STRING"),
+    ),
+    "dynamic_table_graph_history": (
+        *_NAME_COLUMNS,
+        ("inputs", "STRING"),
+        ("target_lag_type", "STRING"),
+        ("target_lag_sec", "BIGINT"),
+        ("query_text", "STRING"),
+        ("valid_from", "TIMESTAMP"),
+        ("valid_to", "TIMESTAMP"),
+        ("scheduling_state", "STRING"),
+        ("suspend_reason", "STRING"),
+        ("refresh_mode", "STRING"),
+        ("last_completed_refresh_state", "STRING"),
+        ("data_timestamp", "TIMESTAMP"),
+    ),
+}
+
+
+def _names(qualified: str) -> list[Any]:
+    parts = qualified.split(".")
+    catalog = parts[-3] if len(parts) > 2 else "spark_catalog"
+    return [parts[-1], parts[-2] if len(parts) > 1 else "", catalog, qualified]
+
+
+def _lag_type(node: Any) -> str:
+    return "DOWNSTREAM" if node.target_lag == "DOWNSTREAM" else "USER_DEFINED"
+
+
+def _data_timestamp(node: Any) -> datetime.datetime | None:
+    from dyntables.scheduler.core import to_datetime
+
+    stamp = node.lag.data_timestamp
+    return to_datetime(stamp) if stamp is not None else None
+
+
+def _dynamic_table_row(node: Any, view: Any) -> list[Any]:
+    return [
+        *_names(node.name),
+        _lag_type(node),
+        node.target_lag_sec,
+        node.period_sec,
+        node.lag.mean_lag,
+        node.lag.maximum_lag,
+        node.lag.within_target_ratio,
+        node.last_state,
+        _data_timestamp(node),
+        node.scheduling_state,
+        node.suspend_reason,
+        node.refresh_mode,
+    ]
+
+
+def _graph_history_row(node: Any, view: Any) -> list[Any]:
+    import json
+
+    inputs = [{"name": name, "kind": view.nodes[name].kind} for name in node.inputs]
+    created = datetime.datetime.fromisoformat(node.created_on) if node.created_on else None
+    if created is not None and created.tzinfo is not None:
+        created = created.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return [
+        *_names(node.name),
+        json.dumps(inputs),
+        _lag_type(node),
+        node.target_lag_sec,
+        node.query,
+        created,
+        None,
+        node.scheduling_state,
+        node.suspend_reason,
+        node.refresh_mode,
+        node.last_state,
+        _data_timestamp(node),
+    ]
+
+
+def _typed_rows(
+    rows: list[list[Any]], columns: tuple[tuple[str, str], ...], alias: str
+) -> exp.Expr:
+    """Rows as a subquery with these column names and types (an empty one when none)."""
+    selects: list[exp.Select] = []
+    for values in rows or [[None] * len(columns)]:
+        selects.append(
+            exp.select(
+                *[
+                    exp.alias_(_typed_literal(value, type_sql), name)
+                    for value, (name, type_sql) in zip(values, columns, strict=True)
+                ]
+            )
+        )
+    query: exp.Query = selects[0]
+    if not rows:
+        query = selects[0].where(exp.false())
+    for select in selects[1:]:
+        query = exp.union(query, select, distinct=False)
+    return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
+
+
+def _typed_literal(value: Any, type_sql: str) -> exp.Expr:
+    kind = exp.DataType.build(type_sql, dialect="spark")
+    if value is None:
+        return exp.cast(exp.Null(), kind)
+    if isinstance(value, datetime.datetime):
+        return exp.cast(exp.Literal.string(value.strftime("%Y-%m-%d %H:%M:%S.%f")), kind)
+    if isinstance(value, (int, float)):
+        return exp.cast(exp.Literal.number(value), kind)
+    return exp.cast(exp.Literal.string(str(value)), kind)
 
 
 def _rely_constraint(tree: exp.Expr) -> tuple[exp.Table, exp.Constraint] | None:

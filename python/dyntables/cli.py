@@ -1,8 +1,13 @@
 """The ``dyntables`` command line: a thin shell over the library.
 
-Today it offers ``dyntables parse``, which checks a SQL script and prints how each
-statement is understood; engine commands (shell, scheduler) arrive with the engine.
-Errors print as ``Error: …`` with exit status 1; ``--debug`` shows the traceback.
+* ``dyntables parse FILE`` checks a SQL script and prints how each statement is understood;
+* ``dyntables scheduler run [--once]`` keeps every dynamic table within its target lag
+  (a daemon until SIGINT/SIGTERM; ``--once`` refreshes what is due and exits);
+* ``dyntables status`` prints the graph of dynamic tables with lag, state and last refresh.
+
+The engine commands take the engine flags of ``dyntables-sql`` (``--warehouse``,
+``--master``, ``--remote``, ``--conf``, ``--database``, ``--table-format``). Errors print
+as ``Error: …`` with exit status 1; ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from enum import Enum
 from typing import TextIO
 
 from dyntables.errors import DynamicTableError
+from dyntables.sql_cli import StatementError, add_engine_arguments
 from dyntables.statements import PassThrough, Statement
 
 
@@ -23,7 +29,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.run(args))
-    except DynamicTableError as error:
+    except (DynamicTableError, StatementError) as error:
         if args.debug:
             raise
         print(f"Error: {error}", file=sys.stderr)
@@ -41,7 +47,109 @@ def build_argument_parser() -> argparse.ArgumentParser:
         "script", type=argparse.FileType("r"), help="a .sql file, or - for standard input"
     )
     parse_command.set_defaults(run=run_parse)
+
+    scheduler = commands.add_parser("scheduler", help="the scheduler of dynamic tables")
+    scheduler_commands = scheduler.add_subparsers(required=True, metavar="COMMAND")
+    run_command = scheduler_commands.add_parser(
+        "run",
+        help="keep every dynamic table within its target lag (until SIGINT/SIGTERM)",
+        description="Refresh dynamic tables on schedule. One scheduler per catalog is active:"
+        " it holds a lease in dyntables_system; a second one waits as a standby.",
+    )
+    add_engine_arguments(run_command)
+    run_command.add_argument(
+        "--once",
+        action="store_true",
+        help="refresh what is due now and exit (for cron, Airflow, Databricks Jobs); exits 0"
+        " naming the holder when another scheduler holds the lease",
+    )
+    run_command.add_argument(
+        "--lease-seconds", type=float, default=30.0, help="how long the lease lasts unrenewed"
+    )
+    run_command.add_argument(
+        "--poll-seconds",
+        type=float,
+        default=5.0,
+        help="how often the catalog is re-read for new or altered dynamic tables",
+    )
+    run_command.add_argument(
+        "--min-target-lag",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="the shortest target lag scheduled as written (Snowflake's is 60)",
+    )
+    run_command.add_argument(
+        "--base-period",
+        type=float,
+        default=48.0,
+        metavar="SECONDS",
+        help="the base of the canonical refresh periods (base * 2^k)",
+    )
+    run_command.add_argument(
+        "-q", "--quiet", action="store_true", help="print only warnings and errors"
+    )
+    run_command.set_defaults(run=run_scheduler)
+
+    status_command = commands.add_parser(
+        "status", help="print the dynamic tables with their lag, state and last refresh"
+    )
+    add_engine_arguments(status_command)
+    status_command.set_defaults(run=run_status)
     return parser
+
+
+def run_scheduler(args: argparse.Namespace) -> int:
+    import logging
+    import signal
+    import threading
+
+    from dyntables.scheduler.daemon import Progress, Service, log_to
+    from dyntables.scheduler.period import SchedulerConfig
+    from dyntables.sql_cli import open_tables
+
+    log_to(sys.stderr, logging.WARNING if args.quiet else logging.INFO)
+    config = SchedulerConfig(
+        base_period_seconds=args.base_period, min_target_lag_seconds=args.min_target_lag
+    )
+    service = Service(
+        open_tables(args),
+        config=config,
+        lease_seconds=args.lease_seconds,
+        poll_seconds=args.poll_seconds,
+        progress=Progress(None if args.quiet else sys.stderr),
+    )
+    if args.once:
+        holder = service.run_once()
+        if holder is not None:
+            print(f"the scheduler lease is held by {holder.describe()}: not refreshing")
+        return 0
+    stop = threading.Event()
+
+    def on_signal(number: int, frame: object) -> None:
+        if stop.is_set():  # a second signal: abandon the refresh in flight (atomic commit)
+            raise KeyboardInterrupt
+        print(
+            f"{signal.Signals(number).name}: stopping after the refresh in flight",
+            file=sys.stderr,
+        )
+        stop.set()
+
+    stop_signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {number: signal.signal(number, on_signal) for number in stop_signals}
+    try:
+        service.run(stop)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    return 0
+
+
+def run_status(args: argparse.Namespace) -> int:
+    from dyntables.sql_cli import open_tables
+
+    print(open_tables(args).graph().to_text())
+    return 0
 
 
 def run_parse(args: argparse.Namespace) -> int:

@@ -68,6 +68,21 @@ def build_argument_parser() -> argparse.ArgumentParser:
         default=[],
         help="a SQL script to run first, before -e, -f or the prompt (repeatable)",
     )
+    add_engine_arguments(parser)
+    parser.add_argument(
+        "--print-header",
+        action="store_true",
+        help="print the column names before the rows (spark-sql: hive.cli.print.header)",
+    )
+    parser.add_argument(
+        "-S", "--silent", action="store_true", help="do not print the 'Time taken' lines"
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    return parser
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The engine flags, shared with ``dyntables scheduler run`` and ``dyntables status``."""
     parser.add_argument("--database", metavar="DB", help="the database to USE first")
     parser.add_argument(
         "--conf",
@@ -99,16 +114,6 @@ def build_argument_parser() -> argparse.ArgumentParser:
         help="the format of dynamic tables on --master/--remote sessions, when"
         " spark.sql.extensions does not tell (the embedded engine stores Delta)",
     )
-    parser.add_argument(
-        "--print-header",
-        action="store_true",
-        help="print the column names before the rows (spark-sql: hive.cli.print.header)",
-    )
-    parser.add_argument(
-        "-S", "--silent", action="store_true", help="do not print the 'Time taken' lines"
-    )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
-    return parser
 
 
 def _key_value(text: str) -> tuple[str, str]:
