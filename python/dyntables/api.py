@@ -471,6 +471,7 @@ class DynamicTables:
             )
         )
         rows = []
+        refreshed = self.system.latest_data_timestamps()
         for table, definition in self.lifecycle.managed_tables(database):
             parts = table_key(table).split(".")
             if definition.kind is not ObjectKind.DYNAMIC_TABLE:
@@ -495,7 +496,10 @@ class DynamicTables:
                     definition.text,
                     definition.scheduling_state.value,
                     definition.suspend_reason,
-                    _timestamp(watermark.data_timestamp) if watermark else None,
+                    _data_timestamp_shown(
+                        watermark.data_timestamp if watermark else None,
+                        refreshed.get(".".join(parts[-2:])),
+                    ),
                     definition.initialize,
                     definition.frozen_where,
                     definition.kind.value,
@@ -533,6 +537,15 @@ def _like(name: str, pattern: str) -> bool:
 
 def _timestamp(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text)
+
+
+def _data_timestamp_shown(
+    committed: str | None, refreshed: datetime.datetime | None
+) -> datetime.datetime | None:
+    """What SHOW reports as the data timestamp: that of the latest successful refresh,
+    whether it committed data (its watermark) or found none to commit (NO_DATA)."""
+    stamps = [s for s in (_timestamp(committed) if committed else None, refreshed) if s]
+    return max(stamps) if stamps else None
 
 
 def _first_line(failure: BaseException) -> str:

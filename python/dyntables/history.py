@@ -123,6 +123,20 @@ class SystemTables:
             values = [statement_id, text, started_at, finished_at, table_name, version]
             self._append(STATEMENTS, _STATEMENT_COLUMNS, values)
 
+    def latest_data_timestamps(self) -> dict[str, datetime.datetime]:
+        """Each table's data timestamp as of its latest successful refresh, NO_DATA ones
+        included (which commit nothing, so the table's own watermark does not move),
+        keyed ``schema.name`` in lower case."""
+        self.ensure()
+        query = (
+            exp.select("schema_name", "name", exp.func("max", exp.column("data_timestamp")))
+            .from_(self.table(REFRESH_HISTORY))
+            .where(exp.column("state").eq(exp.Literal.string("SUCCEEDED")))
+            .group_by("schema_name", "name")
+        )
+        rows = self.engine.session.sql(query.sql("spark")).collect()
+        return {f"{r[0]}.{r[1]}".lower(): r[2] for r in rows if r[2] is not None}
+
     def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
         row = exp.Tuple(
             expressions=[

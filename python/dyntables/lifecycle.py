@@ -31,7 +31,7 @@ from dyntables.catalog import (
 from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
-from dyntables.history import SystemTables
+from dyntables.history import SystemTables, utc_now
 from dyntables.incremental import (
     INCREMENTAL_KINDS,
     RESCANNING_KINDS,
@@ -41,6 +41,7 @@ from dyntables.incremental import (
 from dyntables.planner import NotIncrementalError, Plan, plan_refresh
 from dyntables.predicates import check_frozen_predicate, expands, to_spark_predicate
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
+from dyntables.scheduler.core import UPSTREAM_SUSPENDED_DUE_TO_ERRORS
 from dyntables.statements import (
     AlterAction,
     AlterDynamicTable,
@@ -561,8 +562,12 @@ class Lifecycle:
             )
         elif action is AlterAction.RESUME:
             changed = definition.with_changes(
-                scheduling_state=SchedulingState.ACTIVE, suspend_reason=None
+                scheduling_state=SchedulingState.ACTIVE,
+                suspend_reason=None,
+                # The scheduler counts consecutive failures from here on.
+                extra={**definition.extra, "resumed_at": utc_now().isoformat()},
             )
+            self._resume_suspended_with(table)
         elif action is AlterAction.SET_TARGET_LAG:
             assert isinstance(statement.value, TargetLag)
             changed = self._with_lag(table, definition, statement.value)
@@ -589,6 +594,19 @@ class Lifecycle:
             )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
         return None
+
+    def _resume_suspended_with(self, table: exp.Table) -> None:
+        """RESUME of a table the scheduler suspended after failures also resumes the
+        dynamic tables it suspended downstream of it."""
+        reason = f"{UPSTREAM_SUSPENDED_DUE_TO_ERRORS}: {table_key(table)}"
+        for downstream_table, downstream in self.managed_tables():
+            if downstream.suspend_reason == reason:
+                resumed = downstream.with_changes(
+                    scheduling_state=SchedulingState.ACTIVE, suspend_reason=None
+                )
+                self.engine.table_format.set_properties(
+                    self.engine.session, downstream_table, resumed.to_properties()
+                )
 
     # ---- frozen regions ----
 

@@ -138,15 +138,13 @@ class EngineRunner:
     def refresh(self, name: str, tick: Tick) -> Outcome:
         table, definition = self.definition(name)
         data_timestamp = to_datetime(tick.data_timestamp)
-        pins: dict[str, int | None] = {}
-        for key in definition.sources:
-            if key not in tick.versions:
-                if key in definition.upstreams:  # a table the tick did not refresh: as it is
-                    tick.versions[key] = None
-                else:
-                    tick.versions[key] = self.version_as_of(key, data_timestamp)
-            pins[key] = tick.versions[key]
-        ahead = self._ahead_of(table, data_timestamp, pins)
+        try:
+            pins = self._pin(definition, tick, data_timestamp)
+            ahead = self._ahead_of(table, data_timestamp, pins)
+        except Exception as failure:  # e.g. a source dropped: a failure of this refresh
+            outcome = Outcome(FAILED, _first_line(failure))
+            self.record(name, tick.data_timestamp, outcome)
+            return outcome
         if ahead is not None:
             outcome = Outcome(SKIPPED, ahead)
             self.record(name, tick.data_timestamp, outcome)
@@ -159,6 +157,21 @@ class EngineRunner:
             return Outcome(FAILED, str(failure))
         tick.versions[name] = result.table_version
         return Outcome(SUCCEEDED, action=result.action)
+
+    def _pin(
+        self, definition: Definition, tick: Tick, data_timestamp: datetime.datetime
+    ) -> dict[str, int | None]:
+        """The versions this refresh reads: base tables as of the tick (pinned once per
+        tick, shared by every table refreshed at it), upstreams as refreshed at it."""
+        pins: dict[str, int | None] = {}
+        for key in definition.sources:
+            if key not in tick.versions:
+                if key in definition.upstreams:  # a table the tick did not refresh: as it is
+                    tick.versions[key] = None
+                else:
+                    tick.versions[key] = self.version_as_of(key, data_timestamp)
+            pins[key] = tick.versions[key]
+        return pins
 
     def _ahead_of(
         self, table: exp.Table, data_timestamp: datetime.datetime, pins: dict[str, int | None]
@@ -233,6 +246,11 @@ class EngineRunner:
             scheduling_state=SchedulingState.SUSPENDED, suspend_reason=reason
         )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+
+
+def _first_line(failure: BaseException) -> str:
+    text = str(failure).strip()
+    return text.splitlines()[0] if text else type(failure).__name__
 
 
 def _naive(text: str) -> datetime.datetime:
