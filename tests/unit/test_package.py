@@ -28,6 +28,17 @@ def test_importing_dyntables_imports_neither_spark_nor_the_parser_runtime() -> N
     assert not {name.split(".")[0] for name in modules} & heavy
 
 
+def test_importing_the_scheduler_starts_nothing() -> None:
+    code = (
+        "import threading; import dyntables.scheduler, dyntables.scheduler.daemon;"
+        " print(threading.active_count())"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "1"
+    modules = imported_modules_after("import dyntables.scheduler")
+    assert not {name.split(".")[0] for name in modules} & {"pyspark", "duckdb", "deltalake"}
+
+
 def test_parsing_does_not_import_spark() -> None:
     modules = imported_modules_after("import dyntables; dyntables.parse('DROP DYNAMIC TABLE t')")
     assert "antlr4" in modules
@@ -53,6 +64,9 @@ def test_sparkshim_is_importable_with_its_docstring() -> None:
         "dyntables.dialect",
         "dyntables.formats.iceberg",
         "dyntables.cli",
+        "dyntables.scheduler.period",
+        "dyntables.scheduler.plan",
+        "dyntables.scheduler.lag",
     ],
 )
 def test_doctests(module_name: str) -> None:
