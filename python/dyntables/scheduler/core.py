@@ -210,6 +210,9 @@ class Scheduler:
         plan = tick_plan(graph, tick, periods, covered)
         current = Tick(tick)
         self._tick_now = tick
+        # Taken before it runs: a tick that stops half-way (a stop, an error) is abandoned,
+        # never run again, so no table is refreshed twice for it.
+        self.last_tick = tick
         self._emit(Event("tick", tick, total=len(plan)))
         for position, name in enumerate(plan, start=1):
             if self.stopping is not None and self.stopping.is_set():
@@ -220,7 +223,6 @@ class Scheduler:
             covered[name] = tick
             self._count(graph, name, outcome)
             self._emit(Event("end", tick, name, position, len(plan), outcome))
-        self.last_tick = tick
         return current
 
     def _refresh_one(self, graph: Graph, name: str, current: Tick) -> Outcome:

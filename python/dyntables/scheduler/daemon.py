@@ -103,6 +103,7 @@ class Service:
         """Run until ``stop`` is set: standby while another scheduler holds the lease."""
         self.scheduler.stopping = stop
         waiting_for: str | None = None
+        announced = False
         try:
             while not stop.is_set():
                 if not self.lease.held() or self.lease.renewal_due():
@@ -115,9 +116,9 @@ class Service:
                             waiting_for = holder.holder
                         self.clock.wait(self._standby_wait(holder), stop)
                         continue
-                    if waiting_for is not None or self.scheduler.last_tick is None:
+                    if waiting_for is not None or not announced:
                         log.info("active: holding the scheduler lease as %s", self.lease.holder)
-                        waiting_for = None
+                        waiting_for, announced = None, True
                 try:
                     self.scheduler.run_due()
                 except Exception:  # the catalog or history could not be read: try again

@@ -24,6 +24,7 @@ from dyntables.history import SYSTEM_SCHEMA, SystemTables
 from dyntables.scheduler.core import Clock, to_datetime, to_epoch
 
 LEASE_TABLE = "scheduler_lease"
+_STORED_PRECISION = 1e-5  # seconds
 _COLUMNS = (
     ("holder", "STRING"),
     ("host", "STRING"),
@@ -110,7 +111,9 @@ class Lease:
         record, version = self.read()
         now = self.clock.now()
         ours = record is not None and record.holder == self.holder
-        if record is not None and not ours and record.expires_at > now:
+        # Times are stored to the microsecond: a lease released "now" may read back a
+        # microsecond later than now.
+        if record is not None and not ours and record.expires_at - now > _STORED_PRECISION:
             self.held_until = None
             return record
         mine = LeaseRecord(

@@ -182,14 +182,29 @@ class EngineRunner:
         if watermark is None:
             return None
         held = _naive(watermark.data_timestamp)
-        newer = [
-            key
-            for key, version in pins.items()
-            if version is not None and (watermark.sources.get(key) or -1) > version
-        ]
-        if held < data_timestamp and not newer:
-            return None
-        return f"it already holds data as of {held.isoformat(sep=' ')}, not older than this tick"
+        if held >= data_timestamp:
+            return (
+                f"it already holds data as of {held.isoformat(sep=' ')}, not older than this tick"
+            )
+        for key, version in pins.items():
+            read = watermark.sources.get(key)
+            if version is None or read is None or read == version:
+                continue
+            if self._newer(key, read, version):
+                return (
+                    f"its last refresh read {key} at a version newer than this tick's"
+                    f" ({read}, not {version})"
+                )
+        return None
+
+    def _newer(self, key: str, first: int, second: int) -> bool:
+        """Whether version ``first`` of a table came after ``second`` (versions are not
+        ordered numbers on every format: Iceberg's are snapshot ids)."""
+        commits = self.engine.table_format.history(self.engine.refresh_session, key_to_table(key))
+        for commit in commits:  # newest first
+            if commit.version in (first, second):
+                return commit.version == first
+        return False
 
     def version_as_of(self, key: str, moment: datetime.datetime) -> int | None:
         """The source's newest version committed at or before ``moment`` (None when it
