@@ -69,6 +69,8 @@ def test_rows_inserted_into_a_source_reach_a_two_level_chain_within_the_target_l
     )
     dt.start(lease_seconds=10, poll_seconds=1)
     try:
+        with pytest.raises(DynamicTableError, match="already running"):
+            dt.start()
         waits = []
         for batch in range(2, 5):
             dt.sql(f"INSERT INTO src VALUES ({batch}, {batch * 10})")
@@ -172,7 +174,9 @@ def test_a_tick_reads_every_source_as_of_its_data_timestamp(dt: DynamicTables) -
     )
 
 
-def test_graph_history_lists_each_tables_inputs_and_state(dt: DynamicTables) -> None:
+def test_graph_history_lists_each_tables_inputs_and_state(
+    dt: DynamicTables, tmp_path: Path
+) -> None:
     dt.sql("CREATE TABLE src (id INT) USING DELTA")
     dt.sql("CREATE DYNAMIC TABLE d1 TARGET_LAG = DOWNSTREAM AS SELECT id FROM src")
     dt.sql("CREATE DYNAMIC TABLE d2 TARGET_LAG = '1 minute' AS SELECT count(*) AS n FROM d1")
@@ -192,6 +196,8 @@ def test_graph_history_lists_each_tables_inputs_and_state(dt: DynamicTables) -> 
     assert [r[0] for r in one] == ["d1"]
     text = dt.graph().to_text()
     assert "default.d2  lag 1 minute (every 48 s)" in text
+    picture = dt.graph().save(tmp_path / "dag.png")
+    assert picture.read_bytes().startswith(b"\x89PNG")
     svg = dt.graph().to_svg()
     assert svg.startswith("<svg")
     assert "default.d1" in svg

@@ -3,7 +3,9 @@ and properties over random graphs of dynamic tables."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import logging
 import threading
 
 import pytest
@@ -19,8 +21,11 @@ from dyntables.scheduler.core import (
     SUSPENDED_DUE_TO_ERRORS,
     UPSTREAM_FAILED,
     UPSTREAM_SUSPENDED_DUE_TO_ERRORS,
+    Event,
+    Outcome,
     Scheduler,
 )
+from dyntables.scheduler.daemon import Progress
 from dyntables.scheduler.period import SchedulerConfig, refresh_period
 from dyntables.scheduler.plan import Graph, Node
 
@@ -332,3 +337,37 @@ def _longest_failure_streak(states: list[str]) -> int:
 
 def test_entries_compare_by_value() -> None:
     assert Entry("a", 1.0, 0.0, 0.0, SUCCEEDED) == Entry("a", 1.0, 0.0, 0.0, SUCCEEDED)
+
+
+# ---- progress ----
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def tick_events(progress: Progress) -> None:
+    progress(Event("tick", SEED_START, total=2))
+    for position, name in enumerate(["db.a", "db.b"], start=1):
+        progress(Event("start", SEED_START, name, position, 2))
+        progress(Event("end", SEED_START, name, position, 2, Outcome(SUCCEEDED, action="FULL")))
+
+
+def test_progress_is_a_bar_on_a_terminal() -> None:
+    terminal = Terminal()
+    tick_events(Progress(terminal))
+    shown = terminal.getvalue()
+    assert "[----------" in shown
+    assert "[##########----------] 1/2 db.a SUCCEEDED" in shown
+    assert shown.endswith("\n")
+    assert "[####################] 2/2 db.b SUCCEEDED" in shown
+
+
+def test_progress_is_log_lines_elsewhere(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="dyntables.scheduler"):
+        tick_events(Progress(io.StringIO()))
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [
+        "tick 2022-12-01 00:00:00.000: db.a SUCCEEDED FULL",
+        "tick 2022-12-01 00:00:00.000: db.b SUCCEEDED FULL",
+    ]
