@@ -143,20 +143,19 @@ class Catalog:
     def lookup(self, name: ObjectName) -> CatalogEntry | None:
         """The table or view ``name`` stands for, or ``None``."""
         with self._store() as store:
-            view = store.execute(
-                "SELECT sql FROM views WHERE database = ? AND name = ?",
-                (name.database, name.name),
-            ).fetchone()
-            external = store.execute(
-                "SELECT location FROM external_tables WHERE database = ? AND name = ?",
-                (name.database, name.name),
-            ).fetchone()
-        if view is not None:
-            return CatalogEntry(name, view_sql=view[0])
-        if external is not None:
-            return CatalogEntry(name, location=Path(external[0]))
+            registered = store.execute(
+                "SELECT 'view', sql FROM views WHERE database = ? AND name = ?"
+                " UNION ALL SELECT 'external', location FROM external_tables"
+                " WHERE database = ? AND name = ?",
+                (name.database, name.name, name.database, name.name),
+            ).fetchall()
+        kinds = dict(registered)
+        if "view" in kinds:
+            return CatalogEntry(name, view_sql=kinds["view"])
+        if "external" in kinds:
+            return CatalogEntry(name, location=Path(kinds["external"]))
         managed = self.managed_location(name)
-        if DeltaTable.is_deltatable(str(managed)):
+        if _is_delta_table(managed):
             return CatalogEntry(name, location=managed)
         return None
 
@@ -207,3 +206,12 @@ class Catalog:
         managed = self.managed_location(name)
         if entry is not None and entry.location == managed and managed.exists():
             shutil.rmtree(managed)
+
+
+def _is_delta_table(location: Path) -> bool:
+    """Whether a Delta table is at ``location``: a stat or two when its first commit or a
+    checkpoint is there (delta-rs's own check lists the log, about 1 ms)."""
+    log = location / "_delta_log"
+    if (log / "00000000000000000000.json").exists() or (log / "_last_checkpoint").exists():
+        return True
+    return log.is_dir() and DeltaTable.is_deltatable(str(location))

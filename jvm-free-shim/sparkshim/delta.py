@@ -22,6 +22,7 @@ import pyarrow as pa
 from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
+from sparkshim import append
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 
 # Properties that delta-rs validates itself; every other key is a custom property.
@@ -83,10 +84,10 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
     Opening replays the log from the last checkpoint, tens of milliseconds on a busy
     table, and one statement opens a table several times; so each thread keeps the tables
     it opened: a past version as it is (it never changes), the latest brought up to date
-    with ``update_incremental`` (reads only the new commits). A kept table is reopened
-    when its log was recreated (a dropped and recreated table): its first commit file is
-    no longer the one it was opened from. Callers must not move a returned table to
-    another version (``load_as_version``): it is shared.
+    with ``update_incremental`` (reads only the new commits) when there are any. A kept
+    table is reopened when its log was recreated (a dropped and recreated table): its
+    first commit file is no longer the one it was opened from. Callers must not move a
+    returned table to another version (``load_as_version``): it is shared.
     """
     kept: OrderedDict[str, tuple[DeltaTable, tuple[int, int]]] = _thread_tables()
     key = str(location) if version is None else f"{location}@{version}"
@@ -94,7 +95,7 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
     entry = kept.get(key)
     if entry is not None and identity is not None and entry[1] == identity:
         table = entry[0]
-        if version is None:
+        if version is None and _has_newer_commit(location, table):
             table.update_incremental()
         kept.move_to_end(key)
         return table
@@ -109,6 +110,13 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
 # How many opened tables each thread keeps up to date.
 _KEPT_TABLES = 64
 _opened = threading.local()
+
+
+def _has_newer_commit(location: Path, table: DeltaTable) -> bool:
+    """Whether the log holds a commit after ``table``'s version: commits are numbered
+    without gaps, so it is there if the next one is. A stat, where ``update_incremental``
+    lists the log (about 5 ms)."""
+    return (location / "_delta_log" / f"{table.version() + 1:020d}.json").exists()
 
 
 def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[int, int]]]:
@@ -239,6 +247,9 @@ def write(
         )
         return
     data = data.cast(pa.schema(table.schema().to_arrow()))
+    if not overwrite and append.is_plain(table, data):
+        _append_plain(location, table, data, options)
+        return
     if overwrite:
         write_deltalake(
             table,
@@ -249,6 +260,59 @@ def write(
         )
     else:
         write_deltalake(table, data, mode="append", commit_properties=options.properties())
+
+
+def _append_plain(
+    location: Path, table: DeltaTable, data: pa.Table, options: CommitOptions
+) -> None:
+    """Append ``data`` to a plain table with a commit written here (see append.py). A
+    conditional write takes the version after the one it read, or fails; another write
+    retries at the next free version, unless a commit in between changed the schema or
+    the protocol (as Delta's conflict check would refuse it)."""
+    add = append.data_file(location, data)
+    shape = (table.schema().to_json(), table.protocol())
+    attempts = 1 if options.expected_version is not None else _METADATA_COMMIT_ATTEMPTS
+    for _ in range(attempts):
+        table = open_table(location)
+        if (table.schema().to_json(), table.protocol()) != shape:
+            break
+        version = (
+            options.expected_version + 1
+            if options.expected_version is not None
+            else table.version() + 1
+        )
+        info = append.commit_info(data.num_rows, _commit_metadata(options))
+        actions = [info, *_transaction_actions(options, info["commitInfo"]["timestamp"]), add]
+        if _put_if_absent(location / "_delta_log", version, actions):
+            if append.checkpoint_due(table, version):
+                open_table(location).create_checkpoint()
+            return
+    (location / add["add"]["path"]).unlink(missing_ok=True)
+    raise TableMovedError(
+        message=f"[DELTA_CONCURRENT_APPEND] {location} moved while rows were being appended"
+        + (
+            f" (read at version {options.expected_version})"
+            if options.expected_version is not None
+            else ""
+        )
+        + ": re-read the table and retry"
+    )
+
+
+def _commit_metadata(options: CommitOptions) -> dict[str, Any]:
+    """What a hand-written commit's ``commitInfo`` carries besides the operation."""
+    metadata: dict[str, Any] = {}
+    if options.user_metadata is not None:
+        metadata["userMetadata"] = options.user_metadata
+    metadata.update(options.extra)
+    return metadata
+
+
+def _transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]]:
+    """The ``txn`` action of an idempotent write, if it is one."""
+    if options.app_id is None or options.app_version is None:
+        return []
+    return [{"txn": {"appId": options.app_id, "version": options.app_version, "lastUpdated": now}}]
 
 
 def set_properties(location: Path, properties: dict[str, str], options: CommitOptions) -> None:
@@ -363,13 +427,9 @@ def _metadata_commit(
         "engineInfo": "sparkshim",
         "isBlindAppend": False,
     }
-    if options.user_metadata is not None:
-        commit_info["userMetadata"] = options.user_metadata
-    commit_info.update(options.extra)
+    commit_info.update(_commit_metadata(options))
     actions: list[dict[str, Any]] = [{"commitInfo": commit_info}]
-    if options.app_id is not None and options.app_version is not None:
-        transaction = {"appId": options.app_id, "version": options.app_version, "lastUpdated": now}
-        actions.append({"txn": transaction})
+    actions.extend(_transaction_actions(options, now))
     actions.append(
         {
             "metaData": {

@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,12 @@ WATERMARK_MARKER = "dyntables"
 # where either way is cheap.
 FULL_REFRESH_FRACTION = 0.2
 COST_RULE_MIN_ROWS = 10_000
+
+# A refresh needs only the newest commits of a history: it reads it in growing pages, where
+# reading all of it would read every commit of a table refreshed every minute.
+HISTORY_PAGES = (4, 64, None)
+# How many (source, version) schemas a refresher keeps (see Refresher._schema).
+KEPT_SCHEMAS = 256
 
 
 class Trigger:
@@ -142,11 +149,19 @@ class Refresher:
     def __init__(self, engine: Engine, system: SystemTables) -> None:
         self.engine = engine
         self.system = system
+        # Source schemas by (source, version, commit time), on formats where a schema
+        # changes only with a new version; the commit time tells apart a table dropped and
+        # recreated up to the same version.
+        self._schemas: dict[tuple[str, int, Any], Any] = {}
 
     def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""
         fmt = self.engine.table_format
-        commits = fmt.history(self.engine.refresh_session, table)
+
+        def has_watermark(commits: list[Commit]) -> bool:
+            return any(Watermark.from_json(fmt.watermark(c)) is not None for c in commits)
+
+        commits = self._history_until(table, has_watermark)
         current = commits[0].version if commits else None
         foreign_changes = False
         for commit in commits:
@@ -339,19 +354,48 @@ class Refresher:
                     f"source table {key} of this dynamic table does not exist any more"
                     " (dropped or renamed): recreate it, or replace the dynamic table"
                 )
-            # Read on the refresh's session, where the query will run at these versions.
-            session = self.engine.refresh_session
-            versions[key] = (
-                given[key]
-                if given and given.get(key) is not None
-                else self.engine.table_format.current_version(session, source)
-            )
-            schema = self.engine.schema_of(session, key)
+            current, schema = self._version_and_schema(key)
+            chosen = given.get(key) if given else None  # pinned by the scheduler's tick
+            versions[key] = chosen if chosen is not None else current
             columns[key] = list(schema.names)
             upstream = self.engine.definition(source) if key in definition.upstreams else None
             shape = schema.simpleString() + (upstream.definition_hash if upstream else "")
             fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
         return PinnedSources(versions, fingerprints, columns)
+
+    def _version_and_schema(self, key: str) -> tuple[int | None, Any]:
+        """Source ``key``'s current version and schema, read on the refresh's session
+        (where the query will run at that version). Reading a schema runs a query, so where
+        only a new version can change it, it is kept per version."""
+        fmt = self.engine.table_format
+        session = self.engine.refresh_session
+        source = key_to_table(key)
+        if not fmt.schema_changes_are_versions:
+            return fmt.current_version(session, source), self.engine.schema_of(session, key)
+        latest = fmt.history(session, source, 1)
+        if not latest:
+            return None, self.engine.schema_of(session, key)
+        identity = (key, latest[0].version, latest[0].timestamp)
+        schema = self._schemas.get(identity)
+        if schema is None:
+            schema = self.engine.schema_of(session, key)
+            if len(self._schemas) >= KEPT_SCHEMAS:
+                self._schemas.pop(next(iter(self._schemas)))
+            self._schemas[identity] = schema
+        return latest[0].version, schema
+
+    def _history_until(
+        self, table: exp.Table, enough: Callable[[list[Commit]], bool]
+    ) -> list[Commit]:
+        """The newest commits of ``table`` (newest first), read in growing pages until
+        ``enough`` of them are read, or the whole history."""
+        fmt = self.engine.table_format
+        commits: list[Commit] = []
+        for limit in HISTORY_PAGES:
+            commits = fmt.history(self.engine.refresh_session, table, limit)
+            if limit is None or len(commits) < limit or enough(commits):
+                break
+        return commits
 
     def sources_changed(self, previous: Watermark, versions: dict[str, int | None]) -> bool:
         """Whether any source has a data-changing commit since the watermark."""
@@ -363,14 +407,14 @@ class Refresher:
         """For each source that moved since the watermark, its commits since (newest
         first); None for a source the watermark does not know or whose version there is
         gone from its history."""
-        fmt = self.engine.table_format
         moved: dict[str, list[Commit] | None] = {}
         for key, version in versions.items():
             if key not in previous.sources:
                 moved[key] = None
             elif version != previous.sources[key]:
-                commits = fmt.history(self.engine.refresh_session, key_to_table(key))
-                moved[key] = _commits_after(commits, previous.sources[key])
+                seen = previous.sources[key]
+                commits = self._history_until(key_to_table(key), _reaches(seen))
+                moved[key] = _commits_after(commits, seen)
         return moved
 
     def _too_large_for_incremental(
@@ -530,6 +574,11 @@ def _changes_data(moved: dict[str, list[Commit] | None]) -> bool:
         commits is None or any(commit.changes_data for commit in commits)
         for commits in moved.values()
     )
+
+
+def _reaches(version: int | None) -> Callable[[list[Commit]], bool]:
+    """Whether a page of history reaches back to ``version``."""
+    return lambda commits: any(commit.version == version for commit in commits)
 
 
 def _commits_after(commits: list[Commit], seen: int | None) -> list[Commit] | None:

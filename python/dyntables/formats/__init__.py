@@ -55,6 +55,9 @@ class TableFormat(Protocol):
     # Whether its commits' metrics say how many rows they inserted and deleted
     # (``Commit.rows_inserted``, ``rows_deleted``), so a refresh need not count them.
     reports_row_counts: bool
+    # Whether every schema change is a new version (a Delta commit; an Iceberg schema
+    # change makes no snapshot), so that a schema can be kept per version.
+    schema_changes_are_versions: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
 

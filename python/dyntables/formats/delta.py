@@ -56,6 +56,7 @@ class DeltaFormat:
         self.supports_conditional_commit = embedded
         self.supports_incremental = True
         self.reports_row_counts = True
+        self.schema_changes_are_versions = True
         self.change_tracking_properties = CHANGE_DATA_FEED
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:

@@ -119,6 +119,7 @@ class IcebergFormat:
     supports_incremental = True
     # Snapshot summaries count the rows of whole files rewritten, not the rows changed.
     reports_row_counts = False
+    schema_changes_are_versions = False
     change_tracking_properties = COPY_ON_WRITE
 
     def __init__(self) -> None:
