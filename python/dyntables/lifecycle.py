@@ -324,7 +324,6 @@ class Lifecycle:
         )
         self._check_upstreams(table, analyzed, statement.target_lag)
         changed = custom.change_sources(body.statement)
-        self._check_keys(changed, body.sources)
         extra: dict[str, str] = {}
         if statement.data_retention_days is not None:
             extra["data_retention_days"] = str(statement.data_retention_days)
@@ -333,6 +332,7 @@ class Lifecycle:
                 custom.resolve_start(self.engine, sorted(changed), statement.start_at)
             )
             extra["start_at"] = f"{statement.start_at.by.value} => {statement.start_at.expr_sql}"
+        self._check_keys(changed)
         backfill_query = None
         if statement.backfill_from is not None:
             backfill = statement.backfill_from
@@ -372,7 +372,7 @@ class Lifecycle:
             )
         return self._create_new(table, definition, statement_id, properties, backfill_query)
 
-    def _check_keys(self, changed: dict[str, set[str]], sources: tuple[str, ...]) -> None:
+    def _check_keys(self, changed: dict[str, set[str]]) -> None:
         """Where the change feed cannot pair an update's images (Iceberg), CHANGES with
         INFORMATION => DEFAULT needs a key on the source."""
         fmt = self.engine.table_format
@@ -508,8 +508,15 @@ class Lifecycle:
     def explain_create(self, statement: CreateDynamicTable) -> Plan:
         """What CREATE would decide, checked like CREATE, creating nothing."""
         table = self.table_of(statement.name)
-        if statement.query is None:
-            raise DynamicTableError("EXPLAIN of a REFRESH USING definition is not available yet")
+        if statement.refresh_using is not None:
+            assert statement.columns is not None
+            declared = [(column.name, column.type_sql or "") for column in statement.columns]
+            custom.analyze(
+                self.engine, table, statement.refresh_using, declared, self._check_source
+            )
+            mode = (statement.refresh_mode or RefreshMode.AUTO).value
+            return Plan(RefreshMode.CUSTOM_INCREMENTAL.value, None, custom.MODE_REASON[mode], ())
+        assert statement.query is not None
         analyzed = self.analyze(table, statement.query, statement.columns)
         self._check_upstreams(table, analyzed, statement.target_lag)
         definition = Definition(

@@ -110,3 +110,11 @@ def test_explain_shows_the_custom_mode(dt: DynamicTables) -> None:
     rows = dt.sql("EXPLAIN DYNAMIC TABLE changes_seen").collect()
     explained = {row.operator: row.strategy for row in rows}
     assert explained["refresh_mode"] == "CUSTOM_INCREMENTAL"
+
+
+def test_explain_create_checks_the_statement_and_creates_nothing(dt: DynamicTables) -> None:
+    rows = dt.sql(f"EXPLAIN {CHANGES_SEEN}").collect()
+    assert {row.operator: row.strategy for row in rows}["refresh_mode"] == "CUSTOM_INCREMENTAL"
+    with pytest.raises(DynamicTableError, match="does not resolve"):
+        dt.sql(f"EXPLAIN {CHANGES_SEEN.replace('SELECT id,', 'SELECT nothing,')}")
+    assert dt.sql("SHOW DYNAMIC TABLES").collect() == []
