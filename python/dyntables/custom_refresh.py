@@ -65,6 +65,12 @@ class CustomRefresh:
         self.changed = change_sources(definition.query)
 
     def run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
+        try:
+            self._run(replace_definition, backfill)
+        finally:  # the user's session reads the table next, whatever happened
+            self.fmt.forget_cached(self.engine.session, self.table)
+
+    def _run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
         from dyntables.refresh import Action, _changes_data, _watermark
 
         state = self.refresher.last_watermark(self.table)
@@ -99,7 +105,6 @@ class CustomRefresh:
             self._write(bound, deriver, watermark.to_json(), state)
         finally:
             deriver.drop_change_views()
-        self.fmt.forget_cached(self.engine.session, self.table)
 
     # ---- the first rows ----
 
@@ -145,7 +150,6 @@ class CustomRefresh:
         self.result.rows_deleted = before
         self.result.rows_inserted = _count(self.session, self.table)
         self.result.table_version = self.fmt.current_version(self.session, self.table)
-        self.fmt.forget_cached(self.engine.session, self.table)
 
     # ---- binding the statement ----
 
