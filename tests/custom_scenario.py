@@ -95,7 +95,7 @@ ORDERS_MIRROR = """CREATE DYNAMIC TABLE orders_mirror (
   REFRESH USING (
     MERGE INTO SELF AS t
     USING (
-      SELECT o.order_id, c.name AS customer, o.amount, o.METADATA$ACTION AS action
+      SELECT o.order_id, c.name AS customer, o.amount::INT AS amount, o.METADATA$ACTION AS action
       FROM orders CHANGES(INFORMATION => DEFAULT) AS o
       LEFT JOIN customers AS c ON o.customer_id = c.customer_id
       WHERE NOT (o.METADATA$ACTION = 'DELETE' AND o.METADATA$ISUPDATE)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from collections import Counter
 
 import pytest
 from custom_scenario import DELETIONS_LOG, PLAYER_SCORES, CustomScenario
@@ -48,3 +49,24 @@ def test_a_source_schema_change_fails_the_refresh(iceberg_spark: SparkSession) -
         env.sql("ALTER DYNAMIC TABLE dt_player_scores REFRESH")
     assert "CREATE OR REPLACE" in str(raised.value)
     assert [tuple(r) for r in env.sql("SELECT * FROM dt_player_scores").collect()] == [(1, 10)]
+
+
+def test_a_crash_between_staging_and_publishing_applies_each_change_once(
+    iceberg_spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = spark_env(iceberg_spark, "iceberg")
+    env.source("match_results", "match_id INT, player_id INT, score INT", "(1, 1, 10)")
+    env.sql(PLAYER_SCORES)
+    env.sql("INSERT INTO match_results VALUES (2, 1, 5), (2, 2, 7)")
+    fmt = env.dt.engine.table_format
+
+    def crash(*args: object) -> None:
+        raise RuntimeError("the process stopped before publishing")
+
+    monkeypatch.setattr(fmt, "_publish", crash)
+    with pytest.raises(DynamicTableError, match="before publishing"):
+        env.sql("ALTER DYNAMIC TABLE dt_player_scores REFRESH")
+    monkeypatch.undo()
+    assert env.rows("SELECT * FROM dt_player_scores") == Counter([(1, 10)])
+    env.sql("ALTER DYNAMIC TABLE dt_player_scores REFRESH")  # the staged snapshot is left
+    assert env.rows("SELECT * FROM dt_player_scores") == Counter([(1, 15), (2, 7)])
