@@ -234,6 +234,8 @@ class CustomScenario:
         assert env.rows("SELECT * FROM dt_player_scores") == totals(
             [(p, s) for _, p, s in inserted]
         )
+        # Rows the MERGE inserted and deleted: an updated total counts as one of each.
+        counts = iter([(2, 1), (3, 3)])
         for batch in ([(2, 1, 7), (2, 3, 1)], [(3, 2, 4), (3, 3, 9), (3, 1, 1)]):
             values = ", ".join(f"({m}, {p}, {s})" for m, p, s in batch)
             env.sql(f"INSERT INTO match_results VALUES {values}")
@@ -242,6 +244,7 @@ class CustomScenario:
             env.sql("UPDATE match_results SET score = score + 100 WHERE match_id = 1")
             refreshed = refresh(env, "dt_player_scores")
             assert refreshed.action == "INCREMENTAL"
+            assert (refreshed.rows_inserted, refreshed.rows_deleted) == next(counts)
             expected = totals([(p, s) for _, p, s in inserted])
             assert env.rows("SELECT * FROM dt_player_scores") == expected
         env.sql("DELETE FROM match_results WHERE match_id = 2")
