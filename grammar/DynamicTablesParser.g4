@@ -82,6 +82,8 @@ alterAction
     | UNSET (FROZEN | IMMUTABLE) WHERE                              #unsetFrozenWhereAction
     | RENAME TO multipartIdentifier                                 #renameAction
     | SET COMMENT EQ? STRING                                        #setCommentAction
+    // CREATE-only clauses: matched so that the AST builder can say so (seed 003).
+    | SET? (START AT | BACKFILL FROM) anyToken*                     #setCreateOnlyAction
     ;
 
 targetLagValue

@@ -192,7 +192,8 @@ class DynamicTables:
         names, pattern = self.names.get(self.lifecycle.managed_names)
         lowered = sql.lower()
         mentions_ours = pattern is not None and pattern.search(sql) is not None
-        if not mentions_ours and "information_schema" not in lowered:
+        declares_key = "constraint" in lowered and "rely" in lowered
+        if not mentions_ours and not declares_key and "information_schema" not in lowered:
             return self.engine.sql(sql)  # byte-exact: the common case
         try:
             tree = parse_one(sql)
@@ -201,6 +202,8 @@ class DynamicTables:
         constraint = _rely_constraint(tree)
         if constraint is not None and self._managed_key(constraint[0], names):
             self.lifecycle.add_rely_constraint(self.engine.qualify(constraint[0]), constraint[1])
+            return self._status("Statement executed successfully.")
+        if constraint is not None and self.lifecycle.add_source_key(*constraint):
             return self._status("Statement executed successfully.")
         rewritten = self._check_and_rewrite(tree, names)
         if rewritten is None:

@@ -5,8 +5,9 @@ time points are written in Spark 3.5 SQL plus the Snowflake forms the reference 
 use. sqlglot's Spark dialect already reads almost all of them: ``'…'::TIMESTAMP_NTZ``,
 ``date_trunc(minute, ts)`` (the bare word becomes the unit), ``* EXCLUDE (…)`` (the star's
 except list), ``QUALIFY``, ``COUNT_IF``, ``t CHANGES(INFORMATION => …)`` (``exp.Changes`` on
-the table), ``MERGE INTO SELF … USING …`` and ``INSERT INTO SELF SELECT …``. The only gap is
-``$`` inside identifiers (``METADATA$ACTION``), which `DynamicTablesDialect` fills.
+the table), ``MERGE INTO SELF … USING …`` and ``INSERT INTO SELF SELECT …``. The gaps are
+``$`` inside identifiers (``METADATA$ACTION``) and ``CHANGES()`` with empty parentheses
+(the DEFAULT information), which `DynamicTablesDialect` fills.
 
 Spark 3.5 itself has no ``* EXCEPT``, no ``CHANGES`` clause and no ``$`` in unquoted names;
 `to_spark_sql` quotes such names, and rewriting the other two is the planner's job.
@@ -25,6 +26,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import Token, TokenType
 
 from dyntables.errors import syntax_error_at
@@ -48,6 +50,19 @@ class DynamicTablesDialect(Spark):
         # leading "$" still starts a Hive-style ${var} parameter, so Spark SQL, whose
         # unquoted names never contain "$", reads exactly as before.
         VAR_SINGLE_TOKENS: ClassVar[set[str]] = {"$"}
+
+    class Parser(SparkParser):
+        def _parse_changes(self) -> exp.Changes | None:
+            # ``t CHANGES()`` means ``CHANGES(INFORMATION => DEFAULT)`` (seed 003).
+            if self._match_text_seq("CHANGES", "(", ")"):
+                return self.expression(
+                    exp.Changes(
+                        information=exp.var("DEFAULT"),
+                        at_before=self._parse_historical_data(),
+                        end=self._parse_historical_data(),
+                    )
+                )
+            return super()._parse_changes()
 
     class Generator(SparkGenerator):
         def identifier_sql(self, expression: exp.Identifier) -> str:

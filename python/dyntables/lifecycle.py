@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from dyntables import custom
 from dyntables.backfill import backfill_rows
 from dyntables.catalog import (
     PREFIX,
@@ -152,21 +153,14 @@ class Lifecycle:
     def create(
         self, statement: CreateDynamicTable, text: str, statement_id: str
     ) -> RefreshResult | None:
-        if statement.refresh_using is not None:
-            raise DynamicTableError(
-                "REFRESH USING (custom incrementalization) is not available yet; define the"
-                " dynamic table with AS <query>"
-            )
         if statement.partitioned_by:
             raise DynamicTableError(
                 "PARTITIONED BY on a dynamic table is not supported yet: create it without,"
                 " or partition a downstream table"
             )
+        if statement.refresh_using is not None:
+            return self._create_custom(statement, text, statement_id)
         mode = statement.refresh_mode or RefreshMode.AUTO
-        if mode is RefreshMode.CUSTOM_INCREMENTAL:
-            raise DynamicTableError(
-                "REFRESH_MODE = CUSTOM_INCREMENTAL needs REFRESH USING, which is not available yet"
-            )
         table = self.table_of(statement.name)
         assert statement.query is not None
         return self._create(
@@ -236,25 +230,9 @@ class Lifecycle:
         backfill: BackfillFrom | None = None,
         extra: dict[str, str] | None = None,
     ) -> RefreshResult | None:
-        reserved = [key for key in table_properties if key.lower().startswith(PREFIX)]
-        if reserved:
-            raise DynamicTableError(
-                f"table property {reserved[0]} is reserved: the prefix {PREFIX} holds the"
-                " dynamic table's own definition"
-            )
-        existing = self.engine.definition(table)
-        if self.engine.table_exists(table):
-            if existing is None:
-                raise DynamicTableError(
-                    f"{table_key(table)} exists and is an ordinary table; a dynamic table never"
-                    " replaces one: choose another name, or drop the table first"
-                )
-            if if_not_exists:
-                return None
-            if not or_replace:
-                raise DynamicTableError(
-                    f"{table_key(table)} already exists: use CREATE OR REPLACE, or IF NOT EXISTS"
-                )
+        existing, skip = self._existing(table, table_properties, or_replace, if_not_exists)
+        if skip:
+            return None
         analyzed = self.analyze(table, query_text, columns)
         if frozen_where is not None:
             frozen_where = self._frozen_predicate(frozen_where, analyzed.columns)
@@ -292,6 +270,125 @@ class Lifecycle:
                 table, existing, definition, statement_id, table_properties, backfill_query
             )
         return self._create_new(table, definition, statement_id, table_properties, backfill_query)
+
+    def _existing(
+        self,
+        table: exp.Table,
+        table_properties: dict[str, str],
+        or_replace: bool,
+        if_not_exists: bool,
+    ) -> tuple[Definition | None, bool]:
+        """The dynamic table a CREATE would replace (None: a new one), and whether the
+        CREATE has nothing to do (IF NOT EXISTS of an existing one)."""
+        reserved = [key for key in table_properties if key.lower().startswith(PREFIX)]
+        if reserved:
+            raise DynamicTableError(
+                f"table property {reserved[0]} is reserved: the prefix {PREFIX} holds the"
+                " dynamic table's own definition"
+            )
+        existing = self.engine.definition(table)
+        if self.engine.table_exists(table):
+            if existing is None:
+                raise DynamicTableError(
+                    f"{table_key(table)} exists and is an ordinary table; a dynamic table never"
+                    " replaces one: choose another name, or drop the table first"
+                )
+            if if_not_exists:
+                return existing, True
+            if not or_replace:
+                raise DynamicTableError(
+                    f"{table_key(table)} already exists: use CREATE OR REPLACE, or IF NOT EXISTS"
+                )
+        return existing, False
+
+    def _create_custom(
+        self, statement: CreateDynamicTable, text: str, statement_id: str
+    ) -> RefreshResult | None:
+        """CREATE … REFRESH USING ( … ): the statement checked (``custom.analyze``), the
+        table created with the declared columns, and its first refresh (``custom_refresh``)."""
+        table = self.table_of(statement.name)
+        properties = dict(statement.properties)
+        existing, skip = self._existing(
+            table, properties, statement.or_replace, statement.if_not_exists
+        )
+        if skip:
+            return None
+        assert statement.refresh_using is not None
+        assert statement.columns is not None
+        declared = [(column.name, column.type_sql or "") for column in statement.columns]
+        body = custom.analyze(
+            self.engine, table, statement.refresh_using, declared, self._check_source
+        )
+        upstreams = tuple(key for key in body.sources if self.engine.definition(key_to_table(key)))
+        analyzed = AnalyzedQuery(
+            body.statement, body.columns, body.sources, upstreams, body.statement
+        )
+        self._check_upstreams(table, analyzed, statement.target_lag)
+        changed = custom.change_sources(body.statement)
+        extra: dict[str, str] = {}
+        if statement.data_retention_days is not None:
+            extra["data_retention_days"] = str(statement.data_retention_days)
+        if statement.start_at is not None:
+            extra[custom.START_VERSIONS] = json.dumps(
+                custom.resolve_start(self.engine, sorted(changed), statement.start_at)
+            )
+            extra["start_at"] = f"{statement.start_at.by.value} => {statement.start_at.expr_sql}"
+        self._check_keys(changed)
+        backfill_query = None
+        if statement.backfill_from is not None:
+            backfill = statement.backfill_from
+            source = self.table_of(backfill.table)
+            if table_key(source) == table_key(table):
+                raise DynamicTableError(f"{table_key(table)} cannot be backfilled from itself")
+            backfill_query = backfill_rows(self.engine, source, backfill.point, body.columns)
+            extra["backfill_from"] = to_spark_sql(backfill_query)
+        problem = self._enable_change_tracking(analyzed)
+        if problem is not None:
+            raise DynamicTableError(
+                f"REFRESH USING reads its sources' changes, and {problem}: enable the change"
+                " feed on the source yourself"
+            )
+        requested = statement.refresh_mode or RefreshMode.AUTO
+        definition = Definition(
+            kind=ObjectKind.DYNAMIC_TABLE,
+            text=text,
+            query=body.statement,
+            columns=body.columns,
+            sources=body.sources,
+            upstreams=upstreams,
+            target_lag_seconds=statement.target_lag.seconds,
+            downstream=statement.target_lag.downstream,
+            warehouse=statement.warehouse,
+            refresh_mode=RefreshMode.CUSTOM_INCREMENTAL.value,
+            refresh_mode_reason=custom.MODE_REASON[requested.value],
+            initialize=(statement.initialize or Initialize.ON_CREATE).value,
+            comment=statement.comment,
+            cluster_by=statement.cluster_by,
+            created_on=datetime.datetime.now(datetime.timezone.utc).isoformat(),
+            extra=extra,
+        )
+        if existing is not None:
+            return self._replace(
+                table, existing, definition, statement_id, properties, backfill_query
+            )
+        return self._create_new(table, definition, statement_id, properties, backfill_query)
+
+    def _check_keys(self, changed: dict[str, set[str]]) -> None:
+        """Where the change feed cannot pair an update's images (Iceberg), CHANGES with
+        INFORMATION => DEFAULT needs a key on the source."""
+        fmt = self.engine.table_format
+        if fmt.pairs_updates:
+            return
+        session = self.engine.refresh_session
+        for key, modes in sorted(changed.items()):
+            columns = list(self.engine.schema_of(session, key).names)
+            if custom.DEFAULT in modes and not custom.source_key(self.engine, key, columns):
+                raise DynamicTableError(
+                    f"CHANGES(INFORMATION => DEFAULT) on {key} needs a key to pair an updated"
+                    f" row's two images on {fmt.name} tables: declare one (ALTER TABLE {key} ADD"
+                    " CONSTRAINT <name> PRIMARY KEY (<columns>) RELY, or SET IDENTIFIER FIELDS),"
+                    " or read CHANGES(INFORMATION => APPEND_ONLY)"
+                )
 
     def _create_new(
         self,
@@ -401,6 +498,8 @@ class Lifecycle:
         strategy of each operator."""
         table = self.table_of(name)
         definition = self.load(table, kind=ObjectKind.DYNAMIC_TABLE)
+        if definition.refresh_mode == RefreshMode.CUSTOM_INCREMENTAL.value:
+            return Plan(definition.refresh_mode, None, definition.refresh_mode_reason, ())
         operators = self.plan(definition, "AUTO").operators
         code, _, sentence = definition.refresh_mode_reason.partition(": ")
         if definition.refresh_mode == "INCREMENTAL" or not sentence:
@@ -410,8 +509,15 @@ class Lifecycle:
     def explain_create(self, statement: CreateDynamicTable) -> Plan:
         """What CREATE would decide, checked like CREATE, creating nothing."""
         table = self.table_of(statement.name)
-        if statement.query is None:
-            raise DynamicTableError("EXPLAIN of a REFRESH USING definition is not available yet")
+        if statement.refresh_using is not None:
+            assert statement.columns is not None
+            declared = [(column.name, column.type_sql or "") for column in statement.columns]
+            custom.analyze(
+                self.engine, table, statement.refresh_using, declared, self._check_source
+            )
+            mode = (statement.refresh_mode or RefreshMode.AUTO).value
+            return Plan(RefreshMode.CUSTOM_INCREMENTAL.value, None, custom.MODE_REASON[mode], ())
+        assert statement.query is not None
         analyzed = self.analyze(table, statement.query, statement.columns)
         self._check_upstreams(table, analyzed, statement.target_lag)
         definition = Definition(
@@ -576,6 +682,11 @@ class Lifecycle:
         elif action is AlterAction.SET_COMMENT:
             changed = definition.with_changes(comment=str(statement.value))
         elif action is AlterAction.SET_FROZEN_WHERE:
+            if definition.refresh_mode == RefreshMode.CUSTOM_INCREMENTAL.value:
+                raise DynamicTableError(
+                    "FROZEN WHERE (IMMUTABLE WHERE) cannot be combined with REFRESH USING: the"
+                    " statement decides which rows change"
+                )
             changed = self._with_frozen_region(table, definition, str(statement.value))
         elif action is AlterAction.UNSET_FROZEN_WHERE:
             changed = definition.with_changes(
@@ -667,6 +778,31 @@ class Lifecycle:
         extra["unique_keys"] = json.dumps(uniques)
         changed = definition.with_changes(extra=extra)
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+
+    def add_source_key(self, reference: exp.Table, constraint: exp.Constraint) -> bool:
+        """``ALTER TABLE t ADD CONSTRAINT name PRIMARY KEY (…) RELY`` on an ordinary table:
+        recorded as its ``dynamic_table.primary_key`` (not enforced), the key by which
+        ``CHANGES()`` nets a source's changes (seed 003). False for any other constraint,
+        which goes to the engine as written."""
+        kind, columns, rely = _constraint_parts(constraint)
+        if kind != "PRIMARY KEY" or not rely:
+            return False
+        table = self.engine.qualify(reference)
+        if not self.engine.table_exists(table):
+            raise DynamicTableError(f"table {table_key(table)} does not exist")
+        names = list(self.engine.schema_of(self.engine.session, table_key(table)).names)
+        known = {name.lower(): name for name in names}
+        unknown = [column for column in columns if column.lower() not in known]
+        if unknown:
+            raise DynamicTableError(
+                f"{unknown[0]} is not a column of {table_key(table)} (its columns:"
+                f" {', '.join(names)})"
+            )
+        key = json.dumps([known[column.lower()] for column in columns])
+        self.engine.table_format.set_properties(
+            self.engine.session, table, {custom.PRIMARY_KEY_PROPERTY: key}
+        )
+        return True
 
     def _format_keys(self, table: exp.Table) -> list[list[str]]:
         """Keys the table format declares on the table (Iceberg's identifier fields), which

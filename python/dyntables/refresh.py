@@ -216,6 +216,11 @@ class Refresher:
         backfill: exp.Query | None = None,
         at: AsOf | None = None,
     ) -> None:
+        if definition.refresh_mode == "CUSTOM_INCREMENTAL":
+            from dyntables.custom_refresh import CustomRefresh  # (it imports this module)
+
+            CustomRefresh(self, table, definition, result).run(replace_definition, backfill)
+            return
         fmt = self.engine.table_format
         session = self.engine.refresh_session
         state = self.last_watermark(table)

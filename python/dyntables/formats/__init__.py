@@ -16,6 +16,10 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
+# The columns CHANGES() adds to a source's columns (seed 003).
+ACTION = "METADATA$ACTION"  # 'INSERT' or 'DELETE'
+IS_UPDATE = "METADATA$ISUPDATE"  # TRUE on either image of an updated row
+
 
 @dataclass(frozen=True)
 class Commit:
@@ -60,6 +64,10 @@ class TableFormat(Protocol):
     schema_changes_are_versions: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
+    # Whether the change feed tells an updated row's two images from a delete and an insert
+    # without a key (``typed_changes``): Delta's update_preimage/postimage do; an Iceberg
+    # changelog pairs them only by key.
+    pairs_updates: bool
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The table's latest version, or None before its first commit."""
@@ -97,6 +105,20 @@ class TableFormat(Protocol):
     ) -> exp.Query:
         """The rows that changed after version ``old`` up to ``new``: ``columns`` and ``sign``
         (+1 for a row added, -1 for a row removed; an update is both)."""
+
+    def typed_changes(
+        self,
+        session: Any,
+        table: exp.Table,
+        columns: list[str],
+        old: int,
+        new: int,
+        append_only: bool,
+    ) -> exp.Query:
+        """The rows that changed after version ``old`` up to ``new`` as ``CHANGES()`` shows
+        them without a key: ``columns``, ``ACTION`` ('INSERT' or 'DELETE') and ``IS_UPDATE``
+        (TRUE on both images of an updated row, where ``pairs_updates``); with
+        ``append_only``, only rows inserted by something other than an update."""
 
     def append(
         self,
@@ -225,6 +247,8 @@ def session_settings(session: Any, settings: dict[str, str | None]) -> Iterator[
 
 
 __all__ = [
+    "ACTION",
+    "IS_UPDATE",
     "Commit",
     "TableFormat",
     "create_table_sql",

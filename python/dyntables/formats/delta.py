@@ -17,6 +17,8 @@ from sqlglot import exp
 
 from dyntables.catalog import table_key
 from dyntables.formats import (
+    ACTION,
+    IS_UPDATE,
     Commit,
     create_table_sql,
     ensure_properties,
@@ -58,6 +60,7 @@ class DeltaFormat:
         self.reports_row_counts = True
         self.schema_changes_are_versions = True
         self.change_tracking_properties = CHANGE_DATA_FEED
+        self.pairs_updates = True
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         latest = self.history(session, table, limit=1)
@@ -151,18 +154,40 @@ class DeltaFormat:
         signed = exp.Case(
             ifs=[exp.If(this=added, true=exp.Literal.number(1))], default=exp.Literal.number(-1)
         )
-        feed = exp.Table(
-            this=exp.Anonymous(
-                this="table_changes",
-                expressions=[
-                    exp.Literal.string(table_key(table)),
-                    exp.Literal.number(old + 1),
-                    exp.Literal.number(new),
-                ],
-            )
+        selected = [exp.column(name, quoted=True) for name in columns]
+        return exp.select(*selected, exp.alias_(signed, sign)).from_(_feed(table, old, new))
+
+    def typed_changes(
+        self,
+        session: Any,
+        table: exp.Table,
+        columns: list[str],
+        old: int,
+        new: int,
+        append_only: bool,
+    ) -> exp.Query:
+        """The change data feed with ``insert`` and ``update_postimage`` as INSERT, ``delete``
+        and ``update_preimage`` as DELETE; the update images have ``IS_UPDATE``."""
+        change_type = exp.column("_change_type")
+        added = change_type.isin(
+            exp.Literal.string("insert"), exp.Literal.string("update_postimage")
+        )
+        action = exp.Case(
+            ifs=[exp.If(this=added, true=exp.Literal.string("INSERT"))],
+            default=exp.Literal.string("DELETE"),
+        )
+        is_update = change_type.copy().isin(
+            exp.Literal.string("update_preimage"), exp.Literal.string("update_postimage")
         )
         selected = [exp.column(name, quoted=True) for name in columns]
-        return exp.select(*selected, exp.alias_(signed, sign)).from_(feed)
+        query = exp.select(
+            *selected,
+            exp.alias_(action, ACTION, quoted=True),
+            exp.alias_(is_update, IS_UPDATE, quoted=True),
+        ).from_(_feed(table, old, new))
+        if append_only:
+            query = query.where(change_type.copy().eq(exp.Literal.string("insert")))
+        return query
 
     def append(
         self,
@@ -241,6 +266,20 @@ class DeltaFormat:
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """None: Delta tables declare no keys (their constraints are CHECKs)."""
         return []
+
+
+def _feed(table: exp.Table, old: int, new: int) -> exp.Table:
+    """``table_changes('<table>', old + 1, new)``: the change data feed after ``old``."""
+    return exp.Table(
+        this=exp.Anonymous(
+            this="table_changes",
+            expressions=[
+                exp.Literal.string(table_key(table)),
+                exp.Literal.number(old + 1),
+                exp.Literal.number(new),
+            ],
+        )
+    )
 
 
 def _now_text() -> str:

@@ -29,6 +29,8 @@ from sqlglot import exp
 from dyntables.catalog import table_key
 from dyntables.errors import DynamicTableError
 from dyntables.formats import (
+    ACTION,
+    IS_UPDATE,
     Commit,
     create_table_sql,
     ensure_properties,
@@ -121,6 +123,8 @@ class IcebergFormat:
     reports_row_counts = False
     schema_changes_are_versions = False
     change_tracking_properties = COPY_ON_WRITE
+    # Without identifier columns a changelog shows an update as a DELETE and an INSERT.
+    pairs_updates = False
 
     def __init__(self) -> None:
         # The changelog views this adapter made, oldest first (see ``_changelog_view``).
@@ -250,25 +254,7 @@ class IcebergFormat:
         rolled back) or a snapshot in the range wrote delete files (merge-on-read), which
         changelog scans cannot read.
         """
-        self.forget_cached(session, table)  # ``new`` may be newer than the cached table
-        snapshots = {snapshot.snapshot_id: snapshot for snapshot in _snapshots(session, table)}
-        in_range: list[_Snapshot] = []
-        snapshot_id: int | None = new
-        while snapshot_id != old:
-            snapshot = snapshots.get(snapshot_id) if snapshot_id is not None else None
-            if snapshot is None:
-                raise CannotRefreshIncrementallyError(
-                    f"snapshot {old} of {table_key(table)} is not an ancestor of its snapshot"
-                    f" {new} (the table was replaced or rolled back)"
-                )
-            in_range.append(snapshot)
-            snapshot_id = snapshot.parent_id
-        if any(snapshot.adds_delete_files for snapshot in in_range):
-            raise CannotRefreshIncrementallyError(
-                f"{table_key(table)} has merge-on-read changes (delete files), which Iceberg"
-                " changelogs cannot read; make it copy-on-write"
-            )
-        view = self._changelog_view(session, table, old, new)
+        view, _ = self._changelog(session, table, old, new)
         added = exp.column("_change_type").isin(
             *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
         )
@@ -279,6 +265,70 @@ class IcebergFormat:
         return exp.select(*selected, exp.alias_(signed, sign)).from_(
             exp.to_table(view, dialect="spark")
         )
+
+    def typed_changes(
+        self,
+        session: Any,
+        table: exp.Table,
+        columns: list[str],
+        old: int,
+        new: int,
+        append_only: bool,
+    ) -> exp.Query:
+        """The changelog with INSERT and DELETE rows as they are (``IS_UPDATE`` FALSE: the
+        changelog pairs an update's images only by key). ``append_only`` keeps the rows
+        of ``append`` snapshots (INSERT INTO, an insert-only MERGE): an INSERT row of an
+        ``overwrite`` snapshot may be the new image of an updated row."""
+        view, in_range = self._changelog(session, table, old, new)
+        change_type = exp.column("_change_type")
+        added = change_type.isin(
+            *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
+        )
+        action = exp.Case(
+            ifs=[exp.If(this=added, true=exp.Literal.string("INSERT"))],
+            default=exp.Literal.string("DELETE"),
+        )
+        selected = [exp.column(name, quoted=True) for name in columns]
+        query = exp.select(
+            *selected,
+            exp.alias_(action, ACTION, quoted=True),
+            exp.alias_(exp.false(), IS_UPDATE, quoted=True),
+        ).from_(exp.to_table(view, dialect="spark"))
+        if append_only:
+            appends = [
+                exp.Literal.number(snapshot.snapshot_id)
+                for snapshot in in_range
+                if snapshot.operation.lower() == "append"
+            ]
+            kept = exp.column("_commit_snapshot_id").isin(*appends) if appends else exp.false()
+            query = query.where(exp.and_(change_type.copy().eq(exp.Literal.string("INSERT")), kept))
+        return query
+
+    def _changelog(
+        self, session: Any, table: exp.Table, old: int, new: int
+    ) -> tuple[str, list[_Snapshot]]:
+        """A changelog view of the snapshots after ``old`` up to ``new``, and those
+        snapshots (newest first); raises ``CannotRefreshIncrementallyError`` as ``changes``
+        says."""
+        self.forget_cached(session, table)  # ``new`` may be newer than the cached table
+        snapshots = {snapshot.snapshot_id: snapshot for snapshot in _snapshots(session, table)}
+        in_range: list[_Snapshot] = []
+        snapshot_id: int | None = new
+        while snapshot_id != old:
+            snapshot = snapshots.get(snapshot_id) if snapshot_id is not None else None
+            if snapshot is None:
+                raise CannotRefreshIncrementallyError(
+                    f"snapshot {old} of {table_key(table)} is not an ancestor of its snapshot"
+                    f" {new} (the table was replaced or rolled back, or the snapshot expired)"
+                )
+            in_range.append(snapshot)
+            snapshot_id = snapshot.parent_id
+        if any(snapshot.adds_delete_files for snapshot in in_range):
+            raise CannotRefreshIncrementallyError(
+                f"{table_key(table)} has merge-on-read changes (delete files), which Iceberg"
+                " changelogs cannot read; make it copy-on-write"
+            )
+        return self._changelog_view(session, table, old, new), in_range
 
     def _changelog_view(self, session: Any, table: exp.Table, old: int, new: int) -> str:
         """A temporary view of ``table``'s changelog after ``old`` up to ``new`` (made by

@@ -313,6 +313,14 @@ class StatementBuilder:
             return AlterAction.RENAME_TO, self.table_name(ctx.multipartIdentifier())
         if isinstance(ctx, Parser.SetCommentActionContext):
             return AlterAction.SET_COMMENT, unquote_string(ctx.STRING().getText())
+        if isinstance(ctx, Parser.SetCreateOnlyActionContext):
+            token = ctx.START() or ctx.BACKFILL()
+            clause = "START AT" if ctx.START() is not None else "BACKFILL FROM"
+            self.fail(
+                f"{clause} can only be set when a dynamic table is created, not by ALTER:"
+                f" recreate it with CREATE OR REPLACE DYNAMIC TABLE … {clause} …",
+                token.symbol,
+            )
         raise AssertionError(f"unhandled ALTER action {type(ctx).__name__}")
 
     def drop_dynamic_table(self, ctx: Context) -> DropDynamicTable:

@@ -216,6 +216,11 @@ class DynamicTablesParserVisitor(ParseTreeVisitor):
         return self.visitChildren(ctx)
 
 
+    # Visit a parse tree produced by DynamicTablesParser#setCreateOnlyAction.
+    def visitSetCreateOnlyAction(self, ctx:DynamicTablesParser.SetCreateOnlyActionContext):
+        return self.visitChildren(ctx)
+
+
     # Visit a parse tree produced by DynamicTablesParser#targetLagValue.
     def visitTargetLagValue(self, ctx:DynamicTablesParser.TargetLagValueContext):
         return self.visitChildren(ctx)

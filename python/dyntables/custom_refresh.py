@@ -1,0 +1,254 @@
+"""The refresh of a REFRESH USING dynamic table (``custom.py`` says what the statement
+means at a refresh).
+
+* First refresh (no watermark yet, or a REPLACE): the rows come from the BACKFILL FROM
+  table, else from the statement run against an empty SELF (``custom.first_rows``), with
+  each CHANGES source's rows as INSERTs, or its changes since START AT. They replace the
+  table's rows in one commit whose watermark records the versions consumed: the current
+  ones, or the START AT ones after a backfill.
+* Later refreshes: NO_DATA when no source changed; else the statement runs with each
+  CHANGES source's changes since the watermark, and its write (an append or a MERGE)
+  commits together with the new watermark. A statement that writes nothing moves only
+  the watermark.
+
+A failing statement commits nothing: the watermark stays, and the next refresh reads the
+same changes again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from dyntables.catalog import Definition, table_key
+from dyntables.changes import SIGN, ChangeDeriver, Versions, aliased
+from dyntables.custom import (
+    ChangeReader,
+    bind,
+    change_sources,
+    commits_gone,
+    empty_self,
+    expired,
+    first_rows,
+    information,
+    insert_rows,
+    is_self,
+    source_key,
+    start_versions,
+)
+from dyntables.dialect import parse_one
+from dyntables.errors import DynamicTableError
+
+if TYPE_CHECKING:
+    from dyntables.refresh import Refresher, RefreshResult, WatermarkState
+
+
+class CustomRefresh:
+    """One refresh of a REFRESH USING dynamic table."""
+
+    def __init__(
+        self,
+        refresher: Refresher,
+        table: exp.Table,
+        definition: Definition,
+        result: RefreshResult,
+    ) -> None:
+        self.refresher = refresher
+        self.engine = refresher.engine
+        self.fmt = refresher.engine.table_format
+        self.session = refresher.engine.refresh_session
+        self.table = table
+        self.definition = definition
+        self.result = result
+        self.statement = parse_one(definition.query)
+        self.changed = change_sources(definition.query)
+
+    def run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
+        try:
+            self._run(replace_definition, backfill)
+        finally:  # the user's session reads the table next, whatever happened
+            self.fmt.forget_cached(self.engine.session, self.table)
+
+    def _run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
+        from dyntables.refresh import Action, _changes_data, _watermark
+
+        state = self.refresher.last_watermark(self.table)
+        pinned = self.refresher._pin_sources(self.definition)
+        versions = pinned.versions
+        previous = state.watermark
+        if previous is None or replace_definition is not None:
+            self._first(state, pinned, replace_definition, backfill)
+            return
+        for key, fingerprint in pinned.fingerprints.items():
+            if previous.fingerprints.get(key, fingerprint) != fingerprint:
+                raise DynamicTableError(
+                    f"source {key} changed its schema since the last refresh: the REFRESH USING"
+                    " statement was written for the old one; recreate the dynamic table with"
+                    " CREATE OR REPLACE (with an updated statement)"
+                )
+        moved = self.refresher.new_commits(previous, versions)
+        gone = commits_gone(moved, set(self.changed))
+        if gone is not None:
+            raise expired(gone, previous.sources[gone] or 0, "its history no longer has it")
+        if not _changes_data(moved):
+            self.result.action = Action.NO_DATA
+            self.result.table_version = state.table_version
+            self.refresher._keep_watermark_readable(self.table, previous, state.committed_at)
+            return
+        self.result.action = Action.INCREMENTAL
+        watermark = _watermark(self.result, self.definition, versions, pinned.fingerprints)
+        ranges = Versions(old=dict(previous.sources), new=versions)
+        deriver = self._deriver(ranges, pinned.columns)
+        try:
+            bound = self._bind(deriver, pinned.columns, state.table_version)
+            self._write(bound, deriver, watermark.to_json(), state)
+        finally:
+            deriver.drop_change_views()
+
+    # ---- the first rows ----
+
+    def _first(
+        self,
+        state: WatermarkState,
+        pinned: Any,
+        replace_definition: dict[str, str] | None,
+        backfill: exp.Query | None,
+    ) -> None:
+        from dyntables.refresh import Action, _count, _watermark
+
+        versions = pinned.versions
+        start = start_versions(self.definition)
+        self.result.action = Action.FULL
+        deriver = None
+        if backfill is not None:  # cloned; later refreshes read changes from START AT
+            rows = backfill
+            consumed = {**versions, **{k: v for k, v in start.items() if k in versions}}
+            self.result.reason = "BACKFILL"
+        else:
+            old = {key: start.get(key) for key in versions}
+            deriver = self._deriver(Versions(old=old, new=versions), pinned.columns)
+            rows = first_rows(self._bind(deriver, pinned.columns, None), self.definition.columns)
+            consumed = versions
+            self.result.reason = "START_AT" if start else "INITIAL_ROWS_AS_INSERTS"
+        watermark = _watermark(
+            self.result, self.definition, consumed, pinned.fingerprints, replace_definition
+        )
+        try:
+            before = _count(self.session, self.table) if state.table_version is not None else 0
+            self.fmt.overwrite(
+                self.session,
+                self.table,
+                rows,
+                watermark.to_json(),
+                expected_version=state.table_version,
+                replace_schema=replace_definition is not None,
+            )
+        finally:
+            if deriver is not None:
+                deriver.drop_change_views()
+        self.result.rows_deleted = before
+        self.result.rows_inserted = _count(self.session, self.table)
+        self.result.table_version = self.fmt.current_version(self.session, self.table)
+
+    # ---- binding the statement ----
+
+    def _deriver(self, versions: Versions, columns: dict[str, list[str]]) -> ChangeDeriver:
+        return ChangeDeriver(
+            self.session, self.fmt, versions, columns.__getitem__, materialize_feeds=True
+        )
+
+    def _bind(
+        self, deriver: ChangeDeriver, columns: dict[str, list[str]], self_version: int | None
+    ) -> exp.Expr:
+        """The statement with its CHANGES, SELF and other tables replaced for this refresh
+        (SELF at ``self_version``; None: empty, the first refresh)."""
+        keys = {key: source_key(self.engine, key, columns[key]) for key in self.changed}
+        reader = ChangeReader(self.engine, deriver, columns, keys)
+        versions = deriver.versions.new
+        own = self.table
+
+        def relation(reference: exp.Table) -> exp.Expr:
+            alias = reference.alias_or_name
+            if is_self(reference):
+                if self_version is None:
+                    return aliased(empty_self(self.definition.columns), alias)
+                current = self.fmt.pinned(own, self_version)
+                current.set("alias", exp.TableAlias(this=exp.to_identifier(alias)))
+                return current
+            mode = information(reference)
+            key = table_key(reference)
+            if mode is not None:
+                return aliased(reader.changes(key, mode), alias)
+            version = versions.get(key)
+            if version is None:
+                return reference.copy()
+            return self.fmt.pinned(reference, version)
+
+        bound = bind(self.statement, relation)
+        target = own.copy()
+        alias = bound.this.alias if not isinstance(bound.this, exp.Schema) else ""
+        if isinstance(bound, exp.Merge):
+            target.set("alias", exp.TableAlias(this=exp.to_identifier(alias or "SELF")))
+            bound.set("this", target)
+        return bound
+
+    # ---- the write ----
+
+    def _write(
+        self, bound: exp.Expr, deriver: ChangeDeriver, watermark: str, state: WatermarkState
+    ) -> None:
+        """Run the statement as one commit carrying ``watermark``; only the watermark moves
+        when it writes nothing."""
+        from dyntables.refresh import _count
+
+        columns = self.definition.columns
+        written = False
+        inserted: int | None = None
+        if isinstance(bound, exp.Insert):
+            rows = deriver.materialize(insert_rows(bound, columns))
+            inserted = _count(self.session, rows)
+            if inserted:
+                self.fmt.append(self.session, self.table, rows, watermark, state.table_version)
+                written = True
+        else:
+            assert isinstance(bound, exp.Merge)
+            using = bound.args["using"]
+            alias = using.alias_or_name
+            source = deriver.materialize(exp.select("*").from_(using.copy()))
+            bound.set("using", aliased(source, alias))
+            clears = any(
+                when.args.get("source") for when in bound.args["whens"].expressions
+            )  # WHEN NOT MATCHED BY SOURCE acts on an empty source too
+            if clears or _count(self.session, source):
+                self.fmt.merge(self.session, self.table, bound, watermark, state.table_version)
+                written = True
+        latest = self.fmt.history(self.session, self.table, limit=1)[0]
+        if not written or latest.version == state.table_version:
+            self.fmt.recommit_watermark(self.session, self.table, watermark)
+            self.result.rows_inserted = self.result.rows_deleted = 0
+            latest = self.fmt.history(self.session, self.table, limit=1)[0]
+        elif inserted is not None:
+            self.result.rows_inserted, self.result.rows_deleted = inserted, 0
+        else:
+            self.result.rows_inserted, self.result.rows_deleted = self._changed_rows(
+                state.table_version, latest
+            )
+        self.result.table_version = latest.version
+
+    def _changed_rows(self, before: int | None, latest: Any) -> tuple[int | None, int | None]:
+        """Rows the MERGE inserted and deleted (an updated row is one of each): from the
+        commit's metrics, else counted from the table's own change feed."""
+        if latest.rows_inserted is not None and latest.rows_deleted is not None:
+            return latest.rows_inserted, latest.rows_deleted
+        if before is None:
+            return None, None
+        names = [name for name, _ in self.definition.columns]
+        feed = self.fmt.changes(self.session, self.table, names, before, latest.version, SIGN)
+        sign = exp.column(SIGN)
+        counts = exp.select(
+            exp.func("count_if", sign.eq(exp.Literal.number(1))),
+            exp.func("count_if", sign.copy().eq(exp.Literal.number(-1))),
+        ).from_(aliased(feed, "f"))
+        added, removed = self.session.sql(counts.sql("spark")).collect()[0]
+        return int(added or 0), int(removed or 0)
