@@ -41,7 +41,7 @@ from dyntables.dialect import parse_one
 from dyntables.errors import DynamicTableError
 
 if TYPE_CHECKING:
-    from dyntables.refresh import Refresher, RefreshResult, WatermarkState
+    from dyntables.refresh import AsOf, Refresher, RefreshResult, WatermarkState
 
 
 class CustomRefresh:
@@ -53,8 +53,11 @@ class CustomRefresh:
         table: exp.Table,
         definition: Definition,
         result: RefreshResult,
+        at: AsOf | None = None,
     ) -> None:
         self.refresher = refresher
+        # The scheduler's tick pins the sources' versions (one data timestamp for the DAG).
+        self.pinned_versions = at.versions if at is not None else {}
         self.engine = refresher.engine
         self.fmt = refresher.engine.table_format
         self.session = refresher.engine.refresh_session
@@ -74,7 +77,7 @@ class CustomRefresh:
         from dyntables.refresh import Action, _changes_data, _watermark
 
         state = self.refresher.last_watermark(self.table)
-        pinned = self.refresher._pin_sources(self.definition)
+        pinned = self.refresher._pin_sources(self.definition, self.pinned_versions)
         versions = pinned.versions
         previous = state.watermark
         if previous is None or replace_definition is not None:

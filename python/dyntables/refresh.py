@@ -219,7 +219,7 @@ class Refresher:
         if definition.refresh_mode == "CUSTOM_INCREMENTAL":
             from dyntables.custom_refresh import CustomRefresh  # (it imports this module)
 
-            CustomRefresh(self, table, definition, result).run(replace_definition, backfill)
+            CustomRefresh(self, table, definition, result, at).run(replace_definition, backfill)
             return
         fmt = self.engine.table_format
         session = self.engine.refresh_session
