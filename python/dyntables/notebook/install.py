@@ -1,0 +1,151 @@
+"""``install(spark)``: dynamic-table statements through a session's own ``spark.sql``.
+
+The session *instance* gets an ``sql`` attribute that shadows the class's method; no
+class, module or other session changes. The replacement hands the text to a
+``DynamicTables`` on that session:
+
+* a text that is one ordinary statement reaches the original ``sql`` with the caller's
+  exact string (and exact arguments: parameterized calls are never ours), unless it names
+  a dynamic table or ``information_schema``'s dynamic-table functions, which
+  ``DynamicTables`` checks and rewrites as ``dt.sql`` does;
+* dynamic-table statements, and scripts of several ``;``-separated statements, run as
+  ``dt.sql`` runs them (the last statement's DataFrame).
+
+The library's own work calls ``session.sql`` on the same session (catalog look-ups,
+system tables); those calls come from ``dyntables``/``sparkshim`` code and go straight to
+the original method, on every thread (the scheduler's too), so nothing recurses.
+
+>>> import tempfile
+>>> from sparkshim import ShimSession
+>>> spark = ShimSession(warehouse=tempfile.mkdtemp())
+>>> dt = install(spark)
+>>> spark.sql("CREATE TABLE src (id INT) USING DELTA").collect()
+[]
+>>> spark.sql("CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT id FROM src").collect()
+[Row(status='Dynamic table d successfully created.')]
+>>> install(spark) is dt
+True
+>>> uninstall(spark)
+True
+>>> "sql" in vars(spark)
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from dyntables.api import DynamicTables
+from dyntables.errors import DynamicTableError
+from dyntables.statements import PassThrough, Statement
+
+# The attribute under which an installed session keeps its installation.
+_MARK = "_dyntables_installation"
+# Calls from these packages are the library's own: they reach the original ``sql``.
+_OWN_PACKAGES = ("dyntables", "sparkshim")
+
+
+@dataclass(frozen=True)
+class Installation:
+    """What ``install`` put on a session, and what ``uninstall`` restores."""
+
+    tables: DynamicTables
+    original: Callable[..., Any]  # the ``sql`` the session had: a bound method, usually
+    shadowed: bool  # whether ``original`` was an instance attribute (another patch) already
+    wrapper: Callable[..., Any]
+
+
+def install(spark: Any, *, table_format: str | None = None) -> DynamicTables:
+    """Make ``spark.sql`` accept dynamic-table statements; the ``DynamicTables`` behind it.
+
+    Installing again returns the same object (``table_format`` must then agree or be
+    None). Works on classic and Spark Connect SparkSessions and on sparkshim's."""
+    existing = installation(spark)
+    if existing is not None:
+        current = existing.tables.engine.table_format.name
+        if table_format is not None and table_format != current:
+            raise DynamicTableError(
+                f"dyntables is already installed on this session with table_format={current!r};"
+                " uninstall(spark) first to change it"
+            )
+        return existing.tables
+    own = vars(spark)
+    shadowed = "sql" in own
+    original: Callable[..., Any] = spark.sql
+    tables = DynamicTables(spark, table_format=table_format)
+    wrapper = _routing_sql(tables, original)
+    own[_MARK] = Installation(tables, original, shadowed, wrapper)
+    own["sql"] = wrapper
+    return tables
+
+
+def uninstall(spark: Any) -> bool:
+    """Give ``spark`` back its own ``sql``; False when nothing was installed. A background
+    scheduler started with ``dt.start()`` keeps running until ``dt.stop()``."""
+    found = installation(spark)
+    if found is None:
+        return False
+    own = vars(spark)
+    if own.get("sql") is not found.wrapper:
+        raise DynamicTableError(
+            "spark.sql was replaced again after dyntables.install (by another library):"
+            " remove that patch first, then uninstall"
+        )
+    if found.shadowed:
+        own["sql"] = found.original
+    else:
+        del own["sql"]
+    del own[_MARK]
+    return True
+
+
+def installation(spark: Any) -> Installation | None:
+    """The installation on ``spark``, if any."""
+    found = vars(spark).get(_MARK)
+    return found if isinstance(found, Installation) else None
+
+
+def _routing_sql(tables: DynamicTables, original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def sql(sqlQuery: Any, args: Any = None, **kwargs: Any) -> Any:  # noqa: N803 (PySpark's)
+        if args is not None or kwargs or not isinstance(sqlQuery, str) or _from_library():
+            return original(sqlQuery, args, **kwargs)
+        return route(tables, original, sqlQuery)
+
+    return sql
+
+
+def route(tables: DynamicTables, original: Callable[..., Any], text: str) -> Any:
+    """Run ``text`` as the installed ``spark.sql`` does."""
+    statements = statements_of(text)
+    if not statements:
+        return original(text)  # nothing but comments or blanks: Spark's own answer (an error)
+    return tables.run(statements, text)
+
+
+def statements_of(text: str) -> list[Statement]:
+    """The statements of ``text``; a text of one ordinary statement keeps the caller's
+    exact string (a trailing ``;`` or comment included) as that statement's SQL.
+
+    >>> statements_of("SELECT 1 ;")[0].sql
+    'SELECT 1 ;'
+    >>> [s.sql for s in statements_of("SELECT 1; SELECT 2")]
+    ['SELECT 1', 'SELECT 2']
+    """
+    from dyntables import parse
+
+    statements = parse(text)
+    if len(statements) == 1 and isinstance(statements[0], PassThrough):
+        return [PassThrough(text, statements[0].span)]
+    return statements
+
+
+def _from_library() -> bool:
+    """Whether the caller of the installed ``sql`` is the library's own code."""
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    package = str(caller).partition(".")[0]
+    return package in _OWN_PACKAGES
