@@ -4,12 +4,12 @@ The session *instance* gets an ``sql`` attribute that shadows the class's method
 class, module or other session changes. The replacement hands the text to a
 ``DynamicTables`` on that session:
 
-* a text that is one ordinary statement reaches the original ``sql`` with the caller's
-  exact string (and exact arguments: parameterized calls are never ours), unless it names
-  a dynamic table or ``information_schema``'s dynamic-table functions, which
+* a text of ordinary SQL reaches the original ``sql`` with the caller's exact string (and
+  exact arguments: parameterized calls are never ours), unless it names a dynamic table,
+  a ``METADATA$`` column or ``information_schema``'s dynamic-table functions, which
   ``DynamicTables`` checks and rewrites as ``dt.sql`` does;
-* dynamic-table statements, and scripts of several ``;``-separated statements, run as
-  ``dt.sql`` runs them (the last statement's DataFrame).
+* a text with a dynamic-table statement runs as ``dt.sql`` runs it: statement by
+  statement when there are several, the last one's DataFrame returned.
 
 The library's own work calls ``session.sql`` on the same session (catalog look-ups,
 system tables); those calls come from ``dyntables``/``sparkshim`` code and go straight to
@@ -127,19 +127,25 @@ def route(tables: DynamicTables, original: Callable[..., Any], text: str) -> Any
     return tables.run(statements, text)
 
 
-def statements_of(text: str) -> list[Statement]:
-    """The statements of ``text``; a text of one ordinary statement keeps the caller's
-    exact string (a trailing ``;`` or comment included) as that statement's SQL.
+def statements_of(text: str, *, script: bool = False) -> list[Statement]:
+    """The statements of ``text`` as the installed ``spark.sql`` runs them: a text of
+    ordinary SQL only is one statement with the caller's exact string (so Spark answers
+    it, its own error for several statements included). With ``script`` (the magics),
+    several statements run one by one; a lone one still keeps its exact text.
 
     >>> statements_of("SELECT 1 ;")[0].sql
     'SELECT 1 ;'
     >>> [s.sql for s in statements_of("SELECT 1; SELECT 2")]
+    ['SELECT 1; SELECT 2']
+    >>> [s.sql for s in statements_of("SELECT 1; SELECT 2", script=True)]
     ['SELECT 1', 'SELECT 2']
     """
     from dyntables import parse
 
     statements = parse(text)
-    if len(statements) == 1 and isinstance(statements[0], PassThrough):
+    if not statements or not all(isinstance(s, PassThrough) for s in statements):
+        return statements
+    if len(statements) == 1 or not script:
         return [PassThrough(text, statements[0].span)]
     return statements
 

@@ -127,7 +127,7 @@ class DynamicTableMagics(Magics):
     def run(self, text: str, options: Options) -> Any:
         shell = self._user_shell()
         installed = session_installation(shell)
-        statements = statements_of(text)
+        statements = statements_of(text, script=True)
         if not statements:
             raise UsageError("no SQL statement in the cell")
         result: Any = None
