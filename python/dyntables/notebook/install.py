@@ -34,6 +34,7 @@ False
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -143,15 +144,30 @@ def statements_of(text: str, *, script: bool = False) -> list[Statement]:
     from dyntables import parse
 
     statements = parse(text)
-    if not statements or not all(isinstance(s, PassThrough) for s in statements):
+    ordinary = [s for s in statements if isinstance(s, PassThrough)]
+    if not ordinary or len(ordinary) < len(statements):
         return statements
-    if len(statements) == 1 or not script:
-        return [PassThrough(text, statements[0].span)]
+    if len(ordinary) == 1 or not script:
+        return [PassThrough(text, ordinary[0].span)]
     return statements
 
 
 def _from_library() -> bool:
-    """Whether the caller of the installed ``sql`` is the library's own code."""
-    caller = sys._getframe(2).f_globals.get("__name__", "")
-    package = str(caller).partition(".")[0]
-    return package in _OWN_PACKAGES
+    """Whether the caller of the installed ``sql`` is the library's own code: a function
+    defined in a file of the ``dyntables`` or ``sparkshim`` packages (doctests and user
+    code run from elsewhere)."""
+    caller = sys._getframe(2).f_code.co_filename
+    return caller.startswith(_own_folders())
+
+
+@functools.cache
+def _own_folders() -> tuple[str, ...]:
+    import importlib.util
+
+    folders = []
+    for package in _OWN_PACKAGES:
+        spec = importlib.util.find_spec(package)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folders.append(os.path.join(os.path.realpath(location), ""))
+            folders.append(os.path.join(os.path.abspath(location), ""))
+    return tuple(folders)
