@@ -119,6 +119,17 @@ def displayable(frame: Any, limit: int = DEFAULT_LIMIT) -> ResultTable | None:
     return ResultTable(frame, limit)
 
 
+def register_formatters(shell: Any) -> None:
+    """Plain-text forms for IPython: ``dt.graph()`` prints as its text picture (notebooks
+    show its SVG)."""
+    plain = shell.display_formatter.formatters["text/plain"]
+    plain.for_type_by_name("dyntables.scheduler.graph", "DagView", _pretty_graph)
+
+
+def _pretty_graph(graph: Any, printer: Any, cycle: bool) -> None:
+    printer.text(graph.to_text())
+
+
 # ---- progress ----
 
 

@@ -168,6 +168,7 @@ def load(shell: Any) -> None:
     """Register the magics: ``dtsql`` always, ``sql`` when no other extension has it."""
     magics = DynamicTableMagics(shell)
     shell.register_magics(magics)  # registers dtsql (the class's only magic)
+    display.register_formatters(shell)
     manager = shell.magics_manager
     taken = SHARED_NAME in manager.magics["cell"] or SHARED_NAME in manager.magics["line"]
     if taken and not _is_ours(manager, SHARED_NAME):
