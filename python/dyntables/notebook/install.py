@@ -60,8 +60,11 @@ class Installation:
     wrapper: Callable[..., Any]
 
 
-def install(spark: Any, *, table_format: str | None = None) -> DynamicTables:
-    """Make ``spark.sql`` accept dynamic-table statements; the ``DynamicTables`` behind it.
+def install(
+    spark: Any, *, table_format: str | None = None, tables: DynamicTables | None = None
+) -> DynamicTables:
+    """Make ``spark.sql`` accept dynamic-table statements; the ``DynamicTables`` behind it
+    (``tables``, when given one on this session, else a new one).
 
     Installing again returns the same object (``table_format`` must then agree or be
     None). Works on classic and Spark Connect SparkSessions and on sparkshim's."""
@@ -77,7 +80,10 @@ def install(spark: Any, *, table_format: str | None = None) -> DynamicTables:
     own = vars(spark)
     shadowed = "sql" in own
     original: Callable[..., Any] = spark.sql
-    tables = DynamicTables(spark, table_format=table_format)
+    if tables is None:
+        tables = DynamicTables(spark, table_format=table_format)
+    elif tables.session is not spark:
+        raise DynamicTableError("install(spark, tables=dt) needs dt.session to be spark")
     wrapper = _routing_sql(tables, original)
     own[_MARK] = Installation(tables, original, shadowed, wrapper)
     own["sql"] = wrapper
