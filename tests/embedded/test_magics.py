@@ -231,3 +231,17 @@ def test_importing_dyntables_imports_neither_ipython_nor_spark() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert printed.strip() == "[]"
+
+
+def test_a_session_of_unknown_format_asks_for_install_first(shell: InteractiveShell) -> None:
+    class Conf:
+        def get(self, key: str, default: Any = None) -> Any:
+            return default
+
+    class Session:  # a SparkSession whose extensions name neither Delta nor Iceberg
+        conf = Conf()
+
+    shell.user_ns["spark"] = Session()
+    cell(shell, "%load_ext dyntables")
+    with pytest.raises(UsageError, match=r"dyntables.install\(spark, table_format=...\) first"):
+        shell.run_line_magic("sql", "SELECT 1")

@@ -77,13 +77,13 @@ def install(
                 " uninstall(spark) first to change it"
             )
         return existing.tables
-    own = vars(spark)
-    shadowed = "sql" in own
-    original: Callable[..., Any] = spark.sql
     if tables is None:
         tables = DynamicTables(spark, table_format=table_format)
     elif tables.session is not spark:
         raise DynamicTableError("install(spark, tables=dt) needs dt.session to be spark")
+    own = vars(spark)
+    shadowed = "sql" in own
+    original: Callable[..., Any] = spark.sql
     wrapper = _routing_sql(tables, original)
     own[_MARK] = Installation(tables, original, shadowed, wrapper)
     own["sql"] = wrapper

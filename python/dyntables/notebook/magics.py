@@ -30,6 +30,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
+from dyntables.errors import DynamicTableError
 from dyntables.notebook import display
 from dyntables.notebook.install import Installation, install, installation, statements_of
 
@@ -157,7 +158,12 @@ def session_installation(shell: Any) -> Installation:
 
         spark = ShimSession(warehouse="spark-warehouse")
         namespace["spark"] = spark
-    tables = install(spark)
+    try:
+        tables = install(spark)
+    except DynamicTableError as error:
+        raise UsageError(
+            f"{error} (for the magics: run dyntables.install(spark, table_format=...) first)"
+        ) from error
     namespace.setdefault("dt", tables)
     found = installation(spark)
     assert found is not None
