@@ -136,8 +136,8 @@ def _pretty_graph(graph: Any, printer: Any, cycle: bool) -> None:
 class Progress:
     """The progress of a cell's statements: nothing for quick ones; past ``after``
     seconds a bar (``statement i of n``, elapsed time) that updates while the statement
-    runs, as a notebook widget (ipywidgets when installed, else an HTML ``<progress>``
-    element) or as a text line on ``stream`` in terminals."""
+    runs: in notebooks an HTML ``<progress>`` element updated in place (a display
+    handle, so no widget library is needed), in terminals a text line on ``stream``."""
 
     def __init__(
         self,
