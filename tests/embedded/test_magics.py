@@ -245,3 +245,29 @@ def test_a_session_of_unknown_format_asks_for_install_first(shell: InteractiveSh
     cell(shell, "%load_ext dyntables")
     with pytest.raises(UsageError, match=r"dyntables.install\(spark, table_format=...\) first"):
         shell.run_line_magic("sql", "SELECT 1")
+
+
+def test_progress_in_notebooks_updates_one_display(monkeypatch: pytest.MonkeyPatch) -> None:
+    import IPython.display
+
+    shown_markup: list[str] = []
+
+    class Handle:
+        def update(self, markup: Any) -> None:
+            shown_markup.append(markup.data)
+
+    def fake_display(markup: Any, display_id: bool = False) -> Handle:
+        assert display_id is True  # one output, updated in place
+        shown_markup.append(markup.data)
+        return Handle()
+
+    monkeypatch.setattr(IPython.display, "display", fake_display)
+    with display.Progress(2, notebook=True, after=0.0) as progress:
+        progress.step(0, "CreateDynamicTable")
+        import time
+
+        time.sleep(0.6)
+        progress.step(1, "PassThrough")
+    assert shown_markup[0].startswith('<progress value="0" max="2"></progress>')
+    assert shown_markup[-1].startswith('<progress value="2" max="2"></progress>')
+    assert "done" in shown_markup[-1]
