@@ -166,7 +166,7 @@ def test_html_display_limits_rows_with_a_note(shell: InteractiveShell) -> None:
     assert page.count("<tr><td>") == 2
     assert "Showing the first 2 rows." in page
     text = shown(shell, result)["text/plain"]
-    assert text.endswith("only showing top 2 rows")
+    assert text.endswith("+\nonly showing top 2 rows")  # once
 
 
 def test_ddl_without_columns_shows_nothing(shell: InteractiveShell, tmp_path: Path) -> None:

@@ -103,12 +103,9 @@ class ResultTable:
         return html_table(self.frame, self.limit)
 
     def __repr__(self) -> str:
+        # Spark's own showString, "only showing top N rows" note included.
         shown = min(self.limit, 20)
-        text = str(self.frame._show_string(shown, TEXT_CHARACTERS)).rstrip("\n")
-        table = cells(self.frame, shown)
-        if table.more:
-            text += f"\nonly showing top {shown} rows"
-        return text
+        return str(self.frame._show_string(shown, TEXT_CHARACTERS)).rstrip("\n")
 
 
 def displayable(frame: Any, limit: int = DEFAULT_LIMIT) -> ResultTable | None:
