@@ -201,6 +201,43 @@ class DataFrame:
         """Print the first ``n`` rows as Spark's ``Dataset.showString`` does."""
         print(self._show_string(n, truncate, vertical))
 
+    def _repr_html_(self) -> str:
+        """The first rows as an HTML table, in the markup PySpark's ``_repr_html_`` gives
+        with ``spark.sql.repl.eagerEval.enabled`` (the shim runs eagerly, so always):
+        at most ``spark.sql.repl.eagerEval.maxNumRows`` rows (20), cells cut to
+        ``spark.sql.repl.eagerEval.truncate`` characters (20).
+
+        >>> frame = DataFrame(_NoSession(), pa.table({"a": [1, 2], "b": ["<x>", None]}))
+        >>> print(frame._repr_html_())
+        <table border='1'>
+        <tr><th>a</th><th>b</th></tr>
+        <tr><td>1</td><td>&lt;x&gt;</td></tr>
+        <tr><td>2</td><td>NULL</td></tr>
+        </table>
+        <BLANKLINE>
+        """
+        import html
+
+        limit = max(_conf_int(self._session, "spark.sql.repl.eagerEval.maxNumRows", 20), 0)
+        width = _conf_int(self._session, "spark.sql.repl.eagerEval.truncate", 20)
+        head = _head(self._table, limit + 1)
+        cells = [
+            pretty_strings(column, field.dataType, self._session.time_zone)
+            for column, field in zip(head.columns, self._schema.fields, strict=True)
+        ]
+        rows = [list(r) for r in zip(*cells, strict=True)] if cells else [[]] * head.num_rows
+        more = len(rows) > limit
+
+        def line(tag: str, values: list[str]) -> str:
+            escaped = [html.escape(_truncate(escape_meta_characters(v), width)) for v in values]
+            return f"<tr><{tag}>" + f"</{tag}><{tag}>".join(escaped) + f"</{tag}></tr>\n"
+
+        markup = "<table border='1'>\n" + line("th", list(self._schema.names))
+        markup += "".join(line("td", row) for row in rows[:limit]) + "</table>\n"
+        if more:
+            markup += f"only showing top {limit} {'row' if limit == 1 else 'rows'}\n"
+        return markup
+
     def _show_string(self, n: int = 20, truncate: bool | int = True, vertical: bool = False) -> str:
         if not isinstance(n, int) or isinstance(n, bool):
             raise PySparkTypeError(
@@ -235,6 +272,15 @@ class DataFrame:
         rows = [list(r) for r in zip(*cells, strict=True)] if cells else [[]] * head.num_rows
         data = [[_truncate(escape_meta_characters(cell), width) for cell in row] for row in rows]
         return show_string(header, data, num_rows, width, vertical)
+
+
+def _conf_int(session: SessionLike, key: str, default: int) -> int:
+    conf = getattr(session, "conf", None)
+    value = conf.get(key, None) if conf is not None else None
+    try:
+        return int(value) if value is not None else default
+    except ValueError:
+        return default
 
 
 def _head(table: pa.Table, count: int) -> pa.Table:

@@ -11,7 +11,7 @@ Importing this package starts nothing and imports neither Spark nor the parser r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dyntables import statements
 from dyntables.errors import (
@@ -36,6 +36,35 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'dyntables' has no attribute {name!r}")
 
 
+def install(spark: Any, *, table_format: str | None = None) -> DynamicTables:
+    """Make ``spark.sql`` on this session accept dynamic-table statements; ordinary SQL
+    still reaches Spark's own ``sql`` byte-exact (``dyntables.notebook.install``)."""
+    from dyntables.notebook.install import install as install_on
+
+    return install_on(spark, table_format=table_format)
+
+
+def uninstall(spark: Any) -> bool:
+    """Give ``spark`` back its own ``sql``; False when nothing was installed."""
+    from dyntables.notebook.install import uninstall as uninstall_from
+
+    return uninstall_from(spark)
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext dyntables``: the ``%%sql``, ``%sql`` and ``%%dtsql`` magics."""
+    from dyntables.notebook.magics import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext dyntables``: removes the magics this extension registered."""
+    from dyntables.notebook.magics import unload
+
+    unload(ipython)
+
+
 def parse(text: str) -> list[Statement]:
     """Split ``text`` into statements and parse the dynamic-table ones (see
     ``dyntables.parser.parse``)."""
@@ -50,6 +79,10 @@ __all__ = [
     "DynamicTables",
     "Statement",
     "UnsupportedStatementError",
+    "install",
+    "load_ipython_extension",
     "parse",
     "statements",
+    "uninstall",
+    "unload_ipython_extension",
 ]

@@ -95,6 +95,15 @@ class DynamicTables:
             raise DynamicTableError("no SQL statement to run: the text is empty")
         return result
 
+    def run(self, statements: list[Statement], script: str) -> Any:
+        """Run ``statements`` parsed from ``script``; the last one's DataFrame, or None when
+        there is none (``dyntables.install`` parses first, so that a lone ordinary
+        statement reaches Spark with the caller's exact text)."""
+        result: Any = None
+        for statement in statements:
+            result = self._run(statement, script)
+        return result
+
     # ---- the scheduler ----
 
     def start(self, **options: Any) -> None:

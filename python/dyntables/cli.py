@@ -3,7 +3,8 @@
 * ``dyntables parse FILE`` checks a SQL script and prints how each statement is understood;
 * ``dyntables scheduler run [--once]`` keeps every dynamic table within its target lag
   (a daemon until SIGINT/SIGTERM; ``--once`` refreshes what is due and exits);
-* ``dyntables status`` prints the graph of dynamic tables with lag, state and last refresh.
+* ``dyntables status`` prints the graph of dynamic tables with lag, state and last refresh;
+* ``dyntables shell`` starts IPython with ``spark`` and ``dt`` ready and the magics loaded.
 
 The engine commands take the engine flags of ``dyntables-sql`` (``--warehouse``,
 ``--master``, ``--remote``, ``--conf``, ``--database``, ``--table-format``). Errors print
@@ -96,6 +97,18 @@ def build_argument_parser() -> argparse.ArgumentParser:
     )
     add_engine_arguments(status_command)
     status_command.set_defaults(run=run_status)
+
+    shell_command = commands.add_parser(
+        "shell",
+        help="IPython with spark and dt ready and the %%sql magics loaded",
+        description="An IPython shell with `spark` (dyntables installed on it) and `dt`"
+        " ready and the %%sql / %%dtsql magics loaded. Arguments after -- go to IPython.",
+    )
+    add_engine_arguments(shell_command)
+    shell_command.add_argument(
+        "ipython_args", nargs="*", metavar="-- IPYTHON_ARGS", help="arguments for IPython"
+    )
+    shell_command.set_defaults(run=run_shell)
     return parser
 
 
@@ -150,6 +163,12 @@ def run_status(args: argparse.Namespace) -> int:
 
     print(open_tables(args).graph().to_text())
     return 0
+
+
+def run_shell(args: argparse.Namespace) -> int:
+    from dyntables.notebook.shell import run  # lazy: imports IPython
+
+    return run(args)
 
 
 def run_parse(args: argparse.Namespace) -> int:

@@ -50,6 +50,15 @@ class Engine:
             raise DynamicTableError(
                 "warehouse= is for the embedded engine; a SparkSession brings its own catalog"
             )
+        if _is_shim(session):  # an embedded session made by the caller (dyntables.install)
+            from dyntables.formats.delta import DeltaFormat
+
+            if table_format not in (None, "delta"):
+                raise DynamicTableError(
+                    f"the embedded engine stores Delta tables; table_format={table_format!r}"
+                    " needs a SparkSession"
+                )
+            return cls(session, DeltaFormat(embedded=True), embedded=True)
         return cls(session, _format_for(session, table_format), embedded=False)
 
     def sql(self, text: str) -> Any:
@@ -125,6 +134,11 @@ class Engine:
         except Exception:  # a view, or a table of another format: not ours
             return None
         return Definition.from_properties(properties)
+
+
+def _is_shim(session: Any) -> bool:
+    """Whether ``session`` is sparkshim's (told without importing sparkshim)."""
+    return type(session).__module__.startswith("sparkshim.")
 
 
 def _format_for(session: Any, requested: str | None) -> TableFormat:

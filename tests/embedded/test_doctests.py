@@ -12,7 +12,15 @@ pytestmark = pytest.mark.embedded
 
 @pytest.mark.parametrize(
     "module_name",
-    ["sparkshim.dataframe", "sparkshim.session", "sparkshim.translate", "sparkshim.types"],
+    [
+        "sparkshim.dataframe",
+        "sparkshim.session",
+        "sparkshim.translate",
+        "sparkshim.types",
+        "dyntables.notebook.install",
+        "dyntables.notebook.display",
+        "dyntables.notebook.magics",
+    ],
 )
 def test_doctests(module_name: str) -> None:
     module = importlib.import_module(module_name)
