@@ -371,3 +371,14 @@ def test_progress_is_log_lines_elsewhere(caplog: pytest.LogCaptureFixture) -> No
         "tick 2022-12-01 00:00:00.000: db.a SUCCEEDED FULL",
         "tick 2022-12-01 00:00:00.000: db.b SUCCEEDED FULL",
     ]
+
+
+def test_a_tick_is_abandoned_when_the_scheduler_may_not_continue() -> None:
+    clock = SimClock(SEED_START, end=SEED_START + 20)
+    nodes = [Node("a", (), 10), Node("b", ("a",), 10)]
+    runner = FakeRunner(clock, nodes, refreshed_until={"a": SEED_START - 1, "b": SEED_START - 1})
+    scheduler = Scheduler(runner, clock, CONFIG)
+    scheduler.may_continue = lambda: len(runner.log) < 1  # e.g. the lease was lost
+    scheduler.run_due()
+    assert [(e.name, e.state) for e in runner.log] == [("a", SUCCEEDED)]
+    assert scheduler.run_due() is None  # the abandoned tick is never run again

@@ -134,6 +134,9 @@ class Scheduler:
         self._tick_now = 0.0  # the tick being processed
         # Set to stop: the refresh in flight finishes, the rest of its tick is abandoned.
         self.stopping: threading.Event | None = None
+        # Asked before each refresh; False abandons the rest of the tick (the daemon: the
+        # lease is lost, another scheduler is active now).
+        self.may_continue: Callable[[], bool] = lambda: True
 
     # ---- the loop's two questions ----
 
@@ -216,6 +219,8 @@ class Scheduler:
         self._emit(Event("tick", tick, total=len(plan)))
         for position, name in enumerate(plan, start=1):
             if self.stopping is not None and self.stopping.is_set():
+                break
+            if not self.may_continue():
                 break
             self._emit(Event("start", tick, name, position, len(plan)))
             outcome = self._refresh_one(graph, name, current)

@@ -91,13 +91,18 @@ class Service:
         self.progress = progress or Progress(None)
         self.runner = EngineRunner(tables, self.config.max_consecutive_failures)
         self.lease = Lease(tables.engine, tables.system, self.clock, lease_seconds)
-        self.scheduler = Scheduler(self.runner, self.clock, self.config, self._on_event)
+        self.scheduler = Scheduler(self.runner, self.clock, self.config, self.progress)
+        self.scheduler.may_continue = self._keep_lease
 
-    def _on_event(self, event: Event) -> None:
-        self.progress(event)
-        # Renewed as refreshes commit, so a long tick keeps the lease.
-        if event.kind == "end" and self.lease.held() and self.lease.renewal_due():
-            self.lease.acquire()
+    def _keep_lease(self) -> bool:
+        """Before each refresh: renew the lease when due (so a long tick keeps it); a lost
+        lease abandons the rest of the tick to the scheduler that holds it now."""
+        if self.lease.held() and not self.lease.renewal_due():
+            return True
+        holder = self.lease.acquire()
+        if holder is not None:
+            log.warning("lost the scheduler lease to %s", holder.describe())
+        return holder is None
 
     def run(self, stop: threading.Event) -> None:
         """Run until ``stop`` is set: standby while another scheduler holds the lease."""

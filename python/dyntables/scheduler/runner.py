@@ -17,7 +17,7 @@ from sqlglot import exp
 from dyntables.catalog import Definition, ObjectKind, SchedulingState, key_to_table, table_key
 from dyntables.errors import DynamicTableError
 from dyntables.history import REFRESH_HISTORY, SYSTEM_SCHEMA, RefreshRecord, new_id, utc_now
-from dyntables.refresh import AsOf, Trigger
+from dyntables.refresh import HISTORY_PAGES, AsOf, Trigger
 from dyntables.scheduler.core import (
     FAILED,
     SKIPPED,
@@ -212,12 +212,15 @@ class EngineRunner:
         fmt = self.engine.table_format
         session = self.engine.refresh_session
         table = key_to_table(key)
-        latest = fmt.history(session, table, limit=1)
-        if latest and self._committed_at(latest[0].timestamp) <= moment:
-            return latest[0].version
-        for commit in fmt.history(session, table):
-            if self._committed_at(commit.timestamp) <= moment:
-                return commit.version
+        # Newest first, in growing pages: the version wanted is almost always among the
+        # newest few, and a source written often has a long history.
+        for limit in HISTORY_PAGES:
+            commits = fmt.history(session, table, limit)
+            for commit in commits:
+                if self._committed_at(commit.timestamp) <= moment:
+                    return commit.version
+            if limit is None or len(commits) < limit:
+                return None
         return None
 
     def _committed_at(self, moment: datetime.datetime | None) -> datetime.datetime:
