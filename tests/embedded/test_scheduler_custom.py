@@ -3,30 +3,17 @@ to the tick's data timestamp, no further (the same snapshot as the rest of the g
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
 import pytest
+from scheduler_sim import SimClock
 
 from dyntables import DynamicTables
 from dyntables.scheduler.core import Scheduler
 from dyntables.scheduler.runner import EngineRunner
 
 pytestmark = pytest.mark.embedded
-
-
-class StepClock:
-    """Simulated time: moves only when told."""
-
-    def __init__(self, time_now: float) -> None:
-        self.time = time_now
-
-    def now(self) -> float:
-        return self.time
-
-    def wait(self, seconds: float, stop: threading.Event) -> None:
-        self.time += seconds
 
 
 def test_a_tick_hands_a_refresh_using_table_the_changes_up_to_its_data_timestamp(
@@ -44,7 +31,7 @@ def test_a_tick_hands_a_refresh_using_table_the_changes_up_to_its_data_timestamp
     while time.time() <= tick_time:
         time.sleep(0.05)
     dt.sql("INSERT INTO src VALUES (3)")  # committed after the tick's data timestamp
-    report = Scheduler(EngineRunner(dt), StepClock(tick_time)).run_due()
+    report = Scheduler(EngineRunner(dt), SimClock(tick_time)).run_due()
     assert report is not None
     assert report.outcomes["default.log"].state == "SUCCEEDED"
     assert sorted(r[0] for r in dt.sql("SELECT id FROM log").collect()) == [1, 2]

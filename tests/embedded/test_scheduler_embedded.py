@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import datetime
 import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scheduler_sim import SimClock
 
 from dyntables import DynamicTables
 from dyntables.cli import main
@@ -29,19 +29,6 @@ pytestmark = pytest.mark.embedded
 @pytest.fixture
 def dt(tmp_path: Path) -> DynamicTables:
     return DynamicTables(warehouse=tmp_path / "warehouse")
-
-
-class StepClock:
-    """Simulated time for the engine-backed scheduler: moves only when told."""
-
-    def __init__(self) -> None:
-        self.time = time.time()
-
-    def now(self) -> float:
-        return self.time
-
-    def wait(self, seconds: float, stop: threading.Event) -> None:
-        self.time += seconds
 
 
 def history(dt: DynamicTables, name: str) -> list[Any]:
@@ -115,7 +102,7 @@ def test_failing_refreshes_suspend_the_table_and_its_consumers_until_resume(
     dt.sql("CREATE DYNAMIC TABLE consumer TARGET_LAG = '20 seconds' AS SELECT id FROM fragile")
     dt.sql("CREATE DYNAMIC TABLE fine TARGET_LAG = '10 seconds' AS SELECT 1 AS one FROM src")
     dt.sql("DROP TABLE src")  # every refresh reading it fails from now on
-    clock = StepClock()
+    clock = SimClock(time.time())
     scheduler = Scheduler(EngineRunner(dt), clock)
     for _ in range(12):
         clock.time += 6  # one tick of the 10-second lag's period
@@ -157,7 +144,7 @@ def test_a_tick_reads_every_source_as_of_its_data_timestamp(dt: DynamicTables) -
     dt.sql("CREATE TABLE src (id INT) USING DELTA")
     dt.sql("INSERT INTO src VALUES (1)")
     dt.sql("CREATE DYNAMIC TABLE copy TARGET_LAG = '10 seconds' AS SELECT id FROM src")
-    clock = StepClock()
+    clock = SimClock(time.time())
     clock.time = (int(time.time()) // 6) * 6 + 6.0  # the next tick, before the insert below
     tick_time = clock.time
     while time.time() <= tick_time:
@@ -225,7 +212,7 @@ def test_scheduler_run_once_exits_0_naming_the_lease_holder(
     dt = DynamicTables(warehouse=warehouse)
     dt.sql("CREATE TABLE src (id INT) USING DELTA")
     dt.sql("CREATE DYNAMIC TABLE d1 TARGET_LAG = '1 second' AS SELECT id FROM src")
-    other = Lease(dt.engine, dt.system, StepClock(), 3600, holder="the-other-one")
+    other = Lease(dt.engine, dt.system, SimClock(time.time()), 3600, holder="the-other-one")
     assert other.acquire() is None
     assert main(["scheduler", "run", "--once", "--warehouse", str(warehouse)]) == 0
     assert "the scheduler lease is held by the-other-one" in capsys.readouterr().out

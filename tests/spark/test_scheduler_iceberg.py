@@ -5,29 +5,18 @@ from __future__ import annotations
 
 import collections
 import datetime
-import threading
 import time
 
 import pytest
 from lifecycle_scenario import spark_env
 from pyspark.sql import SparkSession
+from scheduler_sim import SimClock
 
 from dyntables.scheduler.core import Scheduler
 from dyntables.scheduler.lease import Lease
 from dyntables.scheduler.runner import EngineRunner
 
 pytestmark = pytest.mark.spark
-
-
-class StepClock:
-    def __init__(self, start: float) -> None:
-        self.time = start
-
-    def now(self) -> float:
-        return self.time
-
-    def wait(self, seconds: float, stop: threading.Event) -> None:
-        self.time += seconds
 
 
 def test_a_tick_refreshes_the_chain_upstream_first_at_one_data_timestamp(
@@ -45,7 +34,7 @@ def test_a_tick_refreshes_the_chain_upstream_first_at_one_data_timestamp(
     tick = (time.time() // 12 + 1) * 12  # the next tick of both periods (6 s and 12 s)
     while time.time() <= tick:
         time.sleep(0.1)
-    report = Scheduler(EngineRunner(env.dt), StepClock(tick)).run_due()
+    report = Scheduler(EngineRunner(env.dt), SimClock(tick)).run_due()
     assert report is not None
     assert report.data_timestamp == tick
     assert list(report.outcomes) == [f"{env.database}.level1", f"{env.database}.level2"]
@@ -64,7 +53,7 @@ def test_a_tick_refreshes_the_chain_upstream_first_at_one_data_timestamp(
 
 def test_the_lease_admits_one_holder_at_a_time(iceberg_spark: SparkSession) -> None:
     env = spark_env(iceberg_spark, "iceberg")
-    clock = StepClock(time.time())
+    clock = SimClock(time.time())
     first = Lease(env.dt.engine, env.dt.system, clock, 30, holder="first")
     second = Lease(env.dt.engine, env.dt.system, clock, 30, holder="second")
     assert first.acquire() is None
