@@ -26,6 +26,7 @@ from dyntables.parser.recognizer import leading_words
 from dyntables.planner import Plan, explain_rows
 from dyntables.predicates import bind_current_time, is_frozen
 from dyntables.refresh import RefreshResult
+from dyntables.scheduler.functions import COLUMNS as SCHEDULER_FUNCTIONS
 from dyntables.statements import (
     AlterDynamicTable,
     CreateDynamicTable,
@@ -319,7 +320,7 @@ class DynamicTables:
             ):
                 reference.replace(self._refresh_history_query(call, reference.alias))
                 changed = True
-            elif isinstance(call, exp.Anonymous) and call.name.lower() in _SCHEDULER_FUNCTIONS:
+            elif isinstance(call, exp.Anonymous) and call.name.lower() in SCHEDULER_FUNCTIONS:
                 reference.replace(self._scheduler_function_query(call, reference.alias))
                 changed = True
             elif reference.name.lower() == "materialized_views":
@@ -377,7 +378,7 @@ class DynamicTables:
     def _scheduler_function_query(self, call: exp.Anonymous, alias: str) -> exp.Expr:
         """``dynamic_tables()`` (lag accounting) and ``dynamic_table_graph_history()``
         (inputs and state), as rows computed from the catalog and the refresh history."""
-        from dyntables.scheduler import graph
+        from dyntables.scheduler import functions, graph
 
         function = call.name.lower()
         arguments = {
@@ -388,19 +389,8 @@ class DynamicTables:
         wanted = None
         if "NAME" in arguments:
             wanted = table_key(self.engine.qualify(exp.to_table(arguments["NAME"].name)))
-        view = graph.build(self)
-        columns = _SCHEDULER_FUNCTIONS[function]
-        rows = []
-        for node in view.dynamic_tables:
-            if wanted is not None and node.name != wanted:
-                continue
-            values = (
-                _dynamic_table_row(node, view)
-                if function == "dynamic_tables"
-                else (_graph_history_row(node, view))
-            )
-            rows.append(values)
-        return _typed_rows(rows, columns, alias or function)
+        rows = functions.rows(function, graph.build(self), wanted)
+        return _typed_rows(rows, functions.COLUMNS[function], alias or function)
 
     def graph(self) -> Any:
         """The graph of dynamic tables with each one's lag, state and last refresh
@@ -569,100 +559,6 @@ __all__ = ["DynamicTables"]
 
 
 FROZEN_FLAG = "METADATA$IS_FROZEN"
-
-_NAME_COLUMNS = (
-    ("name", "STRING"),
-    ("schema_name", "STRING"),
-    ("database_name", "STRING"),
-    ("qualified_name", "STRING"),
-)
-_SCHEDULER_FUNCTIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "dynamic_tables": (
-        *_NAME_COLUMNS,
-        ("target_lag_type", "STRING"),
-        ("target_lag_sec", "BIGINT"),
-        ("refresh_period_sec", "DOUBLE"),
-        ("mean_lag_sec", "DOUBLE"),
-        ("maximum_lag_sec", "DOUBLE"),
-        ("time_within_target_lag_ratio", "DOUBLE"),
-        ("last_completed_refresh_state", "STRING"),
-        ("data_timestamp", "TIMESTAMP"),
-        ("scheduling_state", "STRING"),
-        ("suspend_reason", "STRING"),
-        ("refresh_mode", "STRING"),
-    ),
-    "dynamic_table_graph_history": (
-        *_NAME_COLUMNS,
-        ("inputs", "STRING"),
-        ("target_lag_type", "STRING"),
-        ("target_lag_sec", "BIGINT"),
-        ("query_text", "STRING"),
-        ("valid_from", "TIMESTAMP"),
-        ("valid_to", "TIMESTAMP"),
-        ("scheduling_state", "STRING"),
-        ("suspend_reason", "STRING"),
-        ("refresh_mode", "STRING"),
-        ("last_completed_refresh_state", "STRING"),
-        ("data_timestamp", "TIMESTAMP"),
-    ),
-}
-
-
-def _names(qualified: str) -> list[Any]:
-    parts = qualified.split(".")
-    catalog = parts[-3] if len(parts) > 2 else "spark_catalog"
-    return [parts[-1], parts[-2] if len(parts) > 1 else "", catalog, qualified]
-
-
-def _lag_type(node: Any) -> str:
-    return "DOWNSTREAM" if node.target_lag == "DOWNSTREAM" else "USER_DEFINED"
-
-
-def _data_timestamp(node: Any) -> datetime.datetime | None:
-    from dyntables.scheduler.core import to_datetime
-
-    stamp = node.lag.data_timestamp
-    return to_datetime(stamp) if stamp is not None else None
-
-
-def _dynamic_table_row(node: Any, view: Any) -> list[Any]:
-    return [
-        *_names(node.name),
-        _lag_type(node),
-        node.target_lag_sec,
-        node.period_sec,
-        node.lag.mean_lag,
-        node.lag.maximum_lag,
-        node.lag.within_target_ratio,
-        node.last_state,
-        _data_timestamp(node),
-        node.scheduling_state,
-        node.suspend_reason,
-        node.refresh_mode,
-    ]
-
-
-def _graph_history_row(node: Any, view: Any) -> list[Any]:
-    import json
-
-    inputs = [{"name": name, "kind": view.nodes[name].kind} for name in node.inputs]
-    created = datetime.datetime.fromisoformat(node.created_on) if node.created_on else None
-    if created is not None and created.tzinfo is not None:
-        created = created.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    return [
-        *_names(node.name),
-        json.dumps(inputs),
-        _lag_type(node),
-        node.target_lag_sec,
-        node.query,
-        created,
-        None,
-        node.scheduling_state,
-        node.suspend_reason,
-        node.refresh_mode,
-        node.last_state,
-        _data_timestamp(node),
-    ]
 
 
 def _typed_rows(

@@ -7,7 +7,9 @@
 * ``lease`` — one active scheduler per catalog;
 * ``daemon`` — ``dyntables scheduler run`` and ``dt.start()`` / ``dt.stop()``;
 * ``lag`` — lag accounting for ``information_schema.dynamic_tables()``;
-* ``graph`` — ``dt.graph()`` and its picture.
+* ``graph`` — ``dt.graph()`` and its picture;
+* ``functions`` — the rows of ``information_schema.dynamic_tables()`` and
+  ``dynamic_table_graph_history()``.
 
 Importing it starts nothing: threads start only in ``daemon``, when asked.
 """
