@@ -198,7 +198,13 @@ def _table_options(tree: exp.Create) -> _TableOptions:
             options.partition_by = [column.name.lower() for column in columns]
         elif isinstance(prop, exp.SchemaCommentProperty):
             options.comment = prop.this.name
-        elif isinstance(prop, exp.Property):
+        elif isinstance(prop, exp.DynamicProperty):
+            raise UnsupportedSqlError(
+                "CREATE DYNAMIC TABLE",
+                "Spark has no dynamic tables; run it through DynamicTables.sql, or install"
+                " dyntables on the session (dyntables.install(spark))",
+            )
+        elif isinstance(prop, exp.Property) and "value" in prop.args:
             options.properties[_property_key(prop)] = _property_value(prop.args["value"])
         else:
             raise UnsupportedSqlError(f"the table option {prop.sql('spark')}")

@@ -281,3 +281,11 @@ def test_insert_with_common_table_expressions(spark: ShimSession) -> None:
     spark.sql("WITH two AS (SELECT 2 AS a) INSERT INTO t SELECT a FROM two")
     spark.sql("INSERT INTO t SELECT q.a FROM (WITH three AS (SELECT 3 AS a) SELECT * FROM three) q")
     assert sorted(row.a for row in spark.sql("SELECT a FROM t").collect()) == [2, 3]
+
+
+def test_dynamic_table_ddl_sent_to_the_shim_itself_names_the_way_out(tmp_path: Path) -> None:
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql("CREATE TABLE src (id INT)")
+    with pytest.raises(AnalysisException, match=r"dyntables\.install\(spark\)"):
+        spark.sql("CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT id FROM src")
+    assert [row.tableName for row in spark.sql("SHOW TABLES").collect()] == ["src"]
