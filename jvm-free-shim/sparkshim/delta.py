@@ -128,13 +128,17 @@ def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[int, int]]]:
 
 
 def _log_identity(location: Path) -> tuple[int, int] | None:
-    """The inode and modification time of the table's first commit file, None when it is
-    missing (log cleanup removed it, or there is no table): then nothing is kept."""
-    try:
-        first = os.stat(location / "_delta_log" / "00000000000000000000.json")
-    except OSError:
-        return None
-    return (first.st_ino, first.st_mtime_ns)
+    """The inode and modification time of the table's first commit file or, once log
+    cleanup removed it, of its last-checkpoint file (rewritten at each checkpoint, so a
+    kept table is then reopened once per checkpoint); None when neither is there (no
+    table): then nothing is kept."""
+    for name in ("00000000000000000000.json", "_last_checkpoint"):
+        try:
+            found = os.stat(location / "_delta_log" / name)
+        except OSError:
+            continue
+        return (found.st_ino, found.st_mtime_ns)
+    return None
 
 
 def _open(location: Path, version: int | None) -> DeltaTable:
@@ -285,7 +289,7 @@ def _append_plain(
         actions = [info, *_transaction_actions(options, info["commitInfo"]["timestamp"]), add]
         if _put_if_absent(location / "_delta_log", version, actions):
             if append.checkpoint_due(table, version):
-                open_table(location).create_checkpoint()
+                _checkpoint(open_table(location))
             return
     (location / add["add"]["path"]).unlink(missing_ok=True)
     raise TableMovedError(
@@ -297,6 +301,16 @@ def _append_plain(
         )
         + ": re-read the table and retry"
     )
+
+
+def _checkpoint(table: DeltaTable) -> None:
+    """Write a checkpoint and remove the commit files older than the log retention, as
+    delta-rs's own post-commit hook does (unless ``delta.enableExpiredLogCleanup`` is
+    false)."""
+    table.create_checkpoint()
+    cleanup = table.metadata().configuration.get("delta.enableExpiredLogCleanup", "true")
+    if cleanup.lower() != "false":
+        table.cleanup_metadata()
 
 
 def _commit_metadata(options: CommitOptions) -> dict[str, Any]:

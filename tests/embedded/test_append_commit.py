@@ -118,6 +118,22 @@ def test_a_checkpoint_is_written_at_the_checkpoint_interval(spark: ShimSession) 
     assert DeltaTable(str(location(spark))).to_pyarrow_table().num_rows == 4
 
 
+def test_commits_past_the_log_retention_are_removed_at_a_checkpoint(spark: ShimSession) -> None:
+    spark.sql(
+        "ALTER TABLE t SET TBLPROPERTIES (delta.checkpointInterval = 2,"
+        " delta.logRetentionDuration = 'interval 0 seconds')"
+    )  # version 1
+    for value in range(3):  # versions 2 to 4, a checkpoint at 2 and at 4
+        spark.sql(f"INSERT INTO t (id) VALUES ({value})")
+    log = location(spark) / "_delta_log"
+    assert not (log / f"{0:020d}.json").exists()
+    assert (log / f"{4:020d}.checkpoint.parquet").exists()
+    assert DeltaTable(str(location(spark))).to_pyarrow_table().num_rows == 3
+    assert spark.sql("SELECT count(*) FROM t").collect()[0][0] == 3
+    path = location(spark)
+    assert delta.open_table(path) is delta.open_table(path)  # still kept open, not replayed
+
+
 def test_concurrent_appends_all_land(spark: ShimSession, tmp_path: Path) -> None:
     path = location(spark)
     sessions = [ShimSession(warehouse=tmp_path / "warehouse") for _ in range(4)]
