@@ -44,7 +44,7 @@ COST_RULE_MIN_ROWS = 10_000
 # A refresh needs only the newest commits of a history: it reads it in growing pages, where
 # reading all of it would read every commit of a table refreshed every minute.
 HISTORY_PAGES = (4, 64, None)
-# How many (source, version) schemas a refresher keeps (see Refresher._schema).
+# How many (source, version) schemas a refresher keeps (see Refresher._version_and_schema).
 KEPT_SCHEMAS = 256
 
 
