@@ -593,6 +593,24 @@ def aliased(query: exp.Query, alias: str) -> exp.Subquery:
     return exp.Subquery(this=query.copy(), alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
+def quoted_columns(names: list[str], table: str | None = None) -> list[exp.Expr]:
+    """The columns ``names`` (of ``table``, when given), quoted."""
+    return [exp.column(name, table=table, quoted=True) for name in names]
+
+
+def null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
+    """Every column of ``names`` equal in ``left`` and ``right``, NULL equal to NULL."""
+    return exp.and_(
+        *[
+            exp.NullSafeEQ(
+                this=exp.column(name, table=left, quoted=True),
+                expression=exp.column(name, table=right, quoted=True),
+            )
+            for name in names
+        ]
+    )
+
+
 # ---- the check at CREATE ----
 
 

@@ -40,6 +40,8 @@ from dyntables.changes import (
     CannotRefreshIncrementallyError,
     ChangeDeriver,
     aliased,
+    null_safe_equal,
+    quoted_columns,
     union_all,
 )
 from dyntables.dialect import parse_one, to_spark_sql
@@ -576,7 +578,7 @@ class ChangeReader:
         feed = self.deriver.table_change(key_to_table(key))
         assert feed is not None  # the versions differ
         touched = self.deriver.materialize(
-            exp.select(*_columns(key_columns)).from_(aliased(feed, "f")).distinct()
+            exp.select(*quoted_columns(key_columns)).from_(aliased(feed, "f")).distinct()
         )
 
         def rows(side: str, sign: int) -> exp.Query:
@@ -584,11 +586,13 @@ class ChangeReader:
             assert isinstance(pinned, exp.Table)
             pinned.set("alias", exp.TableAlias(this=exp.to_identifier("s")))
             return (
-                exp.select(*_columns(columns, "s"), exp.alias_(exp.Literal.number(sign), SIGN))
+                exp.select(
+                    *quoted_columns(columns, "s"), exp.alias_(exp.Literal.number(sign), SIGN)
+                )
                 .from_(pinned)
                 .join(
                     aliased(touched, "k"),
-                    on=_null_safe_equal(key_columns, "s", "k"),
+                    on=null_safe_equal(key_columns, "s", "k"),
                     join_type="semi",
                 )
             )
@@ -596,15 +600,15 @@ class ChangeReader:
         both = union_all([rows("old", -1), rows("new", 1)])
         total = exp.func("sum", exp.column(SIGN))
         netted = (
-            exp.select(*_columns(columns), exp.alias_(total, NET))
+            exp.select(*quoted_columns(columns), exp.alias_(total, NET))
             .from_(aliased(both, "b"))
-            .group_by(*_columns(columns))
+            .group_by(*quoted_columns(columns))
             .having(exp.NEQ(this=total.copy(), expression=exp.Literal.number(0)))
         )
         net = exp.column(NET, table="n")
         per_key = (
             exp.select(
-                *_columns(key_columns),
+                *quoted_columns(key_columns),
                 exp.alias_(
                     exp.func("max", exp.LT(this=exp.column(NET), expression=exp.Literal.number(0))),
                     HAD,
@@ -615,12 +619,12 @@ class ChangeReader:
                 ),
             )
             .from_(aliased(netted, "n"))
-            .group_by(*_columns(key_columns))
+            .group_by(*quoted_columns(key_columns))
         )
         inserted = exp.GT(this=net.copy(), expression=exp.Literal.number(0))
         labelled = (
             exp.select(
-                *_columns(columns, "n"),
+                *quoted_columns(columns, "n"),
                 exp.alias_(exp.func("abs", net.copy()), NET),
                 exp.alias_(
                     exp.Case(
@@ -637,9 +641,9 @@ class ChangeReader:
                 ),
             )
             .from_(aliased(netted, "n"))
-            .join(aliased(per_key, "p"), on=_null_safe_equal(key_columns, "n", "p"))
+            .join(aliased(per_key, "p"), on=null_safe_equal(key_columns, "n", "p"))
         )
-        copies = exp.select(*_columns([*columns, ACTION, IS_UPDATE], "l")).from_(
+        copies = exp.select(*quoted_columns([*columns, ACTION, IS_UPDATE], "l")).from_(
             aliased(labelled, "l")
         )
         copies.set(
@@ -672,22 +676,6 @@ def expired(key: str, old: int, why: str) -> DynamicTableError:
         f" they were vacuumed or expired ({why}). Keep the source's history longer than the"
         " longest gap between refreshes; to go on, recreate the dynamic table with CREATE OR"
         " REPLACE (BACKFILL FROM a copy of its rows keeps them)"
-    )
-
-
-def _columns(names: list[str], table: str | None = None) -> list[exp.Expr]:
-    return [exp.column(name, table=table, quoted=True) for name in names]
-
-
-def _null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
-    return exp.and_(
-        *[
-            exp.NullSafeEQ(
-                this=exp.column(n, table=left, quoted=True),
-                expression=exp.column(n, table=right, quoted=True),
-            )
-            for n in names
-        ]
     )
 
 

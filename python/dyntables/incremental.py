@@ -45,7 +45,9 @@ from dyntables.changes import (
     check_structure,
     group_keys,
     inline_ctes,
+    null_safe_equal,
     parse_query,
+    quoted_columns,
     select_shape,
     spark,
     union_all,
@@ -195,7 +197,7 @@ class IncrementalRefresh:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
         if self.appends_as_they_come:  # nothing to net or count first
-            rows = exp.select(*_columns(names)).from_(_with_columns(delta, names))
+            rows = exp.select(*quoted_columns(names)).from_(_with_columns(delta, names))
             if self.active is not None:
                 rows = rows.where(self.active.copy())
             added = None if self.fmt.reports_row_counts else self._count(rows)
@@ -210,19 +212,19 @@ class IncrementalRefresh:
             return Applied(added, 0, committed=True)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
-            exp.select(*_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
+            exp.select(*quoted_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
             .from_(exp.alias_(self.table.copy(), "t", table=True))
-            .join(aliased(net, "n"), on=_null_safe_equal(names, "t", "n"), join_type="semi")
-            .group_by(*_columns(names, "t"))
+            .join(aliased(net, "n"), on=null_safe_equal(names, "t", "n"), join_type="semi")
+            .group_by(*quoted_columns(names, "t"))
         )
         counted = (
             exp.select(
-                *_columns(names, "n"),
+                *quoted_columns(names, "n"),
                 exp.alias_(exp.column(NET, table="n"), NET),
                 exp.alias_(exp.func("coalesce", exp.column(HELD, table="h"), _number(0)), HELD),
             )
             .from_(aliased(net, "n"))
-            .join(aliased(held, "h"), on=_null_safe_equal(names, "n", "h"), join_type="left")
+            .join(aliased(held, "h"), on=null_safe_equal(names, "n", "h"), join_type="left")
         )
         deleted, inserted, lowest = self._held_summary(counted)
         if lowest < 0:
@@ -231,11 +233,11 @@ class IncrementalRefresh:
             )
         after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
         removed = (
-            exp.select(*_columns(names))
+            exp.select(*quoted_columns(names))
             .from_(aliased(counted, "c"))
             .where(exp.GT(this=exp.column(HELD), expression=_number(0)))
         )
-        copies = exp.select(*_columns(names)).from_(aliased(counted, "c"))
+        copies = exp.select(*quoted_columns(names)).from_(aliased(counted, "c"))
         copies.set("laterals", [_copies(after)])
         copies = copies.where(exp.GT(this=after.copy(), expression=_number(0)))
         self._merge(names, removed, copies, watermark, expected)
@@ -269,7 +271,7 @@ class IncrementalRefresh:
     ) -> None:
         """Only additions: append each value's added copies, in one blind append computed
         in SQL (no row comes back to the driver, nothing is rewritten)."""
-        rows = exp.select(*_columns(names, "n")).from_(aliased(net, "n"))
+        rows = exp.select(*quoted_columns(names, "n")).from_(aliased(net, "n"))
         rows.set("laterals", [_copies(exp.column(NET, table="n"))])
         self.fmt.append(self.session, self.table, rows, watermark, expected)
 
@@ -308,18 +310,20 @@ class IncrementalRefresh:
         renamed = _with_columns(delta, [*key_names, *[a.alias for a in arguments]])
         if mergeable is None:
             affected = self.deriver.materialize(
-                exp.select(*_columns(key_names)).from_(renamed).group_by(*_columns(key_names))
+                exp.select(*quoted_columns(key_names))
+                .from_(renamed)
+                .group_by(*quoted_columns(key_names))
             )
             merged, undecided = None, affected
         else:
             affected = self.deriver.materialize(self._merged_groups(renamed, key_names, mergeable))
             merged = (
-                exp.select(*_columns([name for name, _ in self.columns]))
+                exp.select(*quoted_columns([name for name, _ in self.columns]))
                 .from_(aliased(affected, "m"))
                 .where(exp.and_(exp.column(DECIDED), exp.column(REMAINS)))
             )
             undecided = (
-                exp.select(*_columns(key_names))
+                exp.select(*quoted_columns(key_names))
                 .from_(aliased(affected, "m"))
                 .where(exp.Not(this=exp.column(DECIDED)))
             )
@@ -332,15 +336,13 @@ class IncrementalRefresh:
         in_groups = (
             exp.select(exp.func("count", exp.Star()))
             .from_(exp.alias_(self.table.copy(), "t", table=True))
-            .join(
-                aliased(affected, "a"), on=_null_safe_equal(key_names, "t", "a"), join_type="semi"
-            )
+            .join(aliased(affected, "a"), on=null_safe_equal(key_names, "t", "a"), join_type="semi")
         )
         if self.active is not None:
             in_groups = in_groups.where(_qualified(self.active, "t"))
         counted = not self.fmt.reports_row_counts
         deleted = self._count(in_groups) if counted else None
-        removed = exp.select(*_columns(key_names)).from_(aliased(affected, "a"))
+        removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
         rows = union_all(parts)
         if self.active is not None:
             rows = exp.select("*").from_(aliased(rows, "r")).where(self.active.copy())
@@ -396,12 +398,12 @@ class IncrementalRefresh:
         sign = exp.column(SIGN)
         change = (
             exp.select(
-                *_columns(key_names),
+                *quoted_columns(key_names),
                 row_change(sign),
                 *[summary for a in aggregates for summary in change_summaries(a, sign)],
             )
             .from_(renamed.copy())
-            .group_by(*_columns(key_names))
+            .group_by(*quoted_columns(key_names))
         )
         old_present = exp.Not(
             this=exp.Is(this=exp.column(PRESENT, table="o"), expression=exp.Null())
@@ -430,7 +432,7 @@ class IncrementalRefresh:
             .from_(aliased(change, "c"))
             .join(
                 aliased(table_rows, "o"),
-                on=_null_safe_equal(key_names, "o", "c"),
+                on=null_safe_equal(key_names, "o", "c"),
                 join_type="left",
             )
         )
@@ -466,12 +468,10 @@ class IncrementalRefresh:
             exp.alias_(exp.Literal.string("delete"), KIND),
         ).from_(aliased(removed, "r"))
         additions = exp.select(
-            *_columns(names), exp.alias_(exp.Literal.string("insert"), KIND)
+            *quoted_columns(names), exp.alias_(exp.Literal.string("insert"), KIND)
         ).from_(aliased(inserted, "i"))
         kind = exp.column(KIND, table="s")
-        on = exp.and_(
-            kind.eq(exp.Literal.string("delete")), _null_safe_equal(match_names, "t", "s")
-        )
+        on = exp.and_(kind.eq(exp.Literal.string("delete")), null_safe_equal(match_names, "t", "s"))
         if self.active is not None:  # frozen rows are never removed
             on = exp.and_(on, _qualified(self.active, "t"))
         merge = exp.Merge(
@@ -486,8 +486,8 @@ class IncrementalRefresh:
                         source=False,
                         condition=kind.copy().eq(exp.Literal.string("insert")),
                         then=exp.Insert(
-                            this=exp.Tuple(expressions=_columns(names)),
-                            expression=exp.Tuple(expressions=_columns(names, "s")),
+                            this=exp.Tuple(expressions=quoted_columns(names)),
+                            expression=exp.Tuple(expressions=quoted_columns(names, "s")),
                         ),
                     ),
                 ]
@@ -504,24 +504,8 @@ def _qualified(predicate: exp.Expr, table: str) -> exp.Expr:
     return qualified
 
 
-def _columns(names: list[str], table: str | None = None) -> list[exp.Expr]:
-    return [exp.column(name, table=table, quoted=True) for name in names]
-
-
 def _number(value: int) -> exp.Expr:
     return exp.Literal.number(value)
-
-
-def _null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
-    return exp.and_(
-        *[
-            exp.NullSafeEQ(
-                this=exp.column(name, table=left, quoted=True),
-                expression=exp.column(name, table=right, quoted=True),
-            )
-            for name in names
-        ]
-    )
 
 
 def _net(renamed: exp.Subquery, names: list[str], active: exp.Expr | None) -> exp.Query:
@@ -529,10 +513,10 @@ def _net(renamed: exp.Subquery, names: list[str], active: exp.Expr | None) -> ex
     removed), values whose changes cancel left out, and frozen values too (a value is
     frozen or active whatever its number of copies)."""
     net_sum = exp.func("sum", exp.column(SIGN))
-    net = exp.select(*_columns(names), exp.alias_(net_sum, NET)).from_(renamed)
+    net = exp.select(*quoted_columns(names), exp.alias_(net_sum, NET)).from_(renamed)
     if active is not None:
         net = net.where(active.copy())
-    return net.group_by(*_columns(names)).having(
+    return net.group_by(*quoted_columns(names)).having(
         exp.NEQ(this=net_sum.copy(), expression=_number(0))
     )
 

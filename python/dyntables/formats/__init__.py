@@ -175,6 +175,35 @@ class TableFormat(Protocol):
         a list of column names; RELY constraints are recorded apart, in the definition."""
 
 
+def signed_change_rows(
+    feed: exp.Expr, columns: list[str], added: exp.Expr, sign: str
+) -> exp.Select:
+    """``columns`` of a change feed, with ``sign``: +1 on the rows where ``added`` holds
+    (inserted rows, new images), -1 on the others (deleted rows, old images)."""
+    signed = exp.Case(
+        ifs=[exp.If(this=added, true=exp.Literal.number(1))], default=exp.Literal.number(-1)
+    )
+    selected = [exp.column(name, quoted=True) for name in columns]
+    return exp.select(*selected, exp.alias_(signed, sign)).from_(feed)
+
+
+def typed_change_rows(
+    feed: exp.Expr, columns: list[str], added: exp.Expr, is_update: exp.Expr
+) -> exp.Select:
+    """``columns`` of a change feed as ``CHANGES()`` shows them: ``ACTION`` 'INSERT' where
+    ``added`` holds, else 'DELETE', and ``IS_UPDATE``."""
+    action = exp.Case(
+        ifs=[exp.If(this=added, true=exp.Literal.string("INSERT"))],
+        default=exp.Literal.string("DELETE"),
+    )
+    selected = [exp.column(name, quoted=True) for name in columns]
+    return exp.select(
+        *selected,
+        exp.alias_(action, ACTION, quoted=True),
+        exp.alias_(is_update, IS_UPDATE, quoted=True),
+    ).from_(feed)
+
+
 def create_table_sql(
     table: exp.Table, columns: list[tuple[str, str]], file_format: str, properties: dict[str, str]
 ) -> str:

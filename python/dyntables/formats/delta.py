@@ -17,13 +17,13 @@ from sqlglot import exp
 
 from dyntables.catalog import table_key
 from dyntables.formats import (
-    ACTION,
-    IS_UPDATE,
     Commit,
     create_table_sql,
     ensure_properties,
     property_list,
     session_settings,
+    signed_change_rows,
+    typed_change_rows,
 )
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
@@ -147,15 +147,7 @@ class DeltaFormat:
     ) -> exp.Query:
         """The change data feed (``table_changes``); an update is its pre-image (removed)
         and its post-image (added)."""
-        change_type = exp.column("_change_type")
-        added = change_type.isin(
-            exp.Literal.string("insert"), exp.Literal.string("update_postimage")
-        )
-        signed = exp.Case(
-            ifs=[exp.If(this=added, true=exp.Literal.number(1))], default=exp.Literal.number(-1)
-        )
-        selected = [exp.column(name, quoted=True) for name in columns]
-        return exp.select(*selected, exp.alias_(signed, sign)).from_(_feed(table, old, new))
+        return signed_change_rows(_feed(table, old, new), columns, _added(), sign)
 
     def typed_changes(
         self,
@@ -169,22 +161,10 @@ class DeltaFormat:
         """The change data feed with ``insert`` and ``update_postimage`` as INSERT, ``delete``
         and ``update_preimage`` as DELETE; the update images have ``IS_UPDATE``."""
         change_type = exp.column("_change_type")
-        added = change_type.isin(
-            exp.Literal.string("insert"), exp.Literal.string("update_postimage")
-        )
-        action = exp.Case(
-            ifs=[exp.If(this=added, true=exp.Literal.string("INSERT"))],
-            default=exp.Literal.string("DELETE"),
-        )
-        is_update = change_type.copy().isin(
+        is_update = change_type.isin(
             exp.Literal.string("update_preimage"), exp.Literal.string("update_postimage")
         )
-        selected = [exp.column(name, quoted=True) for name in columns]
-        query = exp.select(
-            *selected,
-            exp.alias_(action, ACTION, quoted=True),
-            exp.alias_(is_update, IS_UPDATE, quoted=True),
-        ).from_(_feed(table, old, new))
+        query = typed_change_rows(_feed(table, old, new), columns, _added(), is_update)
         if append_only:
             query = query.where(change_type.copy().eq(exp.Literal.string("insert")))
         return query
@@ -266,6 +246,13 @@ class DeltaFormat:
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """None: Delta tables declare no keys (their constraints are CHECKs)."""
         return []
+
+
+def _added() -> exp.Expr:
+    """A change feed row that adds a row: an insert, or an update's new image."""
+    return exp.column("_change_type").isin(
+        exp.Literal.string("insert"), exp.Literal.string("update_postimage")
+    )
 
 
 def _feed(table: exp.Table, old: int, new: int) -> exp.Table:

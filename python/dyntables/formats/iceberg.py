@@ -29,13 +29,13 @@ from sqlglot import exp
 from dyntables.catalog import table_key
 from dyntables.errors import DynamicTableError
 from dyntables.formats import (
-    ACTION,
-    IS_UPDATE,
     Commit,
     create_table_sql,
     ensure_properties,
     property_list,
     session_settings,
+    signed_change_rows,
+    typed_change_rows,
 )
 from dyntables.incremental import CannotRefreshIncrementallyError
 
@@ -68,6 +68,7 @@ CHANGES_VIEW_PREFIX = "dyntables_changes_"
 KEPT_CHANGE_VIEWS = 64
 # Rows ``_change_type`` marks as added; DELETE and UPDATE_BEFORE are removed rows.
 _ADDED_CHANGE_TYPES = ("INSERT", "UPDATE_AFTER")
+
 _FILE_COUNTS = (
     "added-data-files",
     "deleted-data-files",
@@ -111,6 +112,13 @@ class _Snapshot:
     @property
     def changes_data(self) -> bool:
         return self.operation.lower() not in _NO_DATA_OPERATIONS and self.files_changed
+
+
+def _added() -> exp.Expr:
+    """A changelog row that adds a row (see ``_ADDED_CHANGE_TYPES``)."""
+    return exp.column("_change_type").isin(
+        *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
+    )
 
 
 class IcebergFormat:
@@ -255,16 +263,7 @@ class IcebergFormat:
         changelog scans cannot read.
         """
         view, _ = self._changelog(session, table, old, new)
-        added = exp.column("_change_type").isin(
-            *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
-        )
-        signed = exp.Case(
-            ifs=[exp.If(this=added, true=exp.Literal.number(1))], default=exp.Literal.number(-1)
-        )
-        selected = [exp.column(name, quoted=True) for name in columns]
-        return exp.select(*selected, exp.alias_(signed, sign)).from_(
-            exp.to_table(view, dialect="spark")
-        )
+        return signed_change_rows(exp.to_table(view, dialect="spark"), columns, _added(), sign)
 
     def typed_changes(
         self,
@@ -281,19 +280,8 @@ class IcebergFormat:
         ``overwrite`` snapshot may be the new image of an updated row."""
         view, in_range = self._changelog(session, table, old, new)
         change_type = exp.column("_change_type")
-        added = change_type.isin(
-            *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
-        )
-        action = exp.Case(
-            ifs=[exp.If(this=added, true=exp.Literal.string("INSERT"))],
-            default=exp.Literal.string("DELETE"),
-        )
-        selected = [exp.column(name, quoted=True) for name in columns]
-        query = exp.select(
-            *selected,
-            exp.alias_(action, ACTION, quoted=True),
-            exp.alias_(exp.false(), IS_UPDATE, quoted=True),
-        ).from_(exp.to_table(view, dialect="spark"))
+        feed = exp.to_table(view, dialect="spark")
+        query = typed_change_rows(feed, columns, _added(), exp.false())
         if append_only:
             appends = [
                 exp.Literal.number(snapshot.snapshot_id)
