@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 if TYPE_CHECKING:
-    from deltalake import DeltaTable
+    from sparkshim.log import TableState
 
 # Above this, delta-rs writes (it splits large appends into files of a target size and
 # records column statistics).
@@ -40,29 +40,43 @@ _ACTIVE_COLUMN_METADATA = ("delta.generationExpression", "delta.invariants", "de
 _DEFAULT_CHECKPOINT_INTERVAL = 100
 
 
-def is_plain(table: DeltaTable, data: pa.Table) -> bool:
-    """Whether appending ``data`` to ``table`` is only adding a file."""
+def is_plain(table: TableState, data: pa.Table) -> bool:
+    """Whether appending ``data`` to the table (at ``table``) is only adding a file."""
     if data.num_rows > MAX_ROWS or data.num_rows == 0:
         return False
-    protocol = table.protocol()
-    features = set(protocol.writer_features or [])
-    if protocol.min_writer_version > _LEGACY_WRITER_VERSIONS and not (
+    return is_plain_table(table) and fits(table, data)
+
+
+def is_plain_table(table: TableState) -> bool:
+    """Whether adding a file of rows is all a write to the table needs: no partitions,
+    column mapping, CHECK constraints, generated, identity or invariant columns, and no
+    writer feature that asks more of a commit."""
+    features = table.writer_features
+    if table.min_writer_version > _LEGACY_WRITER_VERSIONS and not (
         features and features <= _PLAIN_WRITER_FEATURES
     ):
         return False
-    metadata = table.metadata()
-    configuration = metadata.configuration
-    if metadata.partition_columns or any(k.startswith("delta.constraints.") for k in configuration):
+    configuration = table.configuration
+    if table.partition_columns or any(k.startswith("delta.constraints.") for k in configuration):
         return False
     if configuration.get("delta.columnMapping.mode", "none") != "none":
         return False
-    fields = json.loads(table.schema().to_json())["fields"]
-    for field, column in zip(fields, data.columns, strict=True):
-        if any(key.startswith(_ACTIVE_COLUMN_METADATA) for key in field.get("metadata", {})):
-            return False
-        if not field["nullable"] and column.null_count:
-            return False  # delta-rs refuses it, with its own message
-    return True
+    fields = json.loads(table.schema_json)["fields"]
+    return not any(
+        key.startswith(_ACTIVE_COLUMN_METADATA)
+        for field in fields
+        for key in field.get("metadata", {})
+    )
+
+
+def fits(table: TableState, data: pa.Table) -> bool:
+    """Whether ``data`` (in the table's column order) has no NULL in a NOT NULL column
+    (delta-rs refuses it, with its own message)."""
+    fields = json.loads(table.schema_json)["fields"]
+    return not any(
+        not field["nullable"] and column.null_count
+        for field, column in zip(fields, data.columns, strict=True)
+    )
 
 
 def data_file(location: Path, data: pa.Table) -> dict[str, Any]:
@@ -110,9 +124,9 @@ def commit_info(rows: int, metadata: dict[str, Any]) -> dict[str, Any]:
     return {"commitInfo": info}
 
 
-def checkpoint_due(table: DeltaTable, version: int) -> bool:
+def checkpoint_due(table: TableState, version: int) -> bool:
     """Whether commit ``version`` is one after which a checkpoint is written (without one,
     opening the table replays ever more commit files)."""
-    configured = table.metadata().configuration.get("delta.checkpointInterval")
+    configured = table.configuration.get("delta.checkpointInterval")
     interval = int(configured) if configured else _DEFAULT_CHECKPOINT_INTERVAL
     return version > 0 and version % interval == 0

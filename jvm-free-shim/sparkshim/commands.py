@@ -295,7 +295,7 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
             overwrite_schema=True,
         )
         return EMPTY
-    table_schema = pa.schema(delta.open_table(entry.location).schema().to_arrow())
+    table_schema = delta.latest_schema(entry.location)
     columns = (
         [column.name.lower() for column in tree.this.expressions]
         if isinstance(tree.this, exp.Schema)

@@ -8,6 +8,7 @@ or below the one already recorded for the app is skipped, as Delta does).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -19,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-from sparkshim import append
+from sparkshim import append, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 
 # Properties that delta-rs validates itself; every other key is a custom property.
@@ -70,7 +71,9 @@ def check_expected_version(location: Path, options: CommitOptions) -> None:
     """
     if options.expected_version is None:
         return
-    current = open_table(location).version()
+    current = log.latest_version(location)
+    if current is None:
+        current = open_table(location).version()  # no log: it says so
     if current != options.expected_version:
         raise TableMovedError(
             message=f"[DELTA_CONCURRENT_WRITE] {location} is at version {current}, not"
@@ -240,6 +243,13 @@ def write(
     if already_committed(location, options):
         return
     check_expected_version(location, options)
+    if not overwrite and not overwrite_schema:
+        state = table_state(location)
+        if state is not None:
+            data = data.cast(_arrow_schema(state.schema_json))
+            if append.is_plain(state, data):
+                _append_plain(location, state, data, options)
+                return
     table = open_table(location)
     if overwrite_schema:
         write_deltalake(
@@ -251,9 +261,6 @@ def write(
         )
         return
     data = data.cast(pa.schema(table.schema().to_arrow()))
-    if not overwrite and append.is_plain(table, data):
-        _append_plain(location, table, data, options)
-        return
     if overwrite:
         write_deltalake(
             table,
@@ -267,29 +274,29 @@ def write(
 
 
 def _append_plain(
-    location: Path, table: DeltaTable, data: pa.Table, options: CommitOptions
+    location: Path, state: log.TableState, data: pa.Table, options: CommitOptions
 ) -> None:
     """Append ``data`` to a plain table with a commit written here (see append.py). A
     conditional write takes the version after the one it read, or fails; another write
     retries at the next free version, unless a commit in between changed the schema or
     the protocol (as Delta's conflict check would refuse it)."""
     add = append.data_file(location, data)
-    shape = (table.schema().to_json(), table.protocol())
+    shape = state.shape()
     attempts = 1 if options.expected_version is not None else _METADATA_COMMIT_ATTEMPTS
     for _ in range(attempts):
-        table = open_table(location)
-        if (table.schema().to_json(), table.protocol()) != shape:
+        current = table_state(location)
+        if current is None or current.shape() != shape:
             break
         version = (
             options.expected_version + 1
             if options.expected_version is not None
-            else table.version() + 1
+            else current.version + 1
         )
-        info = append.commit_info(data.num_rows, _commit_metadata(options))
-        actions = [info, *_transaction_actions(options, info["commitInfo"]["timestamp"]), add]
-        if _put_if_absent(location / "_delta_log", version, actions):
-            if append.checkpoint_due(table, version):
-                _checkpoint(open_table(location))
+        info = append.commit_info(data.num_rows, commit_metadata(options))
+        actions = [info, *transaction_actions(options, info["commitInfo"]["timestamp"]), add]
+        if put_if_absent(location / "_delta_log", version, actions):
+            if append.checkpoint_due(current, version):
+                checkpoint(open_table(location))
             return
     (location / add["add"]["path"]).unlink(missing_ok=True)
     raise TableMovedError(
@@ -303,7 +310,7 @@ def _append_plain(
     )
 
 
-def _checkpoint(table: DeltaTable) -> None:
+def checkpoint(table: DeltaTable) -> None:
     """Write a checkpoint and remove the commit files older than the log retention, as
     delta-rs's own post-commit hook does (unless ``delta.enableExpiredLogCleanup`` is
     false)."""
@@ -313,7 +320,7 @@ def _checkpoint(table: DeltaTable) -> None:
         table.cleanup_metadata()
 
 
-def _commit_metadata(options: CommitOptions) -> dict[str, Any]:
+def commit_metadata(options: CommitOptions) -> dict[str, Any]:
     """What a hand-written commit's ``commitInfo`` carries besides the operation."""
     metadata: dict[str, Any] = {}
     if options.user_metadata is not None:
@@ -322,7 +329,7 @@ def _commit_metadata(options: CommitOptions) -> dict[str, Any]:
     return metadata
 
 
-def _transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]]:
+def transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]]:
     """The ``txn`` action of an idempotent write, if it is one."""
     if options.app_id is None or options.app_version is None:
         return []
@@ -340,8 +347,36 @@ def properties(location: Path) -> dict[str, str]:
 
 
 def history(location: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    """Commits, newest first (the ``limit`` newest if given), as delta-rs reports them."""
+    """Commits, newest first (the ``limit`` newest if given), as delta-rs reports them.
+    A limited history is read from the newest commit files (see log.py)."""
+    if limit is not None:
+        commits = log.history(location, limit)
+        if commits is not None:
+            return commits
     return list(open_table(location).history(limit))
+
+
+def table_state(location: Path) -> log.TableState | None:
+    """The protocol, metadata and schema at the latest version, from the log's newest
+    commits where it can (see log.py), else from delta-rs; None when there is no table."""
+    state = log.current_state(location)
+    if state is None and log.latest_version(location) is not None:
+        state = log.current_state(location, open_table(location))
+    return state
+
+
+def latest_schema(location: Path) -> pa.Schema:
+    """The table's Arrow schema at its latest version (see ``table_state``)."""
+    state = table_state(location)
+    if state is None:
+        return arrow_schema(open_table(location))  # no table: it says so
+    return _arrow_schema(state.schema_json)
+
+
+@functools.lru_cache(maxsize=256)
+def _arrow_schema(schema_json: str) -> pa.Schema:
+    """The Arrow schema of a Delta schema (JSON), as delta-rs converts it."""
+    return pa.schema(Schema.from_json(schema_json).to_arrow())
 
 
 # delta-rs metric names whose Spark (Delta Lake) name is not their camelCase form.
@@ -409,7 +444,7 @@ def unset_properties(
         for key in keys:
             configuration.pop(key, None)
         actions = _metadata_commit(table, configuration, keys, options)
-        if _put_if_absent(location / "_delta_log", table.version() + 1, actions):
+        if put_if_absent(location / "_delta_log", table.version() + 1, actions):
             return
     raise TableMovedError(
         message=f"[DELTA_CONCURRENT_WRITE] {location} kept moving while its properties were"
@@ -441,9 +476,9 @@ def _metadata_commit(
         "engineInfo": "sparkshim",
         "isBlindAppend": False,
     }
-    commit_info.update(_commit_metadata(options))
+    commit_info.update(commit_metadata(options))
     actions: list[dict[str, Any]] = [{"commitInfo": commit_info}]
-    actions.extend(_transaction_actions(options, now))
+    actions.extend(transaction_actions(options, now))
     actions.append(
         {
             "metaData": {
@@ -461,7 +496,7 @@ def _metadata_commit(
     return actions
 
 
-def _put_if_absent(log: Path, version: int, actions: list[dict[str, Any]]) -> bool:
+def put_if_absent(log: Path, version: int, actions: list[dict[str, Any]]) -> bool:
     """Write commit ``version`` unless it exists; whether it was written."""
     staged = log / f".{version:020d}.{uuid.uuid4().hex}.json.tmp"
     staged.write_text("".join(json.dumps(action) + "\n" for action in actions))

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from sparkshim import delta
+from sparkshim import delta, rewrite
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.query import run_query
 from sparkshim.types import align_to_schema
@@ -120,6 +120,7 @@ def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
 
 
 def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
+    read_version = delta.open_table(location).version()  # what the queries below read
     schema = _schema(location)
     pairs = _MergePairs(session, tree, schema)
     clauses = _merge_clauses(tree)
@@ -131,8 +132,10 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
         # an anti join, without numbering every row of both sides (Delta allows several
         # source rows to match one target row when the only matched clause is this one).
         deleted = run_query(session, pairs.matched_targets())
-        deleted = deleted.append_column(ACTION, pa.array(["delete"] * deleted.num_rows))
         inserts = pairs.inserts(not_matched, pairs.unmatched_sources()) if not_matched else None
+        if _rewrite_plain_table(session, location, read_version, tree, deleted, inserts):
+            return
+        deleted = deleted.append_column(ACTION, pa.array(["delete"] * deleted.num_rows))
         apply_actions(session, location, schema, deleted, inserts)
         return
     changes = []
@@ -145,6 +148,24 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
     apply_actions(
         session, location, schema, pa.concat_tables(changes) if changes else None, inserts
     )
+
+
+def _rewrite_plain_table(
+    session: ShimSession,
+    location: Path,
+    read_version: int,
+    tree: exp.Merge,
+    deleted: pa.Table,
+    inserts: pa.Table | None,
+) -> bool:
+    """Commit the delete-and-insert MERGE here (rewrite.py) when the table allows it;
+    whether it did. Inserted rows arrive as ``__new_<column>`` columns."""
+    if delta.already_committed(location, session.commit_options()):
+        return True
+    if inserts is not None:
+        inserts = inserts.rename_columns([name.removeprefix(NEW) for name in inserts.column_names])
+    predicate = tree.args["on"].sql("spark")
+    return rewrite.delete_and_insert(session, location, read_version, deleted, inserts, predicate)
 
 
 def _is_plain_delete(clause: exp.When) -> bool:

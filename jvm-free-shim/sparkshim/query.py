@@ -56,7 +56,7 @@ class Registrations:
         if files is None:
             return self.arrow(delta.snapshot(table))
         schema = delta.arrow_schema(table)
-        scan = _parquet_scan(self.cursor, tuple(files), schema)
+        scan = parquet_scan(self.cursor, tuple(files), schema)
         name = self._new_name(self.view_names)
         # A view in SQL: about 1.5 ms, where the relation API's create_view takes 4-5 ms,
         # and a query registers every table it reads.
@@ -84,23 +84,33 @@ class Registrations:
         return name
 
 
-def _parquet_scan(
-    cursor: duckdb.DuckDBPyConnection, files: tuple[str, ...], schema: pa.Schema
+def parquet_scan(
+    cursor: duckdb.DuckDBPyConnection,
+    files: tuple[str, ...],
+    schema: pa.Schema,
+    file_column: str | None = None,
 ) -> str:
-    """DuckDB SQL reading the table's rows from ``files``, in its column order and types.
+    """DuckDB SQL reading the table's rows from ``files``, in its column order and types
+    (and each row's file path in ``file_column``, if given).
 
     Kept per file list and schema (data files never change once written): the statements
     of one refresh read the same snapshots many times, and finding the stored types reads
     every file's footer.
     """
-    key = (files, schema.to_string())
+    key = (files, schema.to_string(), file_column)
     with _SCANS_LOCK:
         scan = _SCANS.get(key)
     if scan is None:
         relation = cursor.read_parquet(list(files), union_by_name=True)
-        columns = ", ".join(c.sql("duckdb") for c in _columns_as_in(schema, relation, cursor))
+        columns = [c.sql("duckdb") for c in _columns_as_in(schema, relation, cursor)]
+        options = "union_by_name = true"
+        if file_column is not None:
+            columns.append(
+                f"filename AS {exp.to_identifier(file_column, quoted=True).sql('duckdb')}"
+            )
+            options += ", filename = true"
         paths = ", ".join(exp.Literal.string(path).sql("duckdb") for path in files)
-        scan = f"SELECT {columns} FROM read_parquet([{paths}], union_by_name = true)"
+        scan = f"SELECT {', '.join(columns)} FROM read_parquet([{paths}], {options})"
         with _SCANS_LOCK:
             if len(_SCANS) >= _KEPT_SCANS:
                 _SCANS.pop(next(iter(_SCANS)))
@@ -108,9 +118,9 @@ def _parquet_scan(
     return scan
 
 
-# The scans of recently read snapshots (see _parquet_scan), shared by every thread.
+# The scans of recently read snapshots (see parquet_scan), shared by every thread.
 _KEPT_SCANS = 256
-_SCANS: dict[tuple[tuple[str, ...], str], str] = {}
+_SCANS: dict[tuple[tuple[str, ...], str, str | None], str] = {}
 _SCANS_LOCK = threading.Lock()
 
 

@@ -911,6 +911,10 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
+    if name in _INTEGRAL and _never_a_string(value):
+        # The string branch below could never be taken; without it the value is copied
+        # once, not five times (an incremental refresh casts large CASE expressions).
+        return _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), target)
     text = _fn(
         "REGEXP_REPLACE",
         _as_varchar(value),
@@ -979,6 +983,42 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             default=_try_cast(_c(value), "VARCHAR"),
         )
     return _try_cast(_c(value), target)
+
+
+_NUMERIC_RESULTS = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.Mod,
+    exp.IntDiv,
+    exp.Neg,
+    exp.Count,
+    exp.Sum,
+    exp.Avg,
+)
+
+
+def _never_a_string(value: exp.Expr) -> bool:
+    """Whether ``value`` is never a string, whatever its columns' types: arithmetic and
+    numeric aggregates (Spark and DuckDB give a number, or refuse), a number, NULL, a cast
+    to another type, and a CASE or COALESCE of only those."""
+    if isinstance(value, exp.Paren):
+        return _never_a_string(value.this)
+    if isinstance(value, (*_NUMERIC_RESULTS, exp.Null)):
+        return True
+    if isinstance(value, exp.Literal):
+        return not value.is_string
+    if isinstance(value, exp.Cast | exp.TryCast):
+        to = value.args.get("to")
+        return isinstance(to, exp.DataType) and not to.is_type(*exp.DataType.TEXT_TYPES)
+    if isinstance(value, exp.Coalesce):
+        return all(_never_a_string(v) for v in [value.this, *value.expressions])
+    if isinstance(value, exp.Case):
+        branches = [when.args["true"] for when in value.args.get("ifs") or []]
+        default = value.args.get("default")
+        return all(_never_a_string(v) for v in [*branches, *([default] if default else [])])
+    return False
 
 
 _INTEGRAL_RANGES = {

@@ -1,0 +1,193 @@
+"""The newest commits of a Delta log, read from its JSON files without delta-rs.
+
+Bringing a delta-rs table up to date (``update_incremental``) replays the log since the
+last checkpoint: 5 to 40 ms, growing with the commits since it, and a statement that only
+wants the newest commit or two (``DESCRIBE HISTORY … LIMIT n``, the version a conditional
+write read, the protocol and schema an append checks) paid it each time. Commit files are
+numbered without gaps and never change once written, so these come from a few stats and
+small reads:
+
+* ``latest_version``: stat forward from the last version seen (or the last checkpoint);
+* ``history``: the ``commitInfo`` of the newest commit files, as delta-rs reports it;
+* ``TableState``: the protocol, metadata and schema at the latest version, carried
+  forward from a state delta-rs read by replaying only the commits after it.
+
+Anything the JSON files cannot answer (a commit cleaned up from the log) gives None, and the
+caller asks delta-rs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+_lock = threading.Lock()
+# The highest version seen per table: where the next stat-forward starts. Only a hint;
+# it is checked against the log before use (a recreated table starts again at 0).
+_seen_versions: dict[str, int] = {}
+# The last TableState built per table.
+_states: dict[str, TableState] = {}
+
+
+def commit_path(location: Path, version: int) -> Path:
+    return location / "_delta_log" / f"{version:020d}.json"
+
+
+def latest_version(location: Path) -> int | None:
+    """The table's latest version, or None when there is no log."""
+    start = _seen_versions.get(str(location))
+    if start is None or not commit_path(location, start).exists():
+        start = _checkpoint_version(location)
+    if start is None:
+        if not commit_path(location, 0).exists():
+            return None
+        start = 0
+    version = start
+    while commit_path(location, version + 1).exists():
+        version += 1
+    with _lock:
+        _seen_versions[str(location)] = version
+    return version
+
+
+def _checkpoint_version(location: Path) -> int | None:
+    """The version of the last checkpoint, from ``_last_checkpoint``; None without one."""
+    try:
+        text = (location / "_delta_log" / "_last_checkpoint").read_text()
+        return int(json.loads(text)["version"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def read_commit(location: Path, version: int) -> list[dict[str, Any]] | None:
+    """The actions of commit ``version``, or None when its file is gone (cleaned up)."""
+    try:
+        text = commit_path(location, version).read_text()
+    except FileNotFoundError:
+        return None
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def history(location: Path, limit: int) -> list[dict[str, Any]] | None:
+    """The ``limit`` newest commits, newest first, each its ``commitInfo`` plus ``version``
+    (as delta-rs's ``history`` reports them); fewer when older commit files were cleaned
+    up. None when there is no log."""
+    latest = latest_version(location)
+    if latest is None:
+        return None
+    commits: list[dict[str, Any]] = []
+    for version in range(latest, max(latest - limit, -1), -1):
+        actions = read_commit(location, version)
+        if actions is None:
+            break
+        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), None)
+        if info is None:  # a writer that records none: the file's time stands in
+            mtime = commit_path(location, version).stat().st_mtime
+            info = {"timestamp": int(mtime * 1000)}
+        commits.append({**info, "version": version})
+    return commits
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What a writer checks before adding files: the protocol and the ``metaData`` action
+    (configuration, partition columns, schema as Delta JSON) at ``version``, and the
+    identity of that version's commit file (a recreated table has other files)."""
+
+    version: int
+    commit_identity: tuple[int, int] | None
+    min_writer_version: int
+    writer_features: frozenset[str]
+    reader_features: frozenset[str]
+    configuration: dict[str, str]
+    partition_columns: tuple[str, ...]
+    schema_json: str
+
+    def shape(self) -> tuple[object, ...]:
+        """What an append must still find when it commits: the schema and the protocol."""
+        return (
+            self.schema_json,
+            self.min_writer_version,
+            self.writer_features,
+            self.reader_features,
+        )
+
+    @classmethod
+    def of(cls, location: Path, table: DeltaTable) -> TableState:
+        protocol, metadata = table.protocol(), table.metadata()
+        return cls(
+            version=table.version(),
+            commit_identity=_file_identity(commit_path(location, table.version())),
+            min_writer_version=protocol.min_writer_version,
+            writer_features=frozenset(protocol.writer_features or ()),
+            reader_features=frozenset(protocol.reader_features or ()),
+            configuration=dict(metadata.configuration),
+            partition_columns=tuple(metadata.partition_columns),
+            schema_json=table.schema().to_json(),
+        )
+
+    def after(self, location: Path, version: int, actions: list[dict[str, Any]]) -> TableState:
+        """This state moved past commit ``version`` (its ``actions``)."""
+        state = replace(
+            self, version=version, commit_identity=_file_identity(commit_path(location, version))
+        )
+        for action in actions:
+            if "protocol" in action:
+                protocol = action["protocol"]
+                state = replace(
+                    state,
+                    min_writer_version=int(protocol["minWriterVersion"]),
+                    writer_features=frozenset(protocol.get("writerFeatures") or ()),
+                    reader_features=frozenset(protocol.get("readerFeatures") or ()),
+                )
+            if "metaData" in action:
+                metadata = action["metaData"]
+                state = replace(
+                    state,
+                    configuration=dict(metadata.get("configuration") or {}),
+                    partition_columns=tuple(metadata.get("partitionColumns") or ()),
+                    schema_json=metadata["schemaString"],
+                )
+        return state
+
+
+def current_state(location: Path, opened: DeltaTable | None = None) -> TableState | None:
+    """The table's state at its latest version, carried forward from ``opened`` (a
+    delta-rs table just read) or else from the last state built here. None when there is
+    neither, when the kept state belongs to a table since dropped and recreated, or when
+    a commit after it is no longer in the log: then the caller opens the table."""
+    latest = latest_version(location)
+    if latest is None:
+        return None
+    if opened is not None:
+        state: TableState | None = TableState.of(location, opened)
+    else:
+        state = _states.get(str(location))
+    if state is None or state.version > latest:
+        return None
+    identity = state.commit_identity
+    if identity is None or identity != _file_identity(commit_path(location, state.version)):
+        return None
+    for version in range(state.version + 1, latest + 1):
+        actions = read_commit(location, version)
+        if actions is None:
+            return None
+        state = state.after(location, version, actions)
+    with _lock:
+        _states[str(location)] = state
+    return state
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_ino, found.st_mtime_ns)

@@ -1,0 +1,139 @@
+"""Reads of a Delta log's newest commits without delta-rs (sparkshim/log.py): the history
+and the latest version equal delta-rs's, and the state an append checks follows every
+kind of commit, by any writer, across log cleanup and a table recreated in place."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+from sparkshim import delta, log
+from sparkshim.session import ShimSession
+
+pytestmark = pytest.mark.embedded
+
+
+@pytest.fixture
+def spark(tmp_path: Path) -> ShimSession:
+    return ShimSession(warehouse=tmp_path / "warehouse")
+
+
+def location(spark: ShimSession, name: str = "t") -> Path:
+    return delta_path(str(spark.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"]))
+
+
+def delta_path(uri: str) -> Path:
+    return Path(uri.removeprefix("file://"))
+
+
+def test_the_history_equals_delta_rs_after_every_kind_of_commit(spark: ShimSession) -> None:
+    spark.sql(
+        "CREATE TABLE t (id INT, name STRING) TBLPROPERTIES (delta.enableChangeDataFeed = true)"
+    )
+    spark.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b')")  # committed by sparkshim
+    path = location(spark)
+    write_deltalake(
+        str(path), pa.table({"id": pa.array([3], pa.int32()), "name": ["c"]}), mode="append"
+    )
+    spark.sql("UPDATE t SET name = 'z' WHERE id = 1")
+    spark.sql("MERGE INTO t USING (SELECT 2 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    spark.sql("DELETE FROM t WHERE id = 3")
+    spark.sql("ALTER TABLE t SET TBLPROPERTIES (owner = 'me')")
+    spark.sql("ALTER TABLE t UNSET TBLPROPERTIES (owner)")
+    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", "marked")
+    spark.sql("INSERT INTO t VALUES (4, 'd')")
+    expected = DeltaTable(str(path)).history()
+    for limit in (1, 4, len(expected), len(expected) + 5):
+        assert log.history(path, limit) == expected[:limit]
+    assert log.latest_version(path) == DeltaTable(str(path)).version()
+    assert spark.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]["userMetadata"] == "marked"
+
+
+def test_the_history_stops_at_commits_removed_by_log_cleanup(spark: ShimSession) -> None:
+    spark.sql(
+        "CREATE TABLE t (id INT) TBLPROPERTIES (delta.checkpointInterval = 2,"
+        " delta.logRetentionDuration = 'interval 0 seconds')"
+    )
+    for value in range(5):
+        spark.sql(f"INSERT INTO t VALUES ({value})")
+    path = location(spark)
+    assert not (path / "_delta_log" / f"{0:020d}.json").exists()
+    delta_rs = DeltaTable(str(path)).history(10)
+    assert log.history(path, 10) == delta_rs
+    assert [commit["version"] for commit in delta_rs] == list(range(5, 5 - len(delta_rs), -1))
+
+
+def test_an_append_follows_a_schema_change_made_by_another_writer(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")  # the state is kept from here on
+    path = location(spark)
+    write_deltalake(
+        str(path),
+        pa.table({"id": pa.array([2], pa.int32()), "extra": ["x"]}),
+        mode="append",
+        schema_mode="merge",
+    )
+    spark.sql("INSERT INTO t VALUES (3, 'y')")
+    latest = json.loads((path / "_delta_log" / f"{3:020d}.json").read_text().splitlines()[0])
+    assert latest["commitInfo"]["engineInfo"] == "sparkshim"
+    rows = sorted(DeltaTable(str(path)).to_pyarrow_table().to_pylist(), key=lambda r: r["id"])
+    assert rows == [
+        {"id": 1, "extra": None},
+        {"id": 2, "extra": "x"},
+        {"id": 3, "extra": "y"},
+    ]
+
+
+def test_an_append_after_a_new_check_constraint_goes_through_delta_rs(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")
+    path = location(spark)
+    DeltaTable(str(path)).alter.add_constraint({"positive": "id > 0"})
+    with pytest.raises(Exception, match="failed validation check"):
+        spark.sql("INSERT INTO t VALUES (-1)")
+    assert spark.sql("SELECT count(*) FROM t").collect()[0][0] == 1
+
+
+def test_a_table_recreated_in_place_is_not_read_with_the_old_state(spark: ShimSession) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    for value in range(3):
+        spark.sql(f"INSERT INTO t VALUES ({value})")
+    path = location(spark)
+    assert delta.table_state(path) is not None  # kept at version 3
+    shutil.rmtree(path)
+    # Another table in the same place, with more commits than the first had.
+    write_deltalake(str(path), pa.table({"name": ["a"]}))
+    for _ in range(4):
+        write_deltalake(str(path), pa.table({"name": ["b"]}), mode="append")
+    state = delta.table_state(path)
+    assert state is not None
+    assert state.version == 4
+    assert json.loads(state.schema_json)["fields"][0]["name"] == "name"
+
+
+def test_a_conditional_append_sees_the_latest_version_written_by_another_writer(
+    spark: ShimSession,
+) -> None:
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")
+    path = location(spark)
+    write_deltalake(str(path), pa.table({"id": pa.array([2], pa.int32())}), mode="append")
+    with pytest.raises(delta.TableMovedError, match="version 2, not 1"):
+        delta.write(
+            path,
+            pa.table({"id": pa.array([3], pa.int32())}),
+            overwrite=False,
+            options=delta.CommitOptions(expected_version=1),
+        )
+    delta.write(
+        path,
+        pa.table({"id": pa.array([3], pa.int32())}),
+        overwrite=False,
+        options=delta.CommitOptions(expected_version=2),
+    )
+    assert sorted(DeltaTable(str(path)).to_pyarrow_table()["id"].to_pylist()) == [1, 2, 3]
