@@ -18,13 +18,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
 from sparkshim import append, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.types import align_to_schema
 
 # Properties that delta-rs validates itself; every other key is a custom property.
 _DELTA_PREFIX = "delta."
@@ -397,14 +400,29 @@ def spark_metrics(metrics: dict[str, Any]) -> dict[str, str]:
 def changes(location: Path, start: int, end: int | None) -> pa.Table:
     """Delta's change data feed between two versions (inclusive), with ``_change_type``,
     ``_commit_version`` and ``_commit_timestamp`` as Spark's ``table_changes`` returns."""
-    table = open_table(location)
-    if table.metadata().configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
+    state = table_state(location)
+    configuration = state.configuration if state else open_table(location).metadata().configuration
+    if configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
         raise AnalysisException(
             message=f"Change data feed is not enabled on {location}: set the table property"
             " delta.enableChangeDataFeed = true"
         )
+    feed = _appended_rows(location, state, start, end) if state else None
+    if feed is None:
+        return changes_by_delta_rs(location, start, end)
+    return _with_spark_metadata_types(feed)
+
+
+def changes_by_delta_rs(location: Path, start: int, end: int | None) -> pa.Table:
+    """The change data feed as delta-rs reads it (``changes`` minus its check that the
+    feed is on, and minus its own read of append-only commits)."""
+    table = open_table(location)
     feed = pa.table(table.load_cdf(starting_version=start, ending_version=end))
-    # Spark's types for the metadata columns: STRING, BIGINT, TIMESTAMP.
+    return _with_spark_metadata_types(feed)
+
+
+def _with_spark_metadata_types(feed: pa.Table) -> pa.Table:
+    """``feed`` with Spark's types for the metadata columns: STRING, BIGINT, TIMESTAMP."""
     spark_types = {
         "_change_type": pa.string(),
         "_commit_version": pa.int64(),
@@ -414,6 +432,40 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
         [pa.field(f.name, spark_types.get(f.name, f.type), f.nullable) for f in feed.schema]
     )
     return feed.cast(schema)
+
+
+def _appended_rows(
+    location: Path, state: log.TableState, start: int, end: int | None
+) -> pa.Table | None:
+    """The change feed of a run of append-only commits: the rows of the files they
+    added, each an ``insert`` of its commit. Read from the log and the files (see
+    log.py), where delta-rs's ``load_cdf`` brings the table up to date and plans a
+    DataFusion scan; None when a commit did more than add files, or when the table's
+    files alone do not hold its rows (deletion vectors, column mapping, partitions)."""
+    end = state.version if end is None else end
+    if start > end or start < 0 or end > state.version:
+        return None
+    column_mapping = state.configuration.get("delta.columnMapping.mode", "none") != "none"
+    if state.reader_features & _FILE_RESHAPING_FEATURES or column_mapping:
+        return None
+    if state.partition_columns:
+        return None
+    files = log.appended_files(location, start, end)
+    if not files:
+        return None
+    schema = _arrow_schema(state.schema_json)
+    parts = []
+    for file in files:
+        stored = pq.read_table(location / unquote(file.path))
+        rows = align_to_schema(stored, stored.column_names, schema)
+        count = rows.num_rows
+        stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))
+        parts.append(
+            rows.append_column("_change_type", pa.array(["insert"] * count, pa.string()))
+            .append_column("_commit_version", pa.array([file.version] * count, pa.int64()))
+            .append_column("_commit_timestamp", pa.array([stamp] * count, stamp.type))
+        )
+    return pa.concat_tables(parts)
 
 
 def unset_properties(

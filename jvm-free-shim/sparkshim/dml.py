@@ -110,19 +110,21 @@ def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
     """
     source = tree.args["using"]
     view = f"__sparkshim_merge_source_{uuid.uuid4().hex}"
-    session.register_temp_view(view, run_query(session, exp.select("*").from_(source.copy())))
+    rows = run_query(session, exp.select("*").from_(source.copy()))
+    session.register_temp_view(view, rows)
     try:
         materialized = tree.copy()
         materialized.set("using", exp.to_table(view).as_(source.alias_or_name))
-        _merge(session, materialized, location)
+        _merge(session, materialized, location, rows)
     finally:
         session.drop_temp_view(view)
 
 
-def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
+def _merge(session: ShimSession, tree: exp.Merge, location: Path, source: pa.Table) -> None:
+    """The MERGE ``tree``, whose source is the materialized ``source``."""
     read_version = delta.open_table(location).version()  # what the queries below read
     schema = _schema(location)
-    pairs = _MergePairs(session, tree, schema)
+    pairs = _MergePairs(session, tree, schema, source.column_names)
     clauses = _merge_clauses(tree)
     matched = [c for c in clauses if c.args.get("matched")]
     by_source = [c for c in clauses if not c.args.get("matched") and c.args.get("source")]
@@ -131,10 +133,10 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
         # Delete every matched target row, insert unmatched source rows: a semi join and
         # an anti join, without numbering every row of both sides (Delta allows several
         # source rows to match one target row when the only matched clause is this one).
-        deleted = run_query(session, pairs.matched_targets())
         inserts = pairs.inserts(not_matched, pairs.unmatched_sources()) if not_matched else None
-        if _rewrite_plain_table(session, location, read_version, tree, deleted, inserts):
+        if _rewrite_plain_table(session, location, read_version, tree, source, inserts):
             return
+        deleted = run_query(session, pairs.matched_targets())
         deleted = deleted.append_column(ACTION, pa.array(["delete"] * deleted.num_rows))
         apply_actions(session, location, schema, deleted, inserts)
         return
@@ -155,7 +157,7 @@ def _rewrite_plain_table(
     location: Path,
     read_version: int,
     tree: exp.Merge,
-    deleted: pa.Table,
+    source: pa.Table,
     inserts: pa.Table | None,
 ) -> bool:
     """Commit the delete-and-insert MERGE here (rewrite.py) when the table allows it;
@@ -164,8 +166,9 @@ def _rewrite_plain_table(
         return True
     if inserts is not None:
         inserts = inserts.rename_columns([name.removeprefix(NEW) for name in inserts.column_names])
-    predicate = tree.args["on"].sql("spark")
-    return rewrite.delete_and_insert(session, location, read_version, deleted, inserts, predicate)
+    return rewrite.delete_and_insert(
+        session, location, read_version, tree, source.num_rows, inserts
+    )
 
 
 def _is_plain_delete(clause: exp.When) -> bool:
@@ -194,15 +197,15 @@ class _MergePairs:
     identical target rows. Clause conditions and values are evaluated on this join, where
     both sides keep the aliases the statement uses."""
 
-    def __init__(self, session: ShimSession, tree: exp.Merge, schema: pa.Schema) -> None:
+    def __init__(
+        self, session: ShimSession, tree: exp.Merge, schema: pa.Schema, source_columns: list[str]
+    ) -> None:
         self.session = session
         self.schema = schema
         target, source = tree.this.copy(), tree.args["using"].copy()
         self.target, self.source, self.on = target, source, tree.args["on"].copy()
         self.target_alias, self.source_alias = target.alias_or_name, source.alias_or_name
-        self.source_columns = run_query(
-            session, exp.select("*").from_(source.copy()).limit(0)
-        ).schema.names
+        self.source_columns = source_columns
         self.join = (
             exp.select()
             .from_(_numbered(target, _TARGET_ID, self.target_alias))

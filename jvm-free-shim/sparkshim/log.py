@@ -10,7 +10,9 @@ small reads:
 * ``latest_version``: stat forward from the last version seen (or the last checkpoint);
 * ``history``: the ``commitInfo`` of the newest commit files, as delta-rs reports it;
 * ``TableState``: the protocol, metadata and schema at the latest version, carried
-  forward from a state delta-rs read by replaying only the commits after it.
+  forward from a state delta-rs read by replaying only the commits after it;
+* ``appended_files``: the data files a run of append-only commits added, which are
+  their whole change data feed.
 
 Anything the JSON files cannot answer (a commit cleaned up from the log) gives None, and the
 caller asks delta-rs.
@@ -191,3 +193,34 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (found.st_ino, found.st_mtime_ns)
+
+
+@dataclass(frozen=True)
+class AppendedFile:
+    """A data file added by an append-only commit."""
+
+    path: str  # relative to the table, as in the log
+    version: int
+    timestamp_ms: int  # the commit's
+
+
+def appended_files(location: Path, start: int, end: int) -> list[AppendedFile] | None:
+    """The files commits ``start`` to ``end`` added, when each of those commits only added
+    whole files (no ``remove``, ``cdc`` or deletion vector; a ``metaData`` or ``protocol``
+    action is no change of rows); None otherwise, or when a commit file is gone."""
+    files: list[AppendedFile] = []
+    for version in range(start, end + 1):
+        actions = read_commit(location, version)
+        if actions is None or any("remove" in a or "cdc" in a for a in actions):
+            return None
+        info = next((a["commitInfo"] for a in actions if "commitInfo" in a), None)
+        if info is None or "timestamp" not in info:
+            return None  # delta-rs would take the file's time: leave it to delta-rs
+        for action in actions:
+            add = action.get("add")
+            if add is None:
+                continue
+            if add.get("deletionVector") or add.get("partitionValues"):
+                return None
+            files.append(AppendedFile(add["path"], version, int(info["timestamp"])))
+    return files

@@ -38,8 +38,11 @@ _registration_ids = itertools.count()
 class Registrations:
     """The relations one query registers in a DuckDB cursor, dropped when it finishes."""
 
-    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, files_of: Path | None = None) -> None:
         self.cursor = cursor
+        # The table whose latest snapshot is scanned with each row's data file path in
+        # FILE_COLUMN (for a statement that rewrites the files holding some rows).
+        self.files_of = files_of
         self.arrow_names: list[str] = []
         self.view_names: list[str] = []
         # Each registered relation's columns and their Spark types, for type inference.
@@ -51,12 +54,14 @@ class Registrations:
         self._record_schema(name, data.schema)
         return exp.to_table(name)
 
-    def delta_snapshot(self, table: DeltaTable) -> exp.Expr:
+    def delta_snapshot(self, table: DeltaTable, file_column: str | None = None) -> exp.Expr:
         files = delta.plain_data_files(table)
         if files is None:
+            if file_column is not None:
+                raise UnsupportedSqlError("naming the data file of a row of this table")
             return self.arrow(delta.snapshot(table))
         schema = delta.arrow_schema(table)
-        scan = parquet_scan(self.cursor, tuple(files), schema)
+        scan = parquet_scan(self.cursor, tuple(files), schema, file_column)
         name = self._new_name(self.view_names)
         # A view in SQL: about 1.5 ms, where the relation API's create_view takes 4-5 ms,
         # and a query registers every table it reads.
@@ -146,21 +151,53 @@ def _columns_as_in(
     return columns
 
 
-def run_query(session: ShimSession, tree: exp.Expr) -> pa.Table:
-    """The rows of a Spark query (SELECT, set operation, VALUES ...) as an Arrow table."""
-    registrations = Registrations(session.cursor())
+# The column a scan of ``Registrations.files_of`` names each row's data file in.
+FILE_COLUMN = "__sparkshim_file"
+
+
+def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = None) -> pa.Table:
+    """The rows of a Spark query (SELECT, set operation, VALUES ...) as an Arrow table.
+    With ``files_of``, that table's rows also have their data file's path in
+    ``FILE_COLUMN``."""
+    registrations = Registrations(session.cursor(), files_of)
     try:
-        resolved = resolve_tables(session, tree.copy(), registrations)
-        annotate_sums(resolved, registrations.schemas)
-        sql = to_duckdb(resolved)
+        sql = _translate(session, tree, registrations)
         return _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
     except duckdb.Error as failure:
-        refusal = _RUNTIME_REFUSAL.search(str(failure))
-        if refusal is not None:  # a value the translation could only check at run time
-            raise UnsupportedSqlError(refusal["construct"]) from failure
-        raise AnalysisException(message=_spark_style_message(failure)) from failure
+        raise _spark_error(failure) from failure
     finally:
         registrations.drop_all()
+
+
+def write_query(
+    session: ShimSession, tree: exp.Expr, path: Path, *, files_of: Path | None = None
+) -> int:
+    """Write the rows of a Spark query as one Parquet file at ``path`` (DuckDB's COPY,
+    snappy-compressed, in the query's column types); how many rows it wrote."""
+    registrations = Registrations(session.cursor(), files_of)
+    try:
+        sql = _translate(session, tree, registrations)
+        target = exp.Literal.string(str(path)).sql("duckdb")
+        copy = f"COPY ({sql}) TO {target} (FORMAT parquet, COMPRESSION snappy)"
+        written = registrations.cursor.execute(copy).fetchone()
+        return int(written[0]) if written else 0
+    except duckdb.Error as failure:
+        raise _spark_error(failure) from failure
+    finally:
+        registrations.drop_all()
+
+
+def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
+    resolved = resolve_tables(session, tree.copy(), registrations)
+    annotate_sums(resolved, registrations.schemas)
+    return to_duckdb(resolved)
+
+
+def _spark_error(failure: duckdb.Error) -> Exception:
+    refusal = _RUNTIME_REFUSAL.search(str(failure))
+    if refusal is not None:  # a value the translation could only check at run time
+        return UnsupportedSqlError(refusal["construct"])
+    return AnalysisException(message=_spark_style_message(failure))
 
 
 def _with_spark_types(result: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
@@ -238,7 +275,10 @@ def _resolve_reference(
             raise AnalysisException(message=f"Cannot time travel views: {name}")
         return _inline_view(session, entry.view_sql, registrations)
     assert entry.location is not None
-    return registrations.delta_snapshot(_open_snapshot(entry.location, version))
+    snapshot = _open_snapshot(entry.location, version)
+    if version is None and entry.location == registrations.files_of:
+        return registrations.delta_snapshot(snapshot, FILE_COLUMN)
+    return registrations.delta_snapshot(snapshot)
 
 
 def _open_snapshot(path: Path, version: exp.Expr | None) -> DeltaTable:

@@ -2,18 +2,19 @@
 delta-rs.
 
 ``MERGE … WHEN MATCHED THEN DELETE WHEN NOT MATCHED THEN INSERT`` is how an incremental
-refresh applies a change: delete every copy of each touched row value, insert the new
-copies. delta-rs's MERGE costs 60 to 150 ms even when it touches a few rows of one file
-(DataFusion plans and runs a join of the whole action table with the target). On a plain
-table the same commit is only this:
+refresh applies a change: delete every copy of each touched row value (or group), insert
+the new rows. delta-rs's MERGE costs 60 to 150 ms even when it touches a few rows of one
+file (DataFusion plans and runs a join of the whole action table with the target). On a
+plain table the same commit is only this:
 
-* find the data files holding a deleted row value (one DuckDB query over the files);
-* write each such file again without those rows (DuckDB ``COPY``), and the inserted rows
-  as a new file;
-* if the table records its change data feed, write a ``_change_data`` file with every
-  deleted row (each copy) and every inserted row, with their ``_change_type``;
-* commit ``remove`` and ``add`` actions (and the ``cdc`` one) at the version read, only if
-  that version is still free.
+* the target rows the MERGE's ON condition matches, each with its data file (one query,
+  translated like any other, over a scan of the files that names each row's file);
+* each such file written again without its matched rows (DuckDB ``COPY``), and the
+  inserted rows as a new file;
+* if the table records its change data feed, a ``_change_data`` file with every deleted
+  row and every inserted row, with their ``_change_type``;
+* a commit of ``remove`` and ``add`` actions (and the ``cdc`` one), put into the log only
+  at the version after the one read.
 
 Plain means what it means for appends (append.py), and no deletion vectors: a data file
 holds exactly its rows of the table. Any other table goes through delta-rs.
@@ -27,13 +28,14 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlglot import exp
 
 from sparkshim import append, delta, log
-from sparkshim.query import Registrations, parquet_scan
+from sparkshim.query import FILE_COLUMN, run_query, write_query
 from sparkshim.types import align_to_schema
 
 if TYPE_CHECKING:
@@ -41,8 +43,6 @@ if TYPE_CHECKING:
 
     from sparkshim.session import ShimSession
 
-# The column a scan of the data files names each row's file in.
-_FILE = "__sparkshim_file"
 _CHANGE_TYPE = "_change_type"
 
 
@@ -60,14 +60,14 @@ def delete_and_insert(
     session: ShimSession,
     location: Path,
     read_version: int,
-    deleted_values: pa.Table,
+    merge: exp.Merge,
+    source_rows: int,
     inserted: pa.Table | None,
-    merge_predicate: str,
 ) -> bool:
-    """Delete every row equal (null-safe, all columns) to a row of ``deleted_values``
-    and insert ``inserted``, in one commit after ``read_version`` (the version the two
-    were computed from). False, with nothing written, when the table is not plain or has
-    moved since: the caller then goes through delta-rs."""
+    """Delete every target row some source row of ``merge`` matches (its ON condition)
+    and insert ``inserted``, in one commit after ``read_version`` (the version the
+    inserted rows were computed from). False, with nothing written, when the table is
+    not plain or has moved since: the caller then goes through delta-rs."""
     state = delta.table_state(location)
     if state is None or state.version != read_version or not _is_plain(state):
         return False
@@ -81,21 +81,20 @@ def delete_and_insert(
     inserted = align_to_schema(inserted, schema.names, schema) if inserted is not None else None
     if inserted is not None and not append.fits(state, inserted):
         return False  # a NOT NULL column given NULL: delta-rs refuses it, with its message
-    rewritten = _rewrite_files(session, location, table, schema, deleted_values)
+    rewritten = _rewrite_files(session, location, table, schema, merge)
     inserted_count = inserted.num_rows if inserted is not None else 0
     if not rewritten.deleted_rows.num_rows and not inserted_count:
         return True  # nothing changes: no commit, as delta-rs makes none
     added = list(rewritten.added)
-    if inserted is not None and inserted.num_rows:
+    if inserted is not None and inserted_count:
         added.append(append.data_file(location, inserted))
     actions: list[dict[str, Any]] = []
-    change_feed = state.configuration.get("delta.enableChangeDataFeed", "").lower() == "true"
-    if change_feed and (rewritten.deleted_rows.num_rows or inserted_count):
+    if state.configuration.get("delta.enableChangeDataFeed", "").lower() == "true":
         actions.append(_change_file(location, rewritten.deleted_rows, inserted))
     info = _commit_info(
         read_version,
-        merge_predicate,
-        source_rows=deleted_values.num_rows + inserted_count,
+        merge.args["on"].sql("spark"),
+        source_rows=source_rows,
         deleted=rewritten.deleted_rows.num_rows,
         inserted=inserted_count,
         copied=rewritten.copied_rows,
@@ -119,66 +118,49 @@ def _is_plain(state: log.TableState) -> bool:
 
 
 def _rewrite_files(
-    session: ShimSession,
-    location: Path,
-    table: DeltaTable,
-    schema: pa.Schema,
-    deleted_values: pa.Table,
+    session: ShimSession, location: Path, table: DeltaTable, schema: pa.Schema, merge: exp.Merge
 ) -> _Rewritten:
-    """Write each data file holding a deleted value again without those rows."""
+    """Write each data file holding a matched row again without its matched rows.
+
+    Both queries evaluate the MERGE's own ON condition (translated like any other), on
+    a scan of the table that names each row's file."""
     no_rows = schema.empty_table()
-    if deleted_values.num_rows == 0:
-        return _Rewritten([], [], no_rows, 0)
     sizes = _file_sizes(table)
-    by_file = {str(location / relative): relative for relative in sizes}
-    registrations = Registrations(session.cursor())
-    cursor = registrations.cursor
-    try:
-        values = registrations.arrow(align_to_schema(deleted_values, schema.names, schema))
-        deleted = exp.alias_(values, "d", table=True)
-        scan = parquet_scan(cursor, tuple(by_file), schema, file_column=_FILE)
-        target: exp.Expr = exp.maybe_parse(scan, dialect="duckdb").subquery("t")
-        matches = _null_safe_equal(schema.names, "t", "d")
-        columns = [exp.column(name, table="t", quoted=True) for name in schema.names]
-        # Every copy of a deleted value, with its file: the files to write again.
-        deleted_query = (
-            exp.select(*columns, exp.column(_FILE, table="t"))
-            .from_(target)
-            .join(deleted, on=matches, join_type="semi")
-        )
-        deleted_rows = cursor.sql(deleted_query.sql("duckdb")).to_arrow_table()
-        touched = sorted(set(deleted_rows.column(_FILE).to_pylist()))
-        if not touched:
-            return _Rewritten([], [], no_rows, 0)
-        # DuckDB reads only the files a filter on the file name keeps.
-        in_touched = exp.column(_FILE, table="t").isin(*touched)
-        kept_query = (
-            exp.select(*columns)
-            .from_(target.copy())
-            .join(deleted.copy(), on=matches.copy(), join_type="anti")
-            .where(in_touched)
-        )
-        added, copied = _write_kept_rows(cursor, location, kept_query.sql("duckdb"))
-    finally:
-        registrations.drop_all()
-    deleted_rows = align_to_schema(deleted_rows.drop_columns([_FILE]), schema.names, schema)
-    now = int(time.time() * 1000)
-    removed = [_remove(by_file[path], sizes[by_file[path]], now) for path in touched]
-    return _Rewritten(removed, added, deleted_rows, copied)
-
-
-def _write_kept_rows(cursor: Any, location: Path, query: str) -> tuple[list[dict[str, Any]], int]:
-    """Write the rows of ``query`` as a new data file; its add action (none when there are
-    no rows) and how many rows it holds."""
+    relative_by_name = {Path(unquote(path)).name: path for path in sizes}
+    if not relative_by_name:
+        return _Rewritten([], [], no_rows, 0)
+    target, source, on = merge.this, merge.args["using"], merge.args["on"]
+    alias = target.alias_or_name
+    columns = [exp.alias_(exp.column(n, table=alias), n, quoted=True) for n in schema.names]
+    file_column = exp.column(FILE_COLUMN, table=alias)
+    matched = (
+        exp.select(*columns, file_column)
+        .from_(target.copy())
+        .join(source.copy(), on=on.copy(), join_type="semi")
+    )
+    deleted_rows = run_query(session, matched, files_of=location)
+    touched = sorted(set(deleted_rows.column(FILE_COLUMN).to_pylist()))
+    deleted_rows = align_to_schema(deleted_rows.drop_columns([FILE_COLUMN]), schema.names, schema)
+    if not touched:
+        return _Rewritten([], [], no_rows, 0)
+    # The other rows of those files; DuckDB reads only the files the filter keeps.
+    kept = (
+        exp.select(*[c.copy() for c in columns])
+        .from_(target.copy())
+        .join(source.copy(), on=on.copy(), join_type="anti")
+        .where(file_column.copy().isin(*touched))
+    )
     name = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
-    path = location / name
-    copy = f"COPY ({query}) TO {exp.Literal.string(str(path)).sql('duckdb')}"
-    written = cursor.execute(f"{copy} (FORMAT parquet, COMPRESSION snappy)").fetchone()
-    count = int(written[0]) if written else 0
-    if count == 0:
-        path.unlink(missing_ok=True)
-        return [], 0
-    return [_add(name, path, count)], count
+    copied = write_query(session, kept, location / name, files_of=location)
+    added = [_add(name, location / name, copied)] if copied else []
+    if not copied:
+        (location / name).unlink(missing_ok=True)
+    now = int(time.time() * 1000)
+    removed = []
+    for path in touched:
+        relative = relative_by_name[Path(path).name]
+        removed.append(_remove(relative, sizes[relative], now))
+    return _Rewritten(removed, added, deleted_rows, copied)
 
 
 def _change_file(location: Path, deleted: pa.Table, inserted: pa.Table | None) -> dict[str, Any]:
@@ -292,15 +274,3 @@ def _discard(location: Path, actions: list[dict[str, Any]]) -> None:
         for kind in ("add", "cdc"):
             if kind in action:
                 (location / action[kind]["path"]).unlink(missing_ok=True)
-
-
-def _null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
-    return exp.and_(
-        *[
-            exp.NullSafeEQ(
-                this=exp.column(name, table=left, quoted=True),
-                expression=exp.column(name, table=right, quoted=True),
-            )
-            for name in names
-        ]
-    )

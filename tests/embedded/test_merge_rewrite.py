@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 from sparkshim import delta, rewrite
@@ -39,6 +39,17 @@ MERGES = (
     "SELECT 4 AS id, 'delete' AS kind UNION ALL SELECT 5, 'delete' UNION ALL SELECT 3, 'delete'",
     "SELECT 99 AS id, 'delete' AS kind UNION ALL SELECT 8, 'insert'",
     "SELECT CAST(NULL AS INT) AS id, 'delete' AS kind",
+)
+
+# Other ON conditions: a range (one source row matching many target rows), null-safe
+# equality matching NULLs, and a condition on the target alone.
+OTHER_MERGES = (
+    "MERGE INTO t USING (SELECT 8 AS low) AS s ON t.id >= s.low AND t.amount IS NULL"
+    " WHEN MATCHED THEN DELETE",
+    "MERGE INTO t AS target USING (SELECT CAST(NULL AS STRING) AS name, 10 AS id) AS s"
+    " ON target.name <=> s.name WHEN MATCHED THEN DELETE"
+    " WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, 'ten')",
+    "MERGE INTO t USING (SELECT 1 AS one) AS s ON t.id = 7 WHEN MATCHED THEN DELETE",
 )
 
 
@@ -97,10 +108,10 @@ def test_each_merge_equals_delta_rs_in_rows_change_feed_and_metrics(
 ) -> None:
     rewritten, by_delta_rs = twins
     real_rewrite = rewrite.delete_and_insert
-    for source in MERGES:
-        rewritten.sql(merge(source))
+    for source in [merge(source) for source in MERGES] + list(OTHER_MERGES):
+        rewritten.sql(source)
         monkeypatch.setattr(rewrite, "delete_and_insert", lambda *args: False)
-        by_delta_rs.sql(merge(source))
+        by_delta_rs.sql(source)
         monkeypatch.setattr(rewrite, "delete_and_insert", real_rewrite)
         ours, theirs = location(rewritten), location(by_delta_rs)
         assert engine_of_latest_commit(ours) == "sparkshim"
@@ -115,7 +126,7 @@ def test_each_merge_equals_delta_rs_in_rows_change_feed_and_metrics(
         for name in ("numTargetRowsInserted", "numTargetRowsDeleted", "numTargetRowsUpdated"):
             assert ours_metrics[name] == theirs_metrics[name], (source, name)
     final = rewritten.sql("SELECT id, name FROM t ORDER BY id").collect()
-    assert [tuple(row) for row in final] == [(2, "new"), (2, "new"), (7, "new"), (8, "new")]
+    assert [tuple(row) for row in final] == [(2, "new"), (2, "new"), (10, "ten")]
 
 
 def test_only_files_holding_a_deleted_row_are_rewritten(tmp_path: Path) -> None:
@@ -160,30 +171,40 @@ def test_without_a_change_feed_no_change_file_is_written(tmp_path: Path) -> None
     assert sorted(DeltaTable(str(path)).to_pyarrow_table()["id"].to_pylist()) == [2, 2, 3, 4, 5, 7]
 
 
-def test_a_merge_read_at_an_older_version_writes_nothing(tmp_path: Path) -> None:
+def test_a_table_moved_since_the_merge_read_it_is_merged_by_delta_rs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     session = make_table(tmp_path / "warehouse")
     path = location(session)
-    files_before = set(path.rglob("*.parquet"))
-    version = DeltaTable(str(path)).version()
-    deleted = pa.table({"id": pa.array([1], pa.int32())})
-    made = rewrite.delete_and_insert(session, path, version - 1, deleted, None, "true")
-    assert made is False
-    assert set(path.rglob("*.parquet")) == files_before
-    assert DeltaTable(str(path)).version() == version
+    real_rewrite = rewrite.delete_and_insert
+
+    def another_writer_first(*args: Any) -> bool:
+        schema = DeltaTable(str(path)).schema().to_arrow()
+        appended = pa.Table.from_pylist([{"id": 1, "name": "late"}], schema=pa.schema(schema))
+        write_deltalake(str(path), appended, mode="append")
+        return real_rewrite(*args)
+
+    monkeypatch.setattr(rewrite, "delete_and_insert", another_writer_first)
+    session.sql(merge(MERGES[0]))
+    assert engine_of_latest_commit(path).startswith("delta-rs")
+    # delta-rs applied the MERGE to the moved table: the late row 1 is deleted too.
+    assert sorted(DeltaTable(str(path)).to_pyarrow_table()["id"].to_pylist()) == [2, 2, 3, 4, 5, 7]
 
 
-def test_a_lost_race_for_the_version_leaves_no_file(
+def test_a_lost_race_for_the_version_leaves_no_file_and_goes_to_delta_rs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = make_table(tmp_path / "warehouse")
     path = location(session)
     files_before = set(path.rglob("*.parquet"))
     monkeypatch.setattr(delta, "put_if_absent", lambda *args: False)
-    version = DeltaTable(str(path)).version()
-    table = session.sql("SELECT * FROM t WHERE id = 1 LIMIT 1").toArrow()
-    made = rewrite.delete_and_insert(session, path, version, table, table, "true")
-    assert made is False
-    assert set(path.rglob("*.parquet")) == files_before
+    session.sql(merge(MERGES[0]))
+    assert engine_of_latest_commit(path).startswith("delta-rs")
+    new_files = set(path.rglob("*.parquet")) - files_before
+    live = {Path(urlparse(uri).path) for uri in DeltaTable(str(path)).file_uris()}
+    # Only delta-rs's files are left: its data files, and its change data files.
+    assert all(f in live or "_change_data" in str(f) for f in new_files)
+    assert sorted(DeltaTable(str(path)).to_pyarrow_table()["id"].to_pylist()) == [2, 2, 3, 4, 5, 7]
 
 
 def test_a_conditional_merge_on_a_moved_table_is_refused_and_changes_nothing(
