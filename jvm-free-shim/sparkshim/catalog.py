@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -68,18 +69,21 @@ class Catalog:
     def __init__(self, warehouse: Path) -> None:
         self.warehouse = warehouse.resolve()
         self.warehouse.mkdir(parents=True, exist_ok=True)
+        # One connection per thread, kept: opening one costs more than most lookups.
+        self._connections = threading.local()
         with self._store() as store:
             store.executescript(_SCHEMA)
 
     @contextmanager
     def _store(self) -> Iterator[sqlite3.Connection]:
-        """A connection to the store whose changes commit on success, roll back on error."""
-        connection = sqlite3.connect(self.warehouse / STORE_FILE, timeout=30)
-        try:
-            with connection:
-                yield connection
-        finally:
-            connection.close()
+        """This thread's connection to the store; its changes commit on success and roll
+        back on error."""
+        connection: sqlite3.Connection | None = getattr(self._connections, "store", None)
+        if connection is None:
+            connection = sqlite3.connect(self.warehouse / STORE_FILE, timeout=30)
+            self._connections.store = connection
+        with connection:
+            yield connection
 
     # ---- databases ----
 

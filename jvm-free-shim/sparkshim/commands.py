@@ -285,7 +285,9 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     if statement_ctes is not None:  # WITH … INSERT …: the CTEs belong to the query
         source = source.copy()
         source.set("with_", statement_ctes.copy())
-    rows = run_query(session, source)
+    rows = _arrow_view_rows(session, source)
+    if rows is None:
+        rows = run_query(session, source)
     if tree.args.get("overwrite") and _overwrites_schema(session, tree):
         delta.write(
             entry.location,
@@ -316,6 +318,23 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     overwrite = bool(tree.args.get("overwrite"))
     delta.write(entry.location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
+
+
+def _arrow_view_rows(session: ShimSession, source: exp.Expr) -> pa.Table | None:
+    """The rows of ``SELECT * FROM v`` for a temporary view ``v`` of rows (a DataFrame's),
+    without a round trip through DuckDB; None for any other source."""
+    if not isinstance(source, exp.Select):
+        return None
+    if {key for key, value in source.args.items() if value} != {"expressions", "from_"}:
+        return None  # a WHERE, a join, a LIMIT, …
+    if not (len(source.expressions) == 1 and isinstance(source.expressions[0], exp.Star)):
+        return None
+    from_ = source.args.get("from_")
+    relation = from_.this if from_ is not None else None
+    if not isinstance(relation, exp.Table) or relation.db or relation.args.get("version"):
+        return None
+    view = session.temp_view(relation.name)
+    return view if isinstance(view, pa.Table) else None
 
 
 def _overwrites_schema(session: ShimSession, tree: exp.Insert) -> bool:

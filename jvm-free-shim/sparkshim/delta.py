@@ -346,7 +346,10 @@ def set_properties(location: Path, properties: dict[str, str], options: CommitOp
 
 
 def properties(location: Path) -> dict[str, str]:
-    return dict(open_table(location).metadata().configuration)
+    state = table_state(location)
+    if state is None:
+        return dict(open_table(location).metadata().configuration)  # no table: it says so
+    return dict(state.configuration)
 
 
 def history(location: Path, limit: int | None = None) -> list[dict[str, Any]]:

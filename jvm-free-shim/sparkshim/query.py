@@ -99,15 +99,15 @@ def parquet_scan(
     (and each row's file path in ``file_column``, if given).
 
     Kept per file list and schema (data files never change once written): the statements
-    of one refresh read the same snapshots many times, and finding the stored types reads
-    every file's footer.
+    of one refresh read the same snapshots many times. The stored types are kept per file,
+    so that a new snapshot reads only its new files' footers.
     """
     key = (files, schema.to_string(), file_column)
     with _SCANS_LOCK:
         scan = _SCANS.get(key)
     if scan is None:
-        relation = cursor.read_parquet(list(files), union_by_name=True)
-        columns = [c.sql("duckdb") for c in _columns_as_in(schema, relation, cursor)]
+        stored = _stored_types(cursor, files)
+        columns = [c.sql("duckdb") for c in _columns_as_in(schema, stored, cursor)]
         options = "union_by_name = true"
         if file_column is not None:
             columns.append(
@@ -130,25 +130,70 @@ _SCANS_LOCK = threading.Lock()
 
 
 def _columns_as_in(
-    schema: pa.Schema, scan: duckdb.DuckDBPyRelation, cursor: duckdb.DuckDBPyConnection
+    schema: pa.Schema, stored_types: dict[str, str], cursor: duckdb.DuckDBPyConnection
 ) -> list[exp.Expr]:
-    """The table's columns, in its order and types, from a scan of its data files.
+    """The table's columns, in its order and types, from its data files' ``stored_types``.
 
     A column missing from every file (added after they were written) is NULL, as in Delta;
     a column stored in another type (a file written by another engine) is cast.
     """
-    wanted_types = cursor.from_arrow(schema.empty_table()).types
-    stored_types = dict(zip(scan.columns, scan.types, strict=True))
+    wanted_types = _duckdb_types(cursor, schema)
     columns: list[exp.Expr] = []
     for field, wanted in zip(schema, wanted_types, strict=True):
         stored = stored_types.get(field.name)
         value: exp.Expr = exp.column(field.name, quoted=True)
         if stored is None:
             value = exp.Null()
-        if stored is None or str(stored) != str(wanted):
-            value = exp.cast(value, exp.DataType.build(str(wanted), dialect="duckdb"))
+        if stored is None or stored != wanted:
+            value = exp.cast(value, exp.DataType.build(wanted, dialect="duckdb"))
         columns.append(exp.alias_(value, field.name, quoted=True))
     return columns
+
+
+def _stored_types(cursor: duckdb.DuckDBPyConnection, files: tuple[str, ...]) -> dict[str, str]:
+    """Each column's type in the files (as DuckDB reads them with ``union_by_name``): from
+    each file's kept types when the files agree, else from DuckDB's union of them."""
+    merged: dict[str, str] = {}
+    for path in files:
+        for name, stored in _file_types(cursor, path).items():
+            if merged.setdefault(name, stored) != stored:
+                union = cursor.read_parquet(list(files), union_by_name=True)
+                return {n: str(t) for n, t in zip(union.columns, union.types, strict=True)}
+    return merged
+
+
+def _file_types(cursor: duckdb.DuckDBPyConnection, path: str) -> dict[str, str]:
+    """The column types one data file stores (its footer, read once per file)."""
+    with _SCANS_LOCK:
+        types = _FILE_TYPES.get(path)
+    if types is None:
+        relation = cursor.read_parquet(path)
+        types = {n: str(t) for n, t in zip(relation.columns, relation.types, strict=True)}
+        with _SCANS_LOCK:
+            if len(_FILE_TYPES) >= _KEPT_FILE_TYPES:
+                _FILE_TYPES.pop(next(iter(_FILE_TYPES)))
+            _FILE_TYPES[path] = types
+    return types
+
+
+def _duckdb_types(cursor: duckdb.DuckDBPyConnection, schema: pa.Schema) -> list[str]:
+    """The DuckDB types of a table schema's columns (kept per schema)."""
+    key = schema.to_string()
+    with _SCANS_LOCK:
+        types = _WANTED_TYPES.get(key)
+    if types is None:
+        types = [str(t) for t in cursor.from_arrow(schema.empty_table()).types]
+        with _SCANS_LOCK:
+            if len(_WANTED_TYPES) >= _KEPT_SCANS:
+                _WANTED_TYPES.pop(next(iter(_WANTED_TYPES)))
+            _WANTED_TYPES[key] = types
+    return types
+
+
+# Data files' stored types, and table schemas' DuckDB types (see parquet_scan).
+_KEPT_FILE_TYPES = 16_384
+_FILE_TYPES: dict[str, dict[str, str]] = {}
+_WANTED_TYPES: dict[str, list[str]] = {}
 
 
 # The column a scan of ``Registrations.files_of`` names each row's data file in.

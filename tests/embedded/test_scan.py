@@ -62,3 +62,26 @@ def test_a_query_leaves_nothing_registered_behind(spark: ShimSession) -> None:
         "SELECT view_name FROM duckdb_views() WHERE view_name LIKE '__shim_%'"
     )
     assert leftovers.fetchall() == []
+
+
+def test_files_storing_a_column_in_other_types_read_in_the_table_types(
+    spark: ShimSession, tmp_path: Path
+) -> None:
+    """Each file's stored types are kept (read once per file); files that disagree are
+    read through DuckDB's union of them. Either way the rows come in the table's types."""
+    from sparkshim import append
+
+    spark.sql("CREATE TABLE t (id BIGINT, amount DOUBLE) USING delta")
+    spark.sql("INSERT INTO t VALUES (1, 1.5)")
+    location = tmp_path / "warehouse" / "t"
+    assert spark.sql("SELECT sum(id) AS s FROM t").collect() == [Row(s=1)]
+    # Another writer stores id as INT and amount as FLOAT.
+    narrow = pa.table({"id": pa.array([2], pa.int32()), "amount": pa.array([2.5], pa.float32())})
+    add = append.data_file(location, narrow)
+    info = append.commit_info(1, {})
+    assert delta.put_if_absent(location / "_delta_log", 2, [info, add])
+    rows = spark.sql("SELECT id, amount FROM t ORDER BY id")
+    assert rows.dtypes == [("id", "bigint"), ("amount", "double")]
+    assert [tuple(r) for r in rows.collect()] == [(1, 1.5), (2, 2.5)]
+    spark.sql("INSERT INTO t VALUES (3, 3.5)")
+    assert spark.sql("SELECT sum(id) AS s, sum(amount) AS a FROM t").collect() == [Row(s=6, a=7.5)]

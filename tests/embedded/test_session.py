@@ -3,6 +3,7 @@ time travel, change data feed, commit metadata, errors."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -289,3 +290,47 @@ def test_dynamic_table_ddl_sent_to_the_shim_itself_names_the_way_out(tmp_path: P
     with pytest.raises(AnalysisException, match=r"dyntables\.install\(spark\)"):
         spark.sql("CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT id FROM src")
     assert [row.tableName for row in spark.sql("SHOW TABLES").collect()] == ["src"]
+
+
+def test_inserting_a_dataframe_view_equals_inserting_the_same_values(spark: ShimSession) -> None:
+    """``INSERT INTO t SELECT * FROM v`` of a DataFrame's view skips DuckDB; the rows and
+    types written are those of the same INSERT … VALUES, and any other SELECT still runs."""
+    spark.sql("CREATE TABLE a (id BIGINT, at TIMESTAMP, price DECIMAL(10, 2), tags ARRAY<STRING>)")
+    spark.sql("CREATE TABLE b (id BIGINT, at TIMESTAMP, price DECIMAL(10, 2), tags ARRAY<STRING>)")
+    rows = [(1, datetime(2024, 1, 2, 3, 4, 5), Decimal("9.99"), ["x"]), (2, None, None, None)]
+    frame = spark.createDataFrame(
+        rows, "id INT, at TIMESTAMP, price DECIMAL(5, 2), tags ARRAY<STRING>"
+    )
+    frame.createOrReplaceTempView("v")
+    spark.sql("INSERT INTO a SELECT * FROM v")
+    spark.sql(
+        "INSERT INTO b VALUES (1, CAST('2024-01-02 03:04:05' AS TIMESTAMP), 9.99, array('x')),"
+        " (2, NULL, NULL, NULL)"
+    )
+    spark.sql("INSERT INTO a SELECT * FROM v WHERE id = 2")  # not a plain view read
+    assert sorted(spark.sql("SELECT * FROM a").collect(), key=str) == sorted(
+        [*spark.sql("SELECT * FROM b").collect(), Row(id=2, at=None, price=None, tags=None)],
+        key=str,
+    )
+    with pytest.raises(AnalysisException, match="INSERT_COLUMN_ARITY_MISMATCH"):
+        spark.sql("INSERT INTO a SELECT * FROM (SELECT 1 AS id)")
+    spark.createDataFrame([(1,)], "id INT").createOrReplaceTempView("narrow")
+    with pytest.raises(AnalysisException, match="INSERT_COLUMN_ARITY_MISMATCH"):
+        spark.sql("INSERT INTO a SELECT * FROM narrow")
+
+
+def test_inserting_a_dataframe_view_does_not_run_a_query(
+    spark: ShimSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sparkshim import commands
+
+    spark.sql("CREATE TABLE a (id BIGINT)")
+    spark.createDataFrame([(1,), (2,)], "id INT").createOrReplaceTempView("v")
+
+    def no_query(*args: object) -> None:
+        raise AssertionError("the rows of a DataFrame's view went through DuckDB")
+
+    monkeypatch.setattr(commands, "run_query", no_query)
+    spark.sql("INSERT INTO a SELECT * FROM v")
+    monkeypatch.undo()
+    assert sorted(row.id for row in spark.sql("SELECT id FROM a").collect()) == [1, 2]
