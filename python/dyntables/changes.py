@@ -19,6 +19,7 @@ A change query returns the query's columns and ``__dt_sign``: +1 for a row the q
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,6 +70,17 @@ def parse_query(query: str) -> exp.Query:
     tree = parse_one(query)
     assert isinstance(tree, exp.Query)
     return tree
+
+
+def inlined_query(query: str) -> exp.Query:
+    """``query`` parsed, its CTEs inlined (``inline_ctes``): a copy, which the caller may
+    change. Kept per text: one refresh reads its definition's query several times."""
+    return _inlined_query(query).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _inlined_query(query: str) -> exp.Query:
+    return inline_ctes(parse_query(query))
 
 
 def spark(tree: exp.Expr) -> str:

@@ -44,9 +44,8 @@ from dyntables.changes import (
     check_output_types,
     check_structure,
     group_keys,
-    inline_ctes,
+    inlined_query,
     null_safe_equal,
-    parse_query,
     quoted_columns,
     select_shape,
     spark,
@@ -82,7 +81,7 @@ def unsupported_reason(
     """Why this definition cannot refresh incrementally on the current executor, if so."""
     try:
         check_output_types(definition.columns)
-        check_structure(inline_ctes(parse_query(definition.query)), columns_of)
+        check_structure(inlined_query(definition.query), columns_of)
     except CannotRefreshIncrementallyError as reason:
         return str(reason)
     return None
@@ -91,7 +90,7 @@ def unsupported_reason(
 def is_linear(definition: Definition) -> bool:
     """Whether every SELECT of the query is linear (filters, projections, inner and cross
     joins, LATERAL VIEW): inserts into its sources are then inserts into its result."""
-    tree = inline_ctes(parse_query(definition.query))
+    tree = inlined_query(definition.query)
     try:
         return all(select_shape(select) == "linear" for select in tree.find_all(exp.Select))
     except CannotRefreshIncrementallyError:
@@ -101,7 +100,7 @@ def is_linear(definition: Definition) -> bool:
 def merges_groups(definition: Definition) -> bool:
     """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
     change arithmetic, so that most affected groups are updated without a rescan."""
-    tree = inline_ctes(parse_query(definition.query))
+    tree = inlined_query(definition.query)
     if not isinstance(tree, exp.Select):
         return False
     keys = group_keys(tree)
@@ -179,7 +178,7 @@ class IncrementalRefresh:
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
         """Derive, net and write the change in one commit carrying ``watermark``."""
-        tree = inline_ctes(parse_query(self.definition.query))
+        tree = inlined_query(self.definition.query)
         keys = group_keys(tree) if isinstance(tree, exp.Select) else None
         try:
             if keys is not None:
