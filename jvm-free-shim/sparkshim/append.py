@@ -92,6 +92,11 @@ def data_file(location: Path, data: pa.Table) -> dict[str, Any]:
             if not pa.types.is_nested(column.type)
         },
     }
+    return add_action(name, path, stats)
+
+
+def add_action(name: str, path: Path, stats: dict[str, Any]) -> dict[str, Any]:
+    """The ``add`` action of the new data file ``name`` (at ``path``) with its ``stats``."""
     return {
         "add": {
             "path": name,

@@ -451,8 +451,8 @@ def _appended_rows(
     column_mapping = state.configuration.get("delta.columnMapping.mode", "none") != "none"
     if state.reader_features & _FILE_RESHAPING_FEATURES or column_mapping:
         return None
-    if state.partition_columns:
-        return None
+    if state.partition_columns or "inCommitTimestamp" in state.writer_features:
+        return None  # partition values live in paths; commit times in another field
     files = log.appended_files(location, start, end)
     if not files:
         return None

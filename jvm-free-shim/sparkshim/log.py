@@ -206,8 +206,9 @@ class AppendedFile:
 
 def appended_files(location: Path, start: int, end: int) -> list[AppendedFile] | None:
     """The files commits ``start`` to ``end`` added, when each of those commits only added
-    whole files (no ``remove``, ``cdc`` or deletion vector; a ``metaData`` or ``protocol``
-    action is no change of rows); None otherwise, or when a commit file is gone."""
+    whole files of new rows (no ``remove``, ``cdc``, deletion vector or ``dataChange``
+    false; a ``metaData`` or ``protocol`` action is no change of rows); None otherwise, or
+    when a commit file is gone."""
     files: list[AppendedFile] = []
     for version in range(start, end + 1):
         actions = read_commit(location, version)
@@ -222,5 +223,7 @@ def appended_files(location: Path, start: int, end: int) -> list[AppendedFile] |
                 continue
             if add.get("deletionVector") or add.get("partitionValues"):
                 return None
+            if not add.get("dataChange", True):
+                return None  # a file rearranged, not rows added: delta-rs knows
             files.append(AppendedFile(add["path"], version, int(info["timestamp"])))
     return files

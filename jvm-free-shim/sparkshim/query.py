@@ -16,7 +16,7 @@ import re
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -116,11 +116,16 @@ def parquet_scan(
             options += ", filename = true"
         paths = ", ".join(exp.Literal.string(path).sql("duckdb") for path in files)
         scan = f"SELECT {', '.join(columns)} FROM read_parquet([{paths}], {options})"
-        with _SCANS_LOCK:
-            if len(_SCANS) >= _KEPT_SCANS:
-                _SCANS.pop(next(iter(_SCANS)))
-            _SCANS[key] = scan
+        _keep(_SCANS, key, scan, _KEPT_SCANS)
     return scan
+
+
+def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
+    """Put ``value`` in one of this module's caches, dropping its oldest entry when full."""
+    with _SCANS_LOCK:
+        if len(cache) >= limit:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
 
 
 # The scans of recently read snapshots (see parquet_scan), shared by every thread.
@@ -169,10 +174,7 @@ def _file_types(cursor: duckdb.DuckDBPyConnection, path: str) -> dict[str, str]:
     if types is None:
         relation = cursor.read_parquet(path)
         types = {n: str(t) for n, t in zip(relation.columns, relation.types, strict=True)}
-        with _SCANS_LOCK:
-            if len(_FILE_TYPES) >= _KEPT_FILE_TYPES:
-                _FILE_TYPES.pop(next(iter(_FILE_TYPES)))
-            _FILE_TYPES[path] = types
+        _keep(_FILE_TYPES, path, types, _KEPT_FILE_TYPES)
     return types
 
 
@@ -183,10 +185,7 @@ def _duckdb_types(cursor: duckdb.DuckDBPyConnection, schema: pa.Schema) -> list[
         types = _WANTED_TYPES.get(key)
     if types is None:
         types = [str(t) for t in cursor.from_arrow(schema.empty_table()).types]
-        with _SCANS_LOCK:
-            if len(_WANTED_TYPES) >= _KEPT_SCANS:
-                _WANTED_TYPES.pop(next(iter(_WANTED_TYPES)))
-            _WANTED_TYPES[key] = types
+        _keep(_WANTED_TYPES, key, types, _KEPT_SCANS)
     return types
 
 

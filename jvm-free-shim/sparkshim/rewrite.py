@@ -152,7 +152,7 @@ def _rewrite_files(
     )
     name = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
     copied = write_query(session, kept, location / name, files_of=location)
-    added = [_add(name, location / name, copied)] if copied else []
+    added = [append.add_action(name, location / name, {"numRecords": copied})] if copied else []
     if not copied:
         (location / name).unlink(missing_ok=True)
     now = int(time.time() * 1000)
@@ -251,19 +251,6 @@ def _remove(relative: str, size: int, now: int) -> dict[str, Any]:
             "extendedFileMetadata": True,
             "partitionValues": {},
             "size": size,
-        }
-    }
-
-
-def _add(name: str, path: Path, rows: int) -> dict[str, Any]:
-    return {
-        "add": {
-            "path": name,
-            "partitionValues": {},
-            "size": path.stat().st_size,
-            "modificationTime": int(time.time() * 1000),
-            "dataChange": True,
-            "stats": json.dumps({"numRecords": rows}),
         }
     }
 
