@@ -234,7 +234,7 @@ def write_query(
 def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
     resolved = resolve_tables(session, tree.copy(), registrations)
     annotate_sums(resolved, registrations.schemas)
-    return to_duckdb(resolved)
+    return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
 
 
 def _spark_error(failure: duckdb.Error) -> Exception:

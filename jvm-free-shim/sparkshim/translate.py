@@ -176,11 +176,14 @@ def parse_spark(sql: str) -> exp.Expression:
     return statements[0]
 
 
-def to_duckdb(expression: exp.Expr) -> str:
-    """DuckDB SQL giving Spark's answer for the query ``expression``."""
-    tree = _rewrite(expression.copy())
+def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
+    """DuckDB SQL giving Spark's answer for the query ``expression``; with ``copy=False``
+    the caller gives up ``expression``, which is then rewritten in place (a deep copy of a
+    large statement costs as much as translating it)."""
+    tree = _rewrite(expression.copy() if copy else expression)
     try:
-        return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE)
+        # The tree is this function's own: the generator may change it.
+        return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
     except UnsupportedError as failure:
         raise UnsupportedSqlError(str(failure).splitlines()[0]) from failure
 

@@ -216,7 +216,9 @@ class IncrementalRefresh:
             .join(aliased(net, "n"), on=null_safe_equal(names, "t", "n"), join_type="semi")
             .group_by(*quoted_columns(names, "t"))
         )
-        counted = (
+        # Read three times below (the summary, the rows removed, the copies written): it
+        # joins the change with the whole table, so it is computed once.
+        counted = self.deriver.materialize(
             exp.select(
                 *quoted_columns(names, "n"),
                 exp.alias_(exp.column(NET, table="n"), NET),
