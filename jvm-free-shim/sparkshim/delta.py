@@ -122,7 +122,7 @@ def _has_newer_commit(location: Path, table: DeltaTable) -> bool:
     """Whether the log holds a commit after ``table``'s version: commits are numbered
     without gaps, so it is there if the next one is. A stat, where ``update_incremental``
     lists the log (about 5 ms)."""
-    return (location / "_delta_log" / f"{table.version() + 1:020d}.json").exists()
+    return log.commit_path(location, table.version() + 1).exists()
 
 
 def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[int, int]]]:
@@ -139,11 +139,9 @@ def _log_identity(location: Path) -> tuple[int, int] | None:
     kept table is then reopened once per checkpoint); None when neither is there (no
     table): then nothing is kept."""
     for name in ("00000000000000000000.json", "_last_checkpoint"):
-        try:
-            found = os.stat(location / "_delta_log" / name)
-        except OSError:
-            continue
-        return (found.st_ino, found.st_mtime_ns)
+        identity = log.file_identity(location / "_delta_log" / name)
+        if identity is not None:
+            return identity
     return None
 
 
@@ -551,12 +549,12 @@ def _metadata_commit(
     return actions
 
 
-def put_if_absent(log: Path, version: int, actions: list[dict[str, Any]]) -> bool:
+def put_if_absent(log_folder: Path, version: int, actions: list[dict[str, Any]]) -> bool:
     """Write commit ``version`` unless it exists; whether it was written."""
-    staged = log / f".{version:020d}.{uuid.uuid4().hex}.json.tmp"
+    staged = log_folder / f".{version:020d}.{uuid.uuid4().hex}.json.tmp"
     staged.write_text("".join(json.dumps(action) + "\n" for action in actions))
     try:
-        os.link(staged, log / f"{version:020d}.json")
+        os.link(staged, log_folder / f"{version:020d}.json")
         return True
     except FileExistsError:
         return False

@@ -126,7 +126,7 @@ class TableState:
         protocol, metadata = table.protocol(), table.metadata()
         return cls(
             version=table.version(),
-            commit_identity=_file_identity(commit_path(location, table.version())),
+            commit_identity=file_identity(commit_path(location, table.version())),
             min_writer_version=protocol.min_writer_version,
             writer_features=frozenset(protocol.writer_features or ()),
             reader_features=frozenset(protocol.reader_features or ()),
@@ -138,7 +138,7 @@ class TableState:
     def after(self, location: Path, version: int, actions: list[dict[str, Any]]) -> TableState:
         """This state moved past commit ``version`` (its ``actions``)."""
         state = replace(
-            self, version=version, commit_identity=_file_identity(commit_path(location, version))
+            self, version=version, commit_identity=file_identity(commit_path(location, version))
         )
         for action in actions:
             if "protocol" in action:
@@ -175,7 +175,7 @@ def current_state(location: Path, opened: DeltaTable | None = None) -> TableStat
     if state is None or state.version > latest:
         return None
     identity = state.commit_identity
-    if identity is None or identity != _file_identity(commit_path(location, state.version)):
+    if identity is None or identity != file_identity(commit_path(location, state.version)):
         return None
     for version in range(state.version + 1, latest + 1):
         actions = read_commit(location, version)
@@ -187,7 +187,9 @@ def current_state(location: Path, opened: DeltaTable | None = None) -> TableStat
     return state
 
 
-def _file_identity(path: Path) -> tuple[int, int] | None:
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """A file's inode and modification time (a file rewritten or recreated has others);
+    None when it is not there."""
     try:
         found = os.stat(path)
     except OSError:
