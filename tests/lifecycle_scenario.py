@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from dyntables import DynamicTableError, DynamicTables
+from dyntables import DynamicTableError, DynamicTables, history
 
 
 @dataclass
@@ -401,6 +401,28 @@ class LifecycleScenario:
         )
         with pytest.raises(DynamicTableError, match="customer_id"):
             env.sql("ALTER DYNAMIC TABLE clean_orders REFRESH")
+
+    def test_the_refresh_history_is_compacted(
+        self, env: Env, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Checked after each append here: the history's files (this test's and any
+        earlier test's) are rewritten into one, in a commit that changes no row."""
+        monkeypatch.setattr(history, "COMPACT_AT_FILES", 2)
+        monkeypatch.setattr(history, "CHECK_EVERY", 1)
+        self.create_clean(env)
+        env.sql("ALTER DYNAMIC TABLE clean_orders REFRESH")
+        session, table_format = env.dt.engine.session, env.dt.engine.table_format
+        table = env.dt.system.table(history.REFRESH_HISTORY)
+        assert table_format.data_file_count(session, table) == 1
+        newest = table_format.history(session, table, limit=1)[0]
+        assert (newest.operation.upper(), newest.changes_data) in {
+            ("OPTIMIZE", False),  # Delta
+            ("REPLACE", False),  # Iceberg's rewrite_data_files
+        }
+        assert env.history("clean_orders") == [
+            ("CREATION", "FULL", "SUCCEEDED"),
+            ("MANUAL", "NO_DATA", "SUCCEEDED"),
+        ]
 
 
 def _decimal(text: str) -> Any:

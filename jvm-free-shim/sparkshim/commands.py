@@ -21,6 +21,7 @@ from sqlglot import exp
 from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
+from sparkshim.optimize import optimize
 from sparkshim.query import run_query
 from sparkshim.session import OVERWRITE_SCHEMA_CONF
 from sparkshim.translate import parse_spark
@@ -47,6 +48,11 @@ _DESCRIBE_HISTORY_LIMIT = re.compile(
     rf"(?:DESCRIBE|DESC)\s+HISTORY\s+{_NAME}\s+LIMIT\s+(?P<limit>\d+)\s*$", re.IGNORECASE
 )
 _DESCRIBE_DETAIL = re.compile(rf"(?:DESCRIBE|DESC)\s+DETAIL\s+{_NAME}\s*$", re.IGNORECASE)
+_OPTIMIZE = re.compile(
+    rf"OPTIMIZE\s+{_NAME}(?:\s+WHERE\s+(?P<where>.+?))?"
+    r"(?:\s+ZORDER\s+BY\s*(?P<zorder>\([^)]*\)|[\w`,\s]+?))?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
 _UNSET_TBLPROPERTIES = re.compile(
     rf"ALTER\s+TABLE\s+{_NAME}\s+UNSET\s+TBLPROPERTIES\s+(?P<if_exists>IF\s+EXISTS\s+)?"
     r"\((?P<keys>[^)]*)\)\s*$",
@@ -531,6 +537,17 @@ def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
     return EMPTY
 
 
+def optimize_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    location = _table_location(
+        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
+    )
+    zorder = (match["zorder"] or "").strip().strip("()")
+    columns = [column.strip().strip("`") for column in zorder.split(",") if column.strip()]
+    if match["zorder"] is not None and not columns:
+        raise ParseException(message="[PARSE_SYNTAX_ERROR] ZORDER BY needs a column")
+    return optimize(location, match["where"], columns, session.commit_options())
+
+
 def update(session: ShimSession, tree: exp.Update) -> pa.Table:
     dml.update(session, tree, _table_location(session, session.qualify(tree.this)))
     return EMPTY
@@ -554,6 +571,7 @@ _UTILITY_STATEMENTS: tuple[
     (_SHOW_TBLPROPERTIES, show_tblproperties),
     (_DESCRIBE_DETAIL, describe_detail),
     (_UNSET_TBLPROPERTIES, unset_tblproperties),
+    (_OPTIMIZE, optimize_table),
     (_DESCRIBE_HISTORY_LIMIT, describe_history_limit),
     (_SET_READ, show_config),
 )

@@ -561,6 +561,9 @@ def _rewrite_select(node: exp.Expr) -> exp.Expr:
             raise UnsupportedSqlError(
                 f"{generator.key} in the SELECT list", "use LATERAL VIEW posexplode(...)"
             )
+        elif isinstance(projection, exp.Count) and isinstance(projection.this, exp.Star):
+            # Spark names an unaliased count(*) column count(1); DuckDB, count_star().
+            projection.replace(exp.alias_(_c(projection), "count(1)", quoted=True))
     return node
 
 

@@ -3,11 +3,19 @@
 Both are ordinary tables of the engine's format, appended to (blind appends, which
 never conflict with each other), so that every process and engine sees the same
 history. They are created on first use.
+
+Each append adds one small data file, and every read of a system table (SHOW, the
+refresh-history function, the scheduler's start) opens all of them: a table refreshed
+every minute would add 1,440 files a day. So each system table is compacted (Delta's
+OPTIMIZE, Iceberg's ``rewrite_data_files``: a commit that changes no rows) once it holds
+``COMPACT_AT_FILES`` data files, checked at a process's first use of it and after every
+``CHECK_EVERY`` of its appends.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import uuid
 from dataclasses import dataclass, fields
 from typing import Any
@@ -19,6 +27,13 @@ from dyntables.engine import Engine
 SYSTEM_SCHEMA = "dyntables_system"
 REFRESH_HISTORY = "refresh_history"
 STATEMENTS = "statements"
+
+# A system table is compacted once it holds this many data files ...
+COMPACT_AT_FILES = 50
+# ... checked at first use and after every this many appends of one process.
+CHECK_EVERY = 25
+
+log = logging.getLogger("dyntables.history")
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,8 @@ class SystemTables:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._ready = False
+        # Appends to each system table since its file count was last checked.
+        self._appends_unchecked: dict[str, int] = {}
 
     def table(self, name: str) -> exp.Table:
         return exp.table_(name, db=SYSTEM_SCHEMA)
@@ -101,6 +118,8 @@ class SystemTables:
             create = self.engine.table_format.create_table_sql(self.table(name), list(columns), {})
             session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
         self._ready = True
+        for name in (REFRESH_HISTORY, STATEMENTS):
+            self._compact_if_due(name)
 
     def record_refresh(self, record: RefreshRecord) -> None:
         self.ensure()
@@ -138,6 +157,30 @@ class SystemTables:
         return {f"{r[0]}.{r[1]}".lower(): r[2] for r in rows if r[2] is not None}
 
     def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
+        self._insert_row(name, columns, values)
+        unchecked = self._appends_unchecked.get(name, 0) + 1
+        if unchecked >= CHECK_EVERY:
+            self._compact_if_due(name)
+            unchecked = 0
+        self._appends_unchecked[name] = unchecked
+
+    def _compact_if_due(self, name: str) -> None:
+        """Compact the system table if it holds ``COMPACT_AT_FILES`` files or more.
+
+        Housekeeping: a failure (another process compacting the same files at the same
+        moment loses the race) is logged and never fails the refresh or statement whose
+        row was just recorded; the next check tries again."""
+        table_format, session = self.engine.table_format, self.engine.session
+        table = self.table(name)
+        try:
+            if table_format.data_file_count(session, table) >= COMPACT_AT_FILES:
+                table_format.compact(session, table)
+        except Exception as failure:  # any engine's error (see above)
+            log.warning("could not compact %s.%s: %s", SYSTEM_SCHEMA, name, failure)
+
+    def _insert_row(
+        self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
+    ) -> None:
         if self.engine.embedded:
             self._append_through_view(name, columns, values)
             return

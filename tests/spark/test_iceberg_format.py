@@ -132,6 +132,22 @@ def test_compaction_does_not_change_data(iceberg_spark: SparkSession, table: exp
     assert all(commit.user_metadata is None for commit in older)
 
 
+def test_compact_counts_and_rewrites_the_data_files(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    create(iceberg_spark, table)
+    name = table.sql("spark")
+    for row in ("(1, 'a')", "(2, 'b')", "(3, NULL)"):
+        iceberg_spark.sql(f"INSERT INTO {name} VALUES {row}")
+    before = rows(iceberg_spark, table)
+    assert FMT.data_file_count(iceberg_spark, table) == 3
+    FMT.compact(iceberg_spark, table)
+    assert FMT.data_file_count(iceberg_spark, table) == 1
+    assert bag(iceberg_spark, table) == Counter(before)
+    newest = FMT.history(iceberg_spark, table, limit=1)[0]
+    assert (newest.operation, newest.changes_data) == ("replace", False)
+
+
 def test_stale_expected_version_fails_and_leaves_table(
     iceberg_spark: SparkSession, table: exp.Table
 ) -> None:

@@ -75,6 +75,13 @@ class TableFormat(Protocol):
     def forget_cached(self, session: Any, table: exp.Table) -> None:
         """Make ``session`` see commits made through other sessions."""
 
+    def data_file_count(self, session: Any, table: exp.Table) -> int:
+        """How many data files the table's latest version reads."""
+
+    def compact(self, session: Any, table: exp.Table) -> None:
+        """Rewrite the table's small data files into fewer, larger ones, in a commit that
+        changes no rows."""
+
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         """Commits, newest first."""
 

@@ -69,6 +69,13 @@ class DeltaFormat:
     def forget_cached(self, session: Any, table: exp.Table) -> None:
         """Nothing to do: Delta reads the latest log state on each query."""
 
+    def data_file_count(self, session: Any, table: exp.Table) -> int:
+        detail = session.sql(f"DESCRIBE DETAIL {table.sql('spark')}").collect()[0]
+        return int(detail["numFiles"])
+
+    def compact(self, session: Any, table: exp.Table) -> None:
+        session.sql(f"OPTIMIZE {table.sql('spark')}")
+
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         text = f"DESCRIBE HISTORY {table.sql('spark')}"
         if limit is not None:

@@ -160,6 +160,19 @@ class IcebergFormat:
         here until the cache entry expires."""
         session.catalog.refreshTable(_plain(table).sql("spark"))
 
+    def data_file_count(self, session: Any, table: exp.Table) -> int:
+        self.forget_cached(session, table)
+        query = exp.select(exp.func("count", exp.Star())).from_(_metadata_table(table, "files"))
+        return int(session.sql(query.sql("spark")).collect()[0][0])
+
+    def compact(self, session: Any, table: exp.Table) -> None:
+        """Iceberg's ``rewrite_data_files`` (bin-packing), of any two or more small files
+        (its default waits for five); its snapshot is a ``replace``, which changes no rows."""
+        session.sql(
+            f"CALL {_procedure(table, 'rewrite_data_files')}(table => {_table_argument(table)},"
+            " options => map('min-input-files', '2'))"
+        ).collect()
+
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         """The current snapshot's ancestry, newest first.
 

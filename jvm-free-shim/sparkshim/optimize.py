@@ -1,0 +1,193 @@
+"""Delta's ``OPTIMIZE table [WHERE partition_predicate] [ZORDER BY (columns)]``.
+
+Bin-packing compaction (and Z-ordering) is delta-rs's own ``optimize``: it rewrites small
+files into larger ones in a commit that changes no rows (``dataChange`` false), so that
+readers of the change data feed see nothing and a table read by many small appends stays
+cheap to scan. As on Delta, the ``WHERE`` clause may only name partition columns; delta-rs
+takes it as a conjunction of ``(column, operator, value)`` filters, so the predicate must
+be a conjunction of comparisons (or ``IN`` lists) of a partition column with literals.
+
+The result is Delta's: the table's ``path`` and a ``metrics`` struct, with the fields
+delta-rs reports under Delta's names and in Delta's order (``numFilesAdded``,
+``numFilesRemoved``, ``filesAdded``, ``filesRemoved``, ``partitionsOptimized``,
+``numBatches``, ``totalConsideredFiles``, ``totalFilesSkipped``,
+``preserveInsertionOrder``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sparkshim import delta
+from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.translate import parse_spark
+
+# delta-rs's filter operators, by the comparison that reads the same with the column first.
+_OPERATORS: dict[type[exp.Expr], str] = {
+    exp.EQ: "=",
+    exp.NEQ: "!=",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
+# The operator that reads the same with the sides swapped (``5 < p`` is ``p > 5``).
+_SWAPPED = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+_FILE_STATS = pa.struct(
+    [
+        ("min", pa.int64()),
+        ("max", pa.int64()),
+        ("avg", pa.float64()),
+        ("totalFiles", pa.int64()),
+        ("totalSize", pa.int64()),
+    ]
+)
+_METRICS = pa.struct(
+    [
+        ("numFilesAdded", pa.int64()),
+        ("numFilesRemoved", pa.int64()),
+        ("filesAdded", _FILE_STATS),
+        ("filesRemoved", _FILE_STATS),
+        ("partitionsOptimized", pa.int64()),
+        ("numBatches", pa.int64()),
+        ("totalConsideredFiles", pa.int64()),
+        ("totalFilesSkipped", pa.int64()),
+        ("preserveInsertionOrder", pa.bool_()),
+    ]
+)
+
+Filter = tuple[str, str, Any]
+
+
+def optimize(
+    location: Path,
+    predicate: str | None,
+    zorder_columns: list[str],
+    options: delta.CommitOptions,
+) -> pa.Table:
+    """Compact (or Z-order) the table's files, those of the partitions ``predicate``
+    keeps if given; Delta's result row."""
+    table = delta.open_table(location)
+    partition_columns = list(table.metadata().partition_columns)
+    filters = partition_filters(predicate, partition_columns) if predicate else None
+    data_columns = _checked_zorder(zorder_columns, table, partition_columns)
+    delta.check_expected_version(location, options)
+    if data_columns:
+        metrics = table.optimize.z_order(
+            data_columns, partition_filters=filters, commit_properties=options.properties()
+        )
+    else:
+        metrics = table.optimize.compact(
+            partition_filters=filters, commit_properties=options.properties()
+        )
+    return pa.table(
+        {
+            "path": [location.as_uri()],
+            "metrics": pa.array([_spark_metrics(metrics)], _METRICS),
+        }
+    )
+
+
+def partition_filters(predicate: str, partition_columns: list[str]) -> list[Filter]:
+    """delta-rs's filters for an ``OPTIMIZE … WHERE`` predicate."""
+    select = parse_spark(f"SELECT 1 WHERE {predicate}")
+    where = select.args.get("where")
+    if where is None:
+        raise UnsupportedSqlError(f"the OPTIMIZE predicate {predicate}")
+    by_lower_name = {name.lower(): name for name in partition_columns}
+    condition = where.this.unnest()
+    conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
+    return [_filter(c.unnest(), by_lower_name, partition_columns) for c in conjuncts]
+
+
+def _filter(
+    condition: exp.Expr, by_lower_name: dict[str, str], partition_columns: list[str]
+) -> Filter:
+    """One conjunct as a filter: ``column op literal`` (either way round) or
+    ``column [NOT] IN (literals)``."""
+    negated = isinstance(condition, exp.Not) and isinstance(condition.this, exp.In)
+    if negated or isinstance(condition, exp.In):
+        in_list = condition.this if negated else condition
+        values = in_list.expressions
+        if isinstance(in_list.this, exp.Column) and values and all(map(_is_literal, values)):
+            name = _partition_column(in_list.this, by_lower_name, partition_columns)
+            return (name, "not in" if negated else "in", [_value(v) for v in values])
+    operator = _OPERATORS.get(type(condition))
+    if operator is not None:
+        left, right = condition.this, condition.expression
+        if isinstance(right, exp.Column) and _is_literal(left):
+            left, right, operator = right, left, _SWAPPED[operator]
+        if isinstance(left, exp.Column) and _is_literal(right):
+            return (
+                _partition_column(left, by_lower_name, partition_columns),
+                operator,
+                _value(right),
+            )
+    for column in condition.find_all(exp.Column):
+        _partition_column(column, by_lower_name, partition_columns)  # Delta's error first
+    raise UnsupportedSqlError(
+        f"the OPTIMIZE predicate {condition.sql('spark')}",
+        "write the predicate as comparisons (=, <>, <, <=, >, >=, IN, NOT IN) of partition"
+        " columns with literals, joined by AND",
+    )
+
+
+def _partition_column(
+    column: exp.Column, by_lower_name: dict[str, str], partition_columns: list[str]
+) -> str:
+    name = by_lower_name.get(column.name.lower())
+    if name is None:
+        raise AnalysisException(
+            message=f"Predicate references non-partition column '{column.name}'. Only the"
+            f" partition columns may be referenced: [{', '.join(partition_columns)}]"
+        )
+    return name
+
+
+def _is_literal(node: exp.Expr) -> bool:
+    if isinstance(node, exp.Neg):
+        return _is_literal(node.this)
+    return isinstance(node, exp.Literal)
+
+
+def _value(literal: exp.Expr) -> str:
+    """A partition value as delta-rs compares it: the text of the literal."""
+    if isinstance(literal, exp.Neg):
+        return f"-{_value(literal.this)}"
+    assert isinstance(literal, exp.Literal)
+    return literal.name
+
+
+def _checked_zorder(columns: list[str], table: Any, partition_columns: list[str]) -> list[str]:
+    """The Z-order columns as the table names them, refused as Delta refuses them."""
+    by_lower_name = {name.lower(): name for name in table.schema().to_arrow().names}
+    partitions = {name.lower() for name in partition_columns}
+    checked = []
+    for column in columns:
+        if column.lower() in partitions:
+            raise AnalysisException(
+                message=f"{column} is a partition column. Z-Ordering can only be performed"
+                " on data columns"
+            )
+        name = by_lower_name.get(column.lower())
+        if name is None:
+            raise AnalysisException(
+                message=f"Z-Ordering column {column} does not exist in data schema."
+            )
+        checked.append(name)
+    return checked
+
+
+def _spark_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """delta-rs's metrics under Delta's field names (its file statistics come as JSON)."""
+    result = {field.name: metrics.get(field.name) for field in _METRICS}
+    for name in ("filesAdded", "filesRemoved"):
+        stats = metrics.get(name)
+        result[name] = json.loads(stats) if isinstance(stats, str) else stats
+    return result
