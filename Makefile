@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_parse.py
 	$(PY) benchmarks/bench_shim.py
 	$(PY) benchmarks/bench_refresh.py --table-sizes 250000,1000000,4000000
+	$(PY) benchmarks/bench_refresh_ceiling.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
