@@ -7,9 +7,9 @@ SQL with sqlglot; where it cannot give Spark's exact answer it raises
 
 Modules, in the order a statement flows through them: ``session`` (``ShimSession``) →
 ``commands`` (one handler per statement kind) → ``translate`` (Spark → DuckDB SQL) and
-``query`` (table resolution, DuckDB execution) → ``dml`` (UPDATE/DELETE/MERGE) →
-``delta`` (delta-rs) and ``catalog`` (the warehouse folder); ``dataframe`` and ``types``
-give results PySpark's shape.
+``query`` (table resolution, DuckDB execution) → ``dml`` (UPDATE/DELETE/MERGE) and
+``maintenance`` (OPTIMIZE, VACUUM) → ``delta`` (delta-rs) and ``catalog`` (the warehouse
+folder); ``dataframe`` and ``types`` give results PySpark's shape.
 
 >>> from sparkshim import ShimSession  # doctest: +SKIP
 >>> spark = ShimSession(warehouse="spark-warehouse")  # doctest: +SKIP

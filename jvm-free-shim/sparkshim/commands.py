@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +22,7 @@ from sqlglot import exp
 from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
-from sparkshim.optimize import optimize
+from sparkshim.maintenance import RETENTION_CHECK_CONF, optimize, vacuum
 from sparkshim.query import run_query
 from sparkshim.session import OVERWRITE_SCHEMA_CONF
 from sparkshim.translate import parse_spark
@@ -52,6 +53,11 @@ _OPTIMIZE = re.compile(
     rf"OPTIMIZE\s+{_NAME}(?:\s+WHERE\s+(?P<where>.+?))?"
     r"(?:\s+ZORDER\s+BY\s*(?P<zorder>\([^)]*\)|[\w`,\s]+?))?\s*$",
     re.IGNORECASE | re.DOTALL,
+)
+_VACUUM = re.compile(
+    rf"VACUUM\s+{_NAME}(?:\s+RETAIN\s+(?P<hours>\d+(?:\.\d+)?)\s+HOURS?)?"
+    r"(?P<dry_run>\s+DRY\s+RUN)?\s*$",
+    re.IGNORECASE,
 )
 _UNSET_TBLPROPERTIES = re.compile(
     rf"ALTER\s+TABLE\s+{_NAME}\s+UNSET\s+TBLPROPERTIES\s+(?P<if_exists>IF\s+EXISTS\s+)?"
@@ -548,6 +554,21 @@ def optimize_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
     return optimize(location, match["where"], columns, session.commit_options())
 
 
+def vacuum_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
+    location = _table_location(
+        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
+    )
+    hours = match["hours"]
+    check = str(session.conf.get(RETENTION_CHECK_CONF, "true")).lower() != "false"
+    return vacuum(
+        location,
+        math.ceil(float(hours)) if hours is not None else None,
+        dry_run=match["dry_run"] is not None,
+        check_retention=check,
+        options=session.commit_options(),
+    )
+
+
 def update(session: ShimSession, tree: exp.Update) -> pa.Table:
     dml.update(session, tree, _table_location(session, session.qualify(tree.this)))
     return EMPTY
@@ -572,6 +593,7 @@ _UTILITY_STATEMENTS: tuple[
     (_DESCRIBE_DETAIL, describe_detail),
     (_UNSET_TBLPROPERTIES, unset_tblproperties),
     (_OPTIMIZE, optimize_table),
+    (_VACUUM, vacuum_table),
     (_DESCRIBE_HISTORY_LIMIT, describe_history_limit),
     (_SET_READ, show_config),
 )

@@ -171,7 +171,21 @@ def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
 
 def snapshot(table: DeltaTable) -> pa.Table:
     """The table's rows at the version it is loaded at."""
-    return pa.table(table.to_pyarrow_table())
+    try:
+        return pa.table(table.to_pyarrow_table())
+    except FileNotFoundError as failure:
+        raise missing_file_error(str(failure).splitlines()[0]) from failure
+
+
+def missing_file_error(detail: str) -> AnalysisException:
+    """Delta's error for a data file the log names but the file system lacks."""
+    return AnalysisException(
+        message=f"[DELTA_FILE_NOT_FOUND_DETAILED] A file referenced in the transaction log"
+        f" cannot be found ({detail}). This occurs when data has been deleted from the file"
+        " system rather than with the table's DELETE statement, or when a version older than"
+        " VACUUM's retention period is read (VACUUM deletes the files only older versions"
+        " need)."
+    )
 
 
 def arrow_schema(table: DeltaTable) -> pa.Schema:

@@ -3,9 +3,14 @@ unchanged whether it runs on Spark or on the shim."""
 
 from __future__ import annotations
 
-from pyspark.errors import AnalysisException, ParseException
+from pyspark.errors import AnalysisException, IllegalArgumentException, ParseException
 
-__all__ = ["AnalysisException", "ParseException", "UnsupportedSqlError"]
+__all__ = [
+    "AnalysisException",
+    "IllegalArgumentException",
+    "ParseException",
+    "UnsupportedSqlError",
+]
 
 
 class UnsupportedSqlError(AnalysisException):

@@ -241,6 +241,9 @@ def _spark_error(failure: duckdb.Error) -> Exception:
     refusal = _RUNTIME_REFUSAL.search(str(failure))
     if refusal is not None:  # a value the translation could only check at run time
         return UnsupportedSqlError(refusal["construct"])
+    missing = _MISSING_FILE.search(str(failure))
+    if missing is not None:
+        return delta.missing_file_error(missing["path"])
     return AnalysisException(message=_spark_style_message(failure))
 
 
@@ -368,6 +371,7 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
 
 # translate.py plants DuckDB error() calls worded like UnsupportedSqlError's messages.
 _RUNTIME_REFUSAL = re.compile(r"sparkshim does not support (?P<construct>.*)", re.DOTALL)
+_MISSING_FILE = re.compile(r'No files found that match the pattern "(?P<path>[^"]+)"')
 _UNKNOWN_COLUMN = re.compile(
     r'Referenced column "(?P<name>[^"]+)" not found|does not have a column named "(?P<other>[^"]+)"'
 )

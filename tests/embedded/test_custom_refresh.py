@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from custom_scenario import CustomScenario
-from deltalake import DeltaTable
 from lifecycle_scenario import Env
 
 from dyntables import DynamicTableError, DynamicTables
@@ -25,12 +24,14 @@ class TestEmbeddedCustom(CustomScenario):
         return Env(dt=dt, database="shop", using="delta")
 
     def expire_changes(self, env: Env, table: str) -> None:
-        """Vacuum every file the current version does not need: the change data files
-        and the data files of older versions go."""
-        location = env.dt.session.sql(f"DESCRIBE DETAIL {table}").collect()[0]["location"]
-        DeltaTable(location).vacuum(
-            retention_hours=0, enforce_retention_duration=False, dry_run=False
-        )
+        """Vacuum every file the current version does not need (the change data files
+        and the data files of older versions), as on Spark's Delta."""
+        check = "spark.databricks.delta.retentionDurationCheck.enabled"
+        env.dt.session.conf.set(check, "false")
+        try:
+            env.sql(f"VACUUM {table} RETAIN 0 HOURS")
+        finally:
+            env.dt.session.conf.unset(check)
 
 
 CHANGES_SEEN = """CREATE DYNAMIC TABLE changes_seen (

@@ -1,17 +1,22 @@
-"""Delta's ``OPTIMIZE table [WHERE partition_predicate] [ZORDER BY (columns)]``.
+"""Delta's table maintenance: ``OPTIMIZE`` and ``VACUUM``, through delta-rs.
 
-Bin-packing compaction (and Z-ordering) is delta-rs's own ``optimize``: it rewrites small
-files into larger ones in a commit that changes no rows (``dataChange`` false), so that
-readers of the change data feed see nothing and a table read by many small appends stays
-cheap to scan. As on Delta, the ``WHERE`` clause may only name partition columns; delta-rs
-takes it as a conjunction of ``(column, operator, value)`` filters, so the predicate must
-be a conjunction of comparisons (or ``IN`` lists) of a partition column with literals.
+``OPTIMIZE table [WHERE partition_predicate] [ZORDER BY (columns)]`` is delta-rs's
+``optimize``: it rewrites small files into larger ones (or in Z-order) in a commit that
+changes no rows (``dataChange`` false), so that readers of the change data feed see
+nothing and a table written by many small appends stays cheap to scan. As on Delta, the
+``WHERE`` clause may only name partition columns; delta-rs takes it as a conjunction of
+``(column, operator, value)`` filters, so the predicate must be a conjunction of
+comparisons (or ``IN`` lists) of a partition column with literals. The result is Delta's:
+the table's ``path`` and a ``metrics`` struct, with the fields delta-rs reports under
+Delta's names and in Delta's order (``numFilesAdded``, ``numFilesRemoved``,
+``filesAdded``, ``filesRemoved``, ``partitionsOptimized``, ``numBatches``,
+``totalConsideredFiles``, ``totalFilesSkipped``, ``preserveInsertionOrder``).
 
-The result is Delta's: the table's ``path`` and a ``metrics`` struct, with the fields
-delta-rs reports under Delta's names and in Delta's order (``numFilesAdded``,
-``numFilesRemoved``, ``filesAdded``, ``filesRemoved``, ``partitionsOptimized``,
-``numBatches``, ``totalConsideredFiles``, ``totalFilesSkipped``,
-``preserveInsertionOrder``).
+``VACUUM table [RETAIN n HOURS] [DRY RUN]`` is delta-rs's ``vacuum``: it deletes the files
+no version within the retention period needs (the table's
+``delta.deletedFileRetentionDuration``, a week by default). As on Delta, a shorter
+retention is refused unless ``spark.databricks.delta.retentionDurationCheck.enabled`` is
+false; ``DRY RUN`` lists the files instead of deleting them.
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from deltalake.exceptions import DeltaError
 from sqlglot import exp
 
 from sparkshim import delta
-from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.translate import parse_spark
 
 # delta-rs's filter operators, by the comparison that reads the same with the column first.
@@ -191,3 +197,40 @@ def _spark_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
         stats = metrics.get(name)
         result[name] = json.loads(stats) if isinstance(stats, str) else stats
     return result
+
+
+RETENTION_CHECK_CONF = "spark.databricks.delta.retentionDurationCheck.enabled"
+
+
+def vacuum(
+    location: Path,
+    retain_hours: int | None,
+    *,
+    dry_run: bool,
+    check_retention: bool,
+    options: delta.CommitOptions,
+) -> pa.Table:
+    """Delete (or, for a dry run, list) the files older versions alone need; Delta's
+    result: the files a dry run would delete, else the table's path."""
+    table = delta.open_table(location)
+    try:
+        paths = table.vacuum(
+            retention_hours=retain_hours,
+            dry_run=dry_run,
+            enforce_retention_duration=check_retention,
+            commit_properties=options.properties(),
+        )
+    except DeltaError as failure:
+        if "retention" not in str(failure).lower():
+            raise
+        raise IllegalArgumentException(
+            message="requirement failed: Are you sure you would like to vacuum files with"
+            " such a low retention period? If you have writers that are currently writing to"
+            " this table, there is a risk that you may corrupt the state of your Delta"
+            " table. If you are certain that there are no operations being performed on"
+            " this table, such as insert/upsert/delete/optimize, then you may turn off this"
+            f" check by setting: {RETENTION_CHECK_CONF} = false ({failure})"
+        ) from failure
+    if dry_run:
+        return pa.table({"path": pa.array([(location / p).as_uri() for p in paths], pa.string())})
+    return pa.table({"path": [location.as_uri()]})

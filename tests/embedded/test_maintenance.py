@@ -1,16 +1,18 @@
-"""Delta's OPTIMIZE on sparkshim (sparkshim/optimize.py), and what it means for the tables
-that read an optimized table: compaction changes no row, no change-feed row and no
-dynamic table; bad statements are refused by name and change nothing."""
+"""Delta's OPTIMIZE and VACUUM on sparkshim (sparkshim/maintenance.py), and what they mean
+for the tables that read them: compaction changes no row, no change-feed row and no
+dynamic table; VACUUM deletes only what older versions alone need, and refuses a short
+retention unless told; bad statements are refused by name and change nothing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pytest
 
 from dyntables import DynamicTables
-from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
@@ -108,3 +110,53 @@ def test_a_dynamic_table_over_an_optimized_source_stays_exact(tmp_path: Path) ->
         return sorted(tuple(row) for row in dt.sql(sql).collect())
 
     assert rows("SELECT * FROM d") == rows(query)
+
+
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+
+
+def on_disk(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
+
+
+def test_vacuum_deletes_only_what_older_versions_alone_need(spark: ShimSession) -> None:
+    spark.sql("OPTIMIZE t")  # the six small files are now needed by older versions only
+    before, location = contents(spark), detail(spark)["location"]
+    # Within the week's retention nothing is deleted.
+    assert spark.sql("VACUUM t DRY RUN").collect() == []
+    assert spark.sql("VACUUM t").collect()[0]["path"] == location
+    spark.conf.set(RETENTION_CHECK, "false")
+    try:
+        listed = [row["path"] for row in spark.sql("VACUUM t RETAIN 0 HOURS DRY RUN").collect()]
+        assert len([p for p in listed if "_change_data" not in p]) == 6
+        assert all(on_disk(path).is_file() for path in listed)  # a dry run deletes nothing
+        spark.sql("VACUUM t RETAIN 0 HOURS")
+    finally:
+        spark.conf.unset(RETENTION_CHECK)
+    assert not any(on_disk(path).exists() for path in listed)
+    assert contents(spark) == before
+    with pytest.raises(AnalysisException, match=r"DELTA_FILE_NOT_FOUND_DETAILED.*VACUUM"):
+        spark.sql("SELECT * FROM t VERSION AS OF 1").collect()  # its files are gone
+
+
+def test_a_vacuumed_version_of_a_plain_table_names_the_missing_file(tmp_path: Path) -> None:
+    """A plain table is scanned by DuckDB (the partitioned one above, through delta-rs)."""
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql("CREATE TABLE u (id BIGINT) USING delta")
+    spark.sql("INSERT INTO u VALUES (1)")
+    spark.sql("INSERT INTO u VALUES (2)")
+    spark.sql("OPTIMIZE u")
+    spark.conf.set(RETENTION_CHECK, "false")
+    spark.sql("VACUUM u RETAIN 0 HOURS")
+    with pytest.raises(AnalysisException, match=r"DELTA_FILE_NOT_FOUND_DETAILED.*part-"):
+        spark.sql("SELECT * FROM u VERSION AS OF 1").collect()
+    assert spark.sql("SELECT count(*) AS n FROM u").collect()[0]["n"] == 2
+
+
+def test_a_short_retention_is_refused_unless_the_check_is_off(spark: ShimSession) -> None:
+    spark.sql("OPTIMIZE t")
+    version = detail(spark)["version"]
+    with pytest.raises(IllegalArgumentException, match=RETENTION_CHECK):
+        spark.sql("VACUUM t RETAIN 1 HOURS")
+    assert detail(spark)["version"] == version
+    assert spark.sql("SELECT count(*) AS n FROM t VERSION AS OF 1").collect()[0]["n"] == 2
