@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from sqlglot import exp
 
-from dyntables import DynamicTableError, DynamicTables, history
+from dyntables import DynamicTableError, DynamicTables, compaction, history
 
 
 @dataclass
@@ -402,25 +403,31 @@ class LifecycleScenario:
         with pytest.raises(DynamicTableError, match="customer_id"):
             env.sql("ALTER DYNAMIC TABLE clean_orders REFRESH")
 
-    def test_the_refresh_history_is_compacted(
+    def test_tables_refreshes_write_to_are_compacted(
         self, env: Env, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Checked after each append here: the history's files (this test's and any
-        earlier test's) are rewritten into one, in a commit that changes no row."""
-        monkeypatch.setattr(history, "COMPACT_AT_FILES", 2)
-        monkeypatch.setattr(history, "CHECK_EVERY", 1)
+        """Checked after each commit here: the refresh history's files (this test's and
+        any earlier test's) and the dynamic table's are rewritten into one, in a commit
+        that changes no row and that the next refresh takes for no data."""
+        monkeypatch.setattr(compaction, "COMPACT_AT_FILES", 2)
+        monkeypatch.setattr(compaction, "CHECK_EVERY", 1)
         self.create_clean(env)
+        env.sql("INSERT INTO orders VALUES (4, 12, 1.00, 'paid')")
         env.sql("ALTER DYNAMIC TABLE clean_orders REFRESH")
         session, table_format = env.dt.engine.session, env.dt.engine.table_format
-        table = env.dt.system.table(history.REFRESH_HISTORY)
-        assert table_format.data_file_count(session, table) == 1
-        newest = table_format.history(session, table, limit=1)[0]
-        assert (newest.operation.upper(), newest.changes_data) in {
-            ("OPTIMIZE", False),  # Delta
-            ("REPLACE", False),  # Iceberg's rewrite_data_files
-        }
+        dynamic_table = env.dt.engine.qualify(exp.to_table("clean_orders"))
+        for table in (env.dt.system.table(history.REFRESH_HISTORY), dynamic_table):
+            assert table_format.data_file_count(session, table) == 1
+            newest = table_format.history(session, table, limit=1)[0]
+            assert (newest.operation.upper(), newest.changes_data) in {
+                ("OPTIMIZE", False),  # Delta
+                ("REPLACE", False),  # Iceberg's rewrite_data_files
+            }
+        assert env.rows("SELECT * FROM clean_orders") == env.rows(CLEAN_QUERY)
+        env.sql("ALTER DYNAMIC TABLE clean_orders REFRESH")
         assert env.history("clean_orders") == [
             ("CREATION", "FULL", "SUCCEEDED"),
+            ("MANUAL", env.changed_action, "SUCCEEDED"),
             ("MANUAL", "NO_DATA", "SUCCEEDED"),
         ]
 

@@ -95,7 +95,7 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
     first commit file is no longer the one it was opened from. Callers must not move a
     returned table to another version (``load_as_version``): it is shared.
     """
-    kept: OrderedDict[str, tuple[DeltaTable, tuple[int, int]]] = _thread_tables()
+    kept: OrderedDict[str, tuple[DeltaTable, tuple[Any, ...]]] = _thread_tables()
     key = str(location) if version is None else f"{location}@{version}"
     identity = _log_identity(location)
     entry = kept.get(key)
@@ -125,7 +125,7 @@ def _has_newer_commit(location: Path, table: DeltaTable) -> bool:
     return log.commit_path(location, table.version() + 1).exists()
 
 
-def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[int, int]]]:
+def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[Any, ...]]]:
     # Per thread: a delta-rs table object is not safe to update from two threads at once.
     tables = getattr(_opened, "tables", None)
     if tables is None:
@@ -133,16 +133,21 @@ def _thread_tables() -> OrderedDict[str, tuple[DeltaTable, tuple[int, int]]]:
     return tables
 
 
-def _log_identity(location: Path) -> tuple[int, int] | None:
-    """The inode and modification time of the table's first commit file or, once log
-    cleanup removed it, of its last-checkpoint file (rewritten at each checkpoint, so a
-    kept table is then reopened once per checkpoint); None when neither is there (no
-    table): then nothing is kept."""
-    for name in ("00000000000000000000.json", "_last_checkpoint"):
-        identity = log.file_identity(location / "_delta_log" / name)
-        if identity is not None:
-            return identity
-    return None
+def _log_identity(location: Path) -> tuple[Any, ...] | None:
+    """The inode and modification time of the table's first commit file (gone once log
+    cleanup removed it) and of its last-checkpoint file; None when neither is there (no
+    table): then nothing is kept.
+
+    The last-checkpoint file is rewritten at each checkpoint, so a kept table is reopened
+    once per checkpoint, from it. Without that, delta-rs replays every commit since the
+    table was opened at each ``update_incremental`` once it lists the table's files: about
+    45 ms a statement 600 commits on, where a table opened from the newest checkpoint
+    takes 3-5 ms."""
+    identities = tuple(
+        log.file_identity(location / "_delta_log" / name)
+        for name in ("00000000000000000000.json", "_last_checkpoint")
+    )
+    return identities if any(identity is not None for identity in identities) else None
 
 
 def _open(location: Path, version: int | None) -> DeltaTable:

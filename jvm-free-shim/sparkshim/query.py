@@ -106,15 +106,18 @@ def parquet_scan(
     with _SCANS_LOCK:
         scan = _SCANS.get(key)
     if scan is None:
-        stored = _stored_types(cursor, files)
+        stored, uniform = _stored_types(cursor, files)
         columns = [c.sql("duckdb") for c in _columns_as_in(schema, stored, cursor)]
-        options = "union_by_name = true"
+        # Matching the files' columns by name makes DuckDB read every file's footer when
+        # it binds the statement (130 ms for 600 files); files that all store the same
+        # columns need only the first one's.
+        options = f"union_by_name = {'false' if uniform else 'true'}"
         if file_column is not None:
             columns.append(
                 f"filename AS {exp.to_identifier(file_column, quoted=True).sql('duckdb')}"
             )
             options += ", filename = true"
-        paths = ", ".join(exp.Literal.string(path).sql("duckdb") for path in files)
+        paths = ", ".join(_string_literal(path) for path in files)
         scan = f"SELECT {', '.join(columns)} FROM read_parquet([{paths}], {options})"
         _keep(_SCANS, key, scan, _KEPT_SCANS)
     return scan
@@ -155,16 +158,30 @@ def _columns_as_in(
     return columns
 
 
-def _stored_types(cursor: duckdb.DuckDBPyConnection, files: tuple[str, ...]) -> dict[str, str]:
+def _stored_types(
+    cursor: duckdb.DuckDBPyConnection, files: tuple[str, ...]
+) -> tuple[dict[str, str], bool]:
     """Each column's type in the files (as DuckDB reads them with ``union_by_name``): from
-    each file's kept types when the files agree, else from DuckDB's union of them."""
+    each file's kept types when the files agree, else from DuckDB's union of them; and
+    whether every file stores the same columns, in the same order and types."""
     merged: dict[str, str] = {}
+    first = _file_types(cursor, files[0]) if files else {}
+    uniform = True
     for path in files:
-        for name, stored in _file_types(cursor, path).items():
+        types = _file_types(cursor, path)
+        uniform = uniform and list(types.items()) == list(first.items())
+        for name, stored in types.items():
             if merged.setdefault(name, stored) != stored:
                 union = cursor.read_parquet(list(files), union_by_name=True)
-                return {n: str(t) for n, t in zip(union.columns, union.types, strict=True)}
-    return merged
+                union_types = zip(union.columns, union.types, strict=True)
+                return {n: str(t) for n, t in union_types}, False
+    return merged, uniform
+
+
+def _string_literal(text: str) -> str:
+    """``text`` as a SQL string literal (in DuckDB, as in standard SQL, a quote is doubled
+    and nothing else is escaped); sqlglot's generator takes 60 µs a literal."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _file_types(cursor: duckdb.DuckDBPyConnection, path: str) -> dict[str, str]:

@@ -5,35 +5,25 @@ never conflict with each other), so that every process and engine sees the same
 history. They are created on first use.
 
 Each append adds one small data file, and every read of a system table (SHOW, the
-refresh-history function, the scheduler's start) opens all of them: a table refreshed
-every minute would add 1,440 files a day. So each system table is compacted (Delta's
-OPTIMIZE, Iceberg's ``rewrite_data_files``: a commit that changes no rows) once it holds
-``COMPACT_AT_FILES`` data files, checked at a process's first use of it and after every
-``CHECK_EVERY`` of its appends.
+refresh-history function, the scheduler's start) opens all of them, so the system tables
+are compacted as they grow (compaction.py).
 """
 
 from __future__ import annotations
 
 import datetime
-import logging
 import uuid
 from dataclasses import dataclass, fields
 from typing import Any
 
 from sqlglot import exp
 
+from dyntables.compaction import Compactor
 from dyntables.engine import Engine
 
 SYSTEM_SCHEMA = "dyntables_system"
 REFRESH_HISTORY = "refresh_history"
 STATEMENTS = "statements"
-
-# A system table is compacted once it holds this many data files ...
-COMPACT_AT_FILES = 50
-# ... checked at first use and after every this many appends of one process.
-CHECK_EVERY = 25
-
-log = logging.getLogger("dyntables.history")
 
 
 @dataclass(frozen=True)
@@ -100,8 +90,8 @@ class SystemTables:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._ready = False
-        # Appends to each system table since its file count was last checked.
-        self._appends_unchecked: dict[str, int] = {}
+        # Compacts the system tables here, and the dynamic tables a refresh commits to.
+        self.compactor = Compactor(engine)
 
     def table(self, name: str) -> exp.Table:
         return exp.table_(name, db=SYSTEM_SCHEMA)
@@ -118,8 +108,6 @@ class SystemTables:
             create = self.engine.table_format.create_table_sql(self.table(name), list(columns), {})
             session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
         self._ready = True
-        for name in (REFRESH_HISTORY, STATEMENTS):
-            self._compact_if_due(name)
 
     def record_refresh(self, record: RefreshRecord) -> None:
         self.ensure()
@@ -158,25 +146,7 @@ class SystemTables:
 
     def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
         self._insert_row(name, columns, values)
-        unchecked = self._appends_unchecked.get(name, 0) + 1
-        if unchecked >= CHECK_EVERY:
-            self._compact_if_due(name)
-            unchecked = 0
-        self._appends_unchecked[name] = unchecked
-
-    def _compact_if_due(self, name: str) -> None:
-        """Compact the system table if it holds ``COMPACT_AT_FILES`` files or more.
-
-        Housekeeping: a failure (another process compacting the same files at the same
-        moment loses the race) is logged and never fails the refresh or statement whose
-        row was just recorded; the next check tries again."""
-        table_format, session = self.engine.table_format, self.engine.session
-        table = self.table(name)
-        try:
-            if table_format.data_file_count(session, table) >= COMPACT_AT_FILES:
-                table_format.compact(session, table)
-        except Exception as failure:  # any engine's error (see above)
-            log.warning("could not compact %s.%s: %s", SYSTEM_SCHEMA, name, failure)
+        self.compactor.committed(self.table(name), self.engine.session)
 
     def _insert_row(
         self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]

@@ -205,6 +205,8 @@ class Refresher:
                     f"refresh of dynamic table {table_key(table)} failed: {result.message}"
                 ) from failure
             self._record(table, result, trigger, started, statement_id)
+            if result.action != Action.NO_DATA:  # it committed to the table
+                self.system.compactor.committed(table, self.engine.refresh_session)
             return result
 
     def _run(

@@ -183,3 +183,22 @@ def test_the_change_feed_of_a_delete_comes_from_delta_rs(spark: ShimSession) -> 
         (2, "insert"),
         (3, "insert"),
     ]
+
+
+def test_a_kept_table_is_reopened_from_each_new_checkpoint(spark: ShimSession) -> None:
+    """delta-rs replays every commit since a table object was opened when it brings it
+    up to date; a kept table is opened again from each new checkpoint instead."""
+    spark.sql("CREATE TABLE t (id INT) TBLPROPERTIES (delta.checkpointInterval = 3)")
+    path = location(spark)
+    kept = delta.open_table(path)
+    spark.sql("INSERT INTO t VALUES (1)")  # version 1: no checkpoint yet
+    assert delta.open_table(path) is kept
+    assert kept.version() == 1
+    for value in (2, 3):  # version 3 writes a checkpoint
+        spark.sql(f"INSERT INTO t VALUES ({value})")
+    assert (path / "_delta_log" / "00000000000000000003.checkpoint.parquet").exists()
+    reopened = delta.open_table(path)
+    assert reopened is not kept
+    assert reopened.version() == 3
+    assert len(reopened.file_uris()) == 3
+    assert delta.open_table(path) is reopened

@@ -85,3 +85,31 @@ def test_files_storing_a_column_in_other_types_read_in_the_table_types(
     assert [tuple(r) for r in rows.collect()] == [(1, 1.5), (2, 2.5)]
     spark.sql("INSERT INTO t VALUES (3, 3.5)")
     assert spark.sql("SELECT sum(id) AS s, sum(amount) AS a FROM t").collect() == [Row(s=6, a=7.5)]
+
+
+def test_files_storing_their_columns_in_another_order_are_matched_by_name(
+    spark: ShimSession, tmp_path: Path
+) -> None:
+    """Files that all store the same columns are read without matching each file's
+    columns by name (DuckDB then reads only the first footer to bind the scan); a file
+    that stores them in another order is matched by name."""
+    from sparkshim import append
+    from sparkshim.query import parquet_scan
+
+    spark.sql("CREATE TABLE t (id BIGINT, name STRING) USING delta")
+    spark.sql("INSERT INTO t VALUES (1, 'a')")
+    spark.sql("INSERT INTO t VALUES (2, 'b')")
+    location = tmp_path / "warehouse" / "t"
+    table = delta.open_table(location)
+    schema, files = delta.arrow_schema(table), tuple(delta.plain_data_files(table) or ())
+    assert "union_by_name = false" in parquet_scan(spark.cursor(), files, schema)
+    reordered = pa.table({"name": ["c"], "id": pa.array([3], pa.int64())})
+    info = append.commit_info(2, {})
+    assert delta.put_if_absent(
+        location / "_delta_log", 3, [info, append.data_file(location, reordered)]
+    )
+    table = delta.open_table(location)
+    files = tuple(delta.plain_data_files(table) or ())
+    assert "union_by_name = true" in parquet_scan(spark.cursor(), files, schema)
+    rows = spark.sql("SELECT id, name FROM t ORDER BY id").collect()
+    assert [tuple(r) for r in rows] == [(1, "a"), (2, "b"), (3, "c")]

@@ -1,0 +1,67 @@
+"""Compaction of the tables dyntables writes to, as they accumulate small files.
+
+Every refresh that commits adds files to its dynamic table (an incremental refresh
+appends one, or rewrites the files its MERGE touches), and every refresh adds a file to
+``dyntables_system.refresh_history``. A table refreshed every minute gains 1,440 files a
+day, and each read of it (a query, a downstream refresh, SHOW) opens all of them. So a
+table this process commits to is compacted once it holds ``COMPACT_AT_FILES`` data files
+or more: Delta's ``OPTIMIZE``, Iceberg's ``rewrite_data_files``, a commit that changes no
+row, which refreshes and change feeds ignore. The file count is checked at a table's
+first commit by this process and after every ``CHECK_EVERY`` of its commits.
+
+Compaction is housekeeping: when it fails (another process compacting or refreshing the
+same table at the same moment wins the race), a warning is logged on
+``dyntables.compaction`` and the commit that triggered it stands; the next check tries
+again. The files a compaction replaced stay on disk until a ``VACUUM`` (Iceberg: snapshot
+expiry) removes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.catalog import table_key
+from dyntables.engine import Engine
+
+# A table is compacted once it holds this many data files ...
+COMPACT_AT_FILES = 50
+# ... checked at its first commit by this process and after every this many commits.
+CHECK_EVERY = 25
+
+log = logging.getLogger("dyntables.compaction")
+
+
+class Compactor:
+    """Counts this process's commits per table, and compacts a table when it is due."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        # Commits to each table (by key) since its file count was last checked.
+        self._unchecked: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def committed(self, table: exp.Table, session: Any) -> None:
+        """Count one commit to ``table``; check (and compact) it through ``session`` at
+        its first commit and every ``CHECK_EVERY`` commits."""
+        key = table_key(table)
+        with self._lock:
+            unchecked = self._unchecked.get(key)
+            due = unchecked is None or unchecked + 1 >= CHECK_EVERY
+            self._unchecked[key] = 0 if due else (unchecked or 0) + 1
+        if due:
+            self.compact_if_due(table, session)
+
+    def compact_if_due(self, table: exp.Table, session: Any) -> None:
+        """Compact ``table`` if it holds ``COMPACT_AT_FILES`` data files or more."""
+        table_format = self.engine.table_format
+        try:
+            if table_format.data_file_count(session, table) < COMPACT_AT_FILES:
+                return
+            table_format.compact(session, table)
+            table_format.forget_cached(self.engine.session, table)
+        except Exception as failure:  # any engine's error: see the module's docstring
+            log.warning("could not compact %s: %s", table_key(table), failure)
