@@ -82,7 +82,9 @@ def optimize(
     table = delta.open_table(location)
     partition_columns = list(table.metadata().partition_columns)
     filters = partition_filters(predicate, partition_columns) if predicate else None
-    data_columns = _checked_zorder(zorder_columns, table, partition_columns)
+    data_columns = _checked_zorder(
+        zorder_columns, delta.arrow_schema(table).names, partition_columns
+    )
     delta.check_expected_version(location, options)
     if data_columns:
         metrics = table.optimize.z_order(
@@ -106,15 +108,12 @@ def partition_filters(predicate: str, partition_columns: list[str]) -> list[Filt
     where = select.args.get("where")
     if where is None:
         raise UnsupportedSqlError(f"the OPTIMIZE predicate {predicate}")
-    by_lower_name = {name.lower(): name for name in partition_columns}
     condition = where.this.unnest()
     conjuncts = condition.flatten() if isinstance(condition, exp.And) else [condition]
-    return [_filter(c.unnest(), by_lower_name, partition_columns) for c in conjuncts]
+    return [_filter(c.unnest(), partition_columns) for c in conjuncts]
 
 
-def _filter(
-    condition: exp.Expr, by_lower_name: dict[str, str], partition_columns: list[str]
-) -> Filter:
+def _filter(condition: exp.Expr, partition_columns: list[str]) -> Filter:
     """One conjunct as a filter: ``column op literal`` (either way round) or
     ``column [NOT] IN (literals)``."""
     negated = isinstance(condition, exp.Not) and isinstance(condition.this, exp.In)
@@ -122,7 +121,7 @@ def _filter(
         in_list = condition.this if negated else condition
         values = in_list.expressions
         if isinstance(in_list.this, exp.Column) and values and all(map(_is_literal, values)):
-            name = _partition_column(in_list.this, by_lower_name, partition_columns)
+            name = _partition_column(in_list.this, partition_columns)
             return (name, "not in" if negated else "in", [_value(v) for v in values])
     operator = _OPERATORS.get(type(condition))
     if operator is not None:
@@ -130,13 +129,9 @@ def _filter(
         if isinstance(right, exp.Column) and _is_literal(left):
             left, right, operator = right, left, _SWAPPED[operator]
         if isinstance(left, exp.Column) and _is_literal(right):
-            return (
-                _partition_column(left, by_lower_name, partition_columns),
-                operator,
-                _value(right),
-            )
+            return (_partition_column(left, partition_columns), operator, _value(right))
     for column in condition.find_all(exp.Column):
-        _partition_column(column, by_lower_name, partition_columns)  # Delta's error first
+        _partition_column(column, partition_columns)  # Delta's error first
     raise UnsupportedSqlError(
         f"the OPTIMIZE predicate {condition.sql('spark')}",
         "write the predicate as comparisons (=, <>, <, <=, >, >=, IN, NOT IN) of partition"
@@ -144,10 +139,9 @@ def _filter(
     )
 
 
-def _partition_column(
-    column: exp.Column, by_lower_name: dict[str, str], partition_columns: list[str]
-) -> str:
-    name = by_lower_name.get(column.name.lower())
+def _partition_column(column: exp.Column, partition_columns: list[str]) -> str:
+    """The partition column ``column`` names (case-insensitively), as the table spells it."""
+    name = next((p for p in partition_columns if p.lower() == column.name.lower()), None)
     if name is None:
         raise AnalysisException(
             message=f"Predicate references non-partition column '{column.name}'. Only the"
@@ -170,9 +164,11 @@ def _value(literal: exp.Expr) -> str:
     return literal.name
 
 
-def _checked_zorder(columns: list[str], table: Any, partition_columns: list[str]) -> list[str]:
+def _checked_zorder(
+    columns: list[str], table_columns: list[str], partition_columns: list[str]
+) -> list[str]:
     """The Z-order columns as the table names them, refused as Delta refuses them."""
-    by_lower_name = {name.lower(): name for name in table.schema().to_arrow().names}
+    by_lower_name = {name.lower(): name for name in table_columns}
     partitions = {name.lower() for name in partition_columns}
     checked = []
     for column in columns:
