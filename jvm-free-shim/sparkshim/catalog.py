@@ -109,7 +109,8 @@ class Catalog:
                 " it already exists. Choose a different name, drop the existing schema, or"
                 " add the IF NOT EXISTS clause to tolerate pre-existing schema."
             )
-        self.database_path(database).mkdir(parents=True)
+        # Another process may create it in between: that is the same end state.
+        self.database_path(database).mkdir(parents=True, exist_ok=if_not_exists)
 
     def drop_database(self, database: str, if_exists: bool, cascade: bool) -> None:
         database = database.lower()

@@ -157,10 +157,7 @@ def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
     if existing is not None and not replace:
         if tree.args.get("exists"):
             return EMPTY
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table or view `{name.database}`."
-            f"`{name.name}` because it already exists."
-        )
+        raise _already_exists(name)
     if existing is not None and existing.is_view:
         raise AnalysisException(message=f"`{name}` is a view: DROP VIEW it first")
     location = options.location or session.catalog_store.managed_location(name)
@@ -170,19 +167,34 @@ def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
         raise AnalysisException(message=f"CREATE TABLE {name} needs a column list or AS <query>")
     if data is not None and _declared_schema(tree) is not None:
         raise AnalysisException(message="CREATE TABLE ... AS SELECT cannot also declare columns")
-    delta.create(
-        location,
-        schema,
-        partition_by=options.partition_by,
-        properties=options.properties,
-        comment=options.comment,
-        replace=existing is not None,
-    )
+    try:
+        delta.create(
+            location,
+            schema,
+            partition_by=options.partition_by,
+            properties=options.properties,
+            comment=options.comment,
+            replace=existing is not None,
+        )
+    except Exception:
+        if existing is not None or session.catalog_store.lookup(name) is None:
+            raise
+        # Another process created it since the lookup: IF NOT EXISTS is satisfied.
+        if tree.args.get("exists"):
+            return EMPTY
+        raise _already_exists(name) from None
     if options.location is not None:
         session.catalog_store.register_external_table(name, location)
     if data is not None and data.num_rows:
         delta.write(location, data, overwrite=False, options=session.commit_options())
     return EMPTY
+
+
+def _already_exists(name: ObjectName) -> AnalysisException:
+    return AnalysisException(
+        message=f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table or view `{name.database}`."
+        f"`{name.name}` because it already exists."
+    )
 
 
 class _TableOptions:

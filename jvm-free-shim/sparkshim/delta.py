@@ -14,6 +14,8 @@ import os
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,7 +25,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_deltalake
-from deltalake.exceptions import TableNotFoundError
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
 
 from sparkshim import append, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
@@ -61,16 +63,17 @@ class CommitOptions:
 
 
 class TableMovedError(AnalysisException):
-    """A conditional write found the table at another version than the one it read."""
+    """A conditional write found the table at another version than the one it read, or
+    another commit took the version it was committing."""
 
 
 def check_expected_version(location: Path, options: CommitOptions) -> None:
-    """Refuse a conditional write when the table moved since the writer read it.
+    """Refuse a conditional write early when the table moved since the writer read it
+    (from the log's newest commit file, before any work is done).
 
-    Together with ``max_commit_retries=0`` this leaves only the instant between this check
-    and the commit itself open; a commit landing there makes delta-rs fail the write, or,
-    for a commit it considers conflict-free, lets it through as Delta's own optimistic
-    concurrency would.
+    This check alone leaves a window open until the commit: a write that delta-rs commits
+    takes its table from ``table_for_commit``, which checks again on the table it commits
+    on top of; a commit written here takes the version after the one read or fails.
     """
     if options.expected_version is None:
         return
@@ -78,10 +81,47 @@ def check_expected_version(location: Path, options: CommitOptions) -> None:
     if current is None:
         current = open_table(location).version()  # no log: it says so
     if current != options.expected_version:
+        raise _moved(location, current, options.expected_version)
+
+
+def table_for_commit(
+    location: Path, options: CommitOptions, read_version: int | None = None
+) -> DeltaTable:
+    """The table a delta-rs write commits on top of: brought up to date, then checked to
+    be at the version the writer read (``options.expected_version``, else
+    ``read_version``).
+
+    delta-rs commits at the version after its table's and, for a conditional write, does
+    not retry (``CommitOptions.properties``); so once the table is checked here, a commit
+    that lands before the write's own makes delta-rs fail it (``committing`` says why)
+    rather than apply it on top of a version the writer never read.
+    """
+    table = open_table(location)
+    expected = options.expected_version if options.expected_version is not None else read_version
+    if expected is not None and table.version() != expected:
+        raise _moved(location, table.version(), expected)
+    return table
+
+
+@contextmanager
+def committing(location: Path) -> Iterator[None]:
+    """Turn delta-rs's failure to commit (another commit took the version) into the
+    concurrency error a Delta writer raises."""
+    try:
+        yield
+    except CommitFailedError as failure:
         raise TableMovedError(
-            message=f"[DELTA_CONCURRENT_WRITE] {location} is at version {current}, not"
-            f" {options.expected_version} as read: re-read the table and retry"
-        )
+            message=f"[DELTA_CONCURRENT_WRITE] another commit landed on {location} while this"
+            " write was being committed; nothing was written: re-read the table and retry"
+        ) from failure
+
+
+def _moved(location: Path, current: int | None, expected: int) -> TableMovedError:
+    return TableMovedError(
+        message=f"[DELTA_CONCURRENT_WRITE] {location} is at version {current}, not"
+        f" {expected} as read: another commit landed since; nothing was written: re-read"
+        " the table and retry"
+    )
 
 
 def open_table(location: Path, version: int | None = None) -> DeltaTable:
@@ -229,7 +269,12 @@ def create(
     comment: str | None,
     replace: bool,
 ) -> DeltaTable:
-    """Create (or replace) an empty table; custom properties are allowed."""
+    """Create (or replace) an empty table; custom properties are allowed.
+
+    A new table's first commit is not retried: delta-rs would otherwise commit a second
+    ``CREATE TABLE`` (a new table id) over another process's, which created the same
+    table a moment before; the loser fails instead (``commands.create_table`` tells it
+    from other failures)."""
     return DeltaTable.create(
         str(location),
         schema,
@@ -237,6 +282,7 @@ def create(
         partition_by=partition_by or None,
         description=comment,
         configuration=properties or None,
+        commit_properties=None if replace else CommitProperties(max_commit_retries=0),
         raise_if_key_not_exists=False,
     )
 
@@ -270,27 +316,28 @@ def write(
             if append.is_plain(state, data):
                 _append_plain(location, state, data, options)
                 return
-    table = open_table(location)
-    if overwrite_schema:
-        write_deltalake(
-            table,
-            data,
-            mode="overwrite",
-            schema_mode="overwrite",
-            commit_properties=options.properties(),
-        )
-        return
-    data = data.cast(pa.schema(table.schema().to_arrow()))
-    if overwrite:
-        write_deltalake(
-            table,
-            data,
-            mode="overwrite",
-            predicate=predicate,
-            commit_properties=options.properties(),
-        )
-    else:
-        write_deltalake(table, data, mode="append", commit_properties=options.properties())
+    table = table_for_commit(location, options)
+    with committing(location):
+        if overwrite_schema:
+            write_deltalake(
+                table,
+                data,
+                mode="overwrite",
+                schema_mode="overwrite",
+                commit_properties=options.properties(),
+            )
+            return
+        data = data.cast(pa.schema(table.schema().to_arrow()))
+        if overwrite:
+            write_deltalake(
+                table,
+                data,
+                mode="overwrite",
+                predicate=predicate,
+                commit_properties=options.properties(),
+            )
+        else:
+            write_deltalake(table, data, mode="append", commit_properties=options.properties())
 
 
 def _append_plain(
@@ -357,9 +404,12 @@ def transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]
 
 
 def set_properties(location: Path, properties: dict[str, str], options: CommitOptions) -> None:
-    open_table(location).alter.set_table_properties(
-        properties, raise_if_not_exists=False, commit_properties=options.properties()
-    )
+    check_expected_version(location, options)
+    table = table_for_commit(location, options)
+    with committing(location):
+        table.alter.set_table_properties(
+            properties, raise_if_not_exists=False, commit_properties=options.properties()
+        )
 
 
 def properties(location: Path) -> dict[str, str]:
@@ -503,7 +553,7 @@ def unset_properties(
     check_expected_version(location, options)
     attempts = 1 if options.expected_version is not None else _METADATA_COMMIT_ATTEMPTS
     for _ in range(attempts):
-        table = open_table(location)
+        table = table_for_commit(location, options)
         configuration = dict(table.metadata().configuration)
         missing = [key for key in keys if key not in configuration]
         if missing and not if_exists:

@@ -31,6 +31,8 @@ from sparkshim.query import run_query
 from sparkshim.types import align_to_schema
 
 if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
     from sparkshim.session import ShimSession
 
 KIND, ACTION, NEW = "__kind", "__action", "__new_"
@@ -39,6 +41,7 @@ _NEW_ROWS_VIEW = "__sparkshim_replace_where_rows"
 
 
 def update(session: ShimSession, tree: exp.Update, location: Path) -> None:
+    read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
     alias = target.alias_or_name
@@ -53,10 +56,11 @@ def update(session: ShimSession, tree: exp.Update, location: Path) -> None:
         query = query.where(where.this.copy())
     changes = run_query(session, query.distinct())
     changes = changes.append_column(ACTION, pa.array(["update"] * changes.num_rows, pa.string()))
-    apply_actions(session, location, schema, changes, inserts=None)
+    apply_actions(session, location, read_version, schema, changes, inserts=None)
 
 
 def delete(session: ShimSession, tree: exp.Delete, location: Path) -> None:
+    read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
     where = tree.args.get("where")
@@ -65,7 +69,7 @@ def delete(session: ShimSession, tree: exp.Delete, location: Path) -> None:
         query = query.where(where.this.copy())
     changes = run_query(session, query.distinct())
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
-    apply_actions(session, location, schema, changes, inserts=None)
+    apply_actions(session, location, read_version, schema, changes, inserts=None)
 
 
 def replace_where(
@@ -73,6 +77,7 @@ def replace_where(
 ) -> None:
     """``INSERT INTO t REPLACE WHERE cond SELECT ...``: in one commit, delete the rows that
     satisfy ``cond`` and insert ``rows``, each of which must satisfy it (as Delta checks)."""
+    read_version = delta.open_table(location).version()  # what the queries below read
     schema = _schema(location)
     session.register_temp_view(_NEW_ROWS_VIEW, rows)
     try:
@@ -98,7 +103,7 @@ def replace_where(
     changes = run_query(session, old_rows)
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
     inserts = rows.rename_columns([f"{NEW}{name}" for name in rows.column_names])
-    apply_actions(session, location, schema, changes, inserts)
+    apply_actions(session, location, read_version, schema, changes, inserts)
 
 
 def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
@@ -138,7 +143,7 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path, source: pa.Tab
             return
         deleted = run_query(session, pairs.matched_targets())
         deleted = deleted.append_column(ACTION, pa.array(["delete"] * deleted.num_rows))
-        apply_actions(session, location, schema, deleted, inserts)
+        apply_actions(session, location, read_version, schema, deleted, inserts)
         return
     changes = []
     if matched:
@@ -147,9 +152,8 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path, source: pa.Tab
     if by_source:
         changes.append(pairs.changes(by_source, pairs.target_only()))
     inserts = pairs.inserts(not_matched) if not_matched else None
-    apply_actions(
-        session, location, schema, pa.concat_tables(changes) if changes else None, inserts
-    )
+    merged = pa.concat_tables(changes) if changes else None
+    apply_actions(session, location, read_version, schema, merged, inserts)
 
 
 def _rewrite_plain_table(
@@ -402,11 +406,15 @@ def _schema(location: Path) -> pa.Schema:
 def apply_actions(
     session: ShimSession,
     location: Path,
+    read_version: int,
     schema: pa.Schema,
     changes: pa.Table | None,
     inserts: pa.Table | None,
 ) -> None:
-    """Apply change rows and insert rows to the table in one Delta MERGE commit."""
+    """Apply change rows and insert rows to the table in one Delta MERGE commit, on top
+    of ``read_version`` (the version they were computed from) or not at all: applied to
+    a version the statement never read, they could undo or repeat another commit's rows
+    (Delta raises a concurrent-modification error there too)."""
     parts = []
     new_schema = pa.schema([pa.field(f"{NEW}{f.name}", f.type) for f in schema])
     if changes is not None and changes.num_rows:
@@ -433,7 +441,19 @@ def apply_actions(
     if delta.already_committed(location, options):
         return
     delta.check_expected_version(location, options)
-    table = delta.open_table(location)
+    table = delta.table_for_commit(location, options, read_version)
+    with delta.committing(location):
+        _merge_actions(table, action_table, match, new_values, options)
+
+
+def _merge_actions(
+    table: DeltaTable,
+    action_table: pa.Table,
+    match: str,
+    new_values: dict[str, str],
+    options: delta.CommitOptions,
+) -> None:
+    """delta-rs's MERGE of the action rows into ``table``."""
     (
         table.merge(
             action_table,

@@ -67,16 +67,15 @@ def delete_and_insert(
     """Delete every target row some source row of ``merge`` matches (its ON condition)
     and insert ``inserted``, in one commit after ``read_version`` (the version the
     inserted rows were computed from). False, with nothing written, when the table is
-    not plain or has moved since: the caller then goes through delta-rs."""
+    not plain: the caller then goes through delta-rs. When it has moved since (before or
+    while the commit is written), ``delta.TableMovedError``, with nothing written: the
+    rows were computed from a version that is no longer the latest."""
     state = delta.table_state(location)
-    if state is None or state.version != read_version or not _is_plain(state):
+    if state is None or not _is_plain(state):
         return False
     options = session.commit_options()
-    if options.expected_version is not None and options.expected_version != read_version:
-        return False  # check_expected_version refuses it, with its message
-    table = delta.open_table(location)
-    if table.version() != read_version:
-        return False
+    delta.check_expected_version(location, options)
+    table = delta.table_for_commit(location, options, read_version)
     schema = delta.arrow_schema(table)
     inserted = align_to_schema(inserted, schema.names, schema) if inserted is not None else None
     if inserted is not None and not append.fits(state, inserted):
@@ -107,7 +106,11 @@ def delete_and_insert(
     commit.extend(actions)
     if not delta.put_if_absent(location / "_delta_log", read_version + 1, commit):
         _discard(location, [*added, *actions])
-        return False
+        raise delta.TableMovedError(
+            message=f"[DELTA_CONCURRENT_WRITE] another commit took version {read_version + 1}"
+            f" of {location} while this MERGE was being committed; nothing was written:"
+            " re-read the table and retry"
+        )
     if append.checkpoint_due(state, read_version + 1):
         delta.checkpoint(delta.open_table(location))
     return True
@@ -158,7 +161,13 @@ def _rewrite_files(
     now = int(time.time() * 1000)
     removed = []
     for path in touched:
-        relative = relative_by_name[Path(path).name]
+        relative = relative_by_name.get(Path(path).name)
+        if relative is None:  # the scan read a newer version than ``table``'s
+            (location / name).unlink(missing_ok=True)
+            raise delta.TableMovedError(
+                message=f"[DELTA_CONCURRENT_WRITE] {location} moved while this MERGE read it;"
+                " nothing was written: re-read the table and retry"
+            )
         removed.append(_remove(relative, sizes[relative], now))
     return _Rewritten(removed, added, deleted_rows, copied)
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from dyntables import statements
 from dyntables.errors import (
+    ConcurrentRefreshError,
     DynamicTableError,
     DynamicTableSyntaxError,
     UnsupportedStatementError,
@@ -74,6 +75,7 @@ def parse(text: str) -> list[Statement]:
 
 
 __all__ = [
+    "ConcurrentRefreshError",
     "DynamicTableError",
     "DynamicTableSyntaxError",
     "DynamicTables",

@@ -77,6 +77,7 @@ class CustomRefresh:
         from dyntables.refresh import Action, _changes_data, _watermark
 
         state = self.refresher.last_watermark(self.table)
+        self.refresher.ensure_recorded(self.table, state)
         pinned = self.refresher._pin_sources(self.definition, self.pinned_versions)
         versions = pinned.versions
         previous = state.watermark
@@ -97,7 +98,7 @@ class CustomRefresh:
         if not _changes_data(moved):
             self.result.action = Action.NO_DATA
             self.result.table_version = state.table_version
-            self.refresher._keep_watermark_readable(self.table, previous, state.committed_at)
+            self.refresher._keep_watermark_readable(self.table, state)
             return
         self.result.action = Action.INCREMENTAL
         watermark = _watermark(self.result, self.definition, versions, pinned.fingerprints)
@@ -228,7 +229,7 @@ class CustomRefresh:
                 written = True
         latest = self.fmt.history(self.session, self.table, limit=1)[0]
         if not written or latest.version == state.table_version:
-            self.fmt.recommit_watermark(self.session, self.table, watermark)
+            self.fmt.recommit_watermark(self.session, self.table, watermark, state.table_version)
             self.result.rows_inserted = self.result.rows_deleted = 0
             latest = self.fmt.history(self.session, self.table, limit=1)[0]
         elif inserted is not None:

@@ -12,6 +12,13 @@ class DynamicTableError(Exception):
     """Root of every error raised for a dynamic-table statement."""
 
 
+class ConcurrentRefreshError(DynamicTableError):
+    """A refresh (or compaction, or watermark move) lost a race: another process committed
+    to the table after this one read it, so this one committed nothing. Rerunning it reads
+    the winner's commit and applies only what is still missing; the scheduler retries it
+    at its next tick."""
+
+
 class DynamicTableSyntaxError(DynamicTableError):
     """A dynamic-table statement that does not parse, located in the original text.
 

@@ -105,9 +105,29 @@ class SystemTables:
             (REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS),
             (STATEMENTS, _STATEMENT_COLUMNS),
         ):
-            create = self.engine.table_format.create_table_sql(self.table(name), list(columns), {})
-            session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+            self.create_if_absent(self.table(name), columns)
         self._ready = True
+
+    def create_if_absent(self, table: exp.Table, columns: tuple[tuple[str, str], ...]) -> None:
+        """Create a system table unless it exists. Every process creates what it needs on
+        first use, so two may create the same table at once: the one that loses finds the
+        other's table there, which is all it wanted."""
+        create = self.engine.table_format.create_table_sql(table, list(columns), {})
+        try:
+            self.engine.session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+        except Exception:
+            if not self.engine.table_exists(table):
+                raise
+
+    def has_refresh(self, query_id: str) -> bool:
+        """Whether the refresh history holds a row of the refresh ``query_id``."""
+        self.ensure()
+        query = (
+            exp.select(exp.func("count", exp.Star()))
+            .from_(self.table(REFRESH_HISTORY))
+            .where(exp.column("query_id").eq(exp.Literal.string(query_id)))
+        )
+        return int(self.engine.session.sql(query.sql("spark")).collect()[0][0]) > 0
 
     def record_refresh(self, record: RefreshRecord) -> None:
         self.ensure()

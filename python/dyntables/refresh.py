@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from sqlglot import exp
 from dyntables.catalog import PREFIX, Definition, key_to_table, table_key
 from dyntables.dialect import parse_one
 from dyntables.engine import Engine
-from dyntables.errors import DynamicTableError
+from dyntables.errors import ConcurrentRefreshError, DynamicTableError
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
 from dyntables.incremental import (
@@ -81,6 +82,7 @@ class Watermark:
     action: str
     definition: dict[str, str] | None = None  # set on a REPLACE commit: see lifecycle.py
     fingerprints: dict[str, str] = field(default_factory=dict)  # each source's shape
+    trigger: str | None = None  # what started the refresh (for a history row recovered)
 
     def to_json(self) -> str:
         payload: dict[str, Any] = {
@@ -94,6 +96,8 @@ class Watermark:
         }
         if self.definition is not None:
             payload["definition"] = self.definition
+        if self.trigger is not None:
+            payload["trigger"] = self.trigger
         return json.dumps(payload, sort_keys=True)
 
     @classmethod
@@ -114,6 +118,7 @@ class Watermark:
             action=payload["action"],
             definition=payload.get("definition"),
             fingerprints=dict(payload.get("fingerprints", {})),
+            trigger=payload.get("trigger"),
         )
 
 
@@ -141,6 +146,7 @@ class RefreshResult:
     reason: str | None = None
     table_version: int | None = None
     query_id: str = field(default_factory=new_id)
+    trigger: str | None = None
 
 
 class Refresher:
@@ -153,6 +159,9 @@ class Refresher:
         # changes only with a new version; the commit time tells apart a table dropped and
         # recreated up to the same version.
         self._schemas: dict[tuple[str, int, Any], Any] = {}
+        # Refresh ids known to have their history row (recorded or checked here), newest
+        # last: a watermark among them needs no look at the history.
+        self._recorded: OrderedDict[str, None] = OrderedDict()
 
     def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""
@@ -167,7 +176,9 @@ class Refresher:
         for commit in commits:
             watermark = Watermark.from_json(fmt.watermark(commit))
             if watermark is not None:
-                return WatermarkState(watermark, current, commit.timestamp, foreign_changes)
+                return WatermarkState(
+                    watermark, current, commit.timestamp, foreign_changes, commit.version
+                )
             foreign_changes = foreign_changes or commit.changes_data
         return WatermarkState(None, current, None, foreign_changes)
 
@@ -191,14 +202,18 @@ class Refresher:
                 action=Action.FULL,
                 state="EXECUTING",
                 data_timestamp=at.data_timestamp if at is not None else started,
+                trigger=trigger,
             )
             try:
                 self._run(table, definition, result, replace_definition, backfill, at)
                 result.state = "SUCCEEDED"
             except Exception as failure:
                 result.state = "FAILED"
-                result.message = _message(failure)
+                lost_race = self.engine.table_format.lost_race(failure)
+                result.message = lost_race_message(table) if lost_race else _message(failure)
                 self._record(table, result, trigger, started, statement_id)
+                if lost_race:
+                    raise ConcurrentRefreshError(result.message) from failure
                 if isinstance(failure, DynamicTableError):
                     raise
                 raise DynamicTableError(
@@ -208,6 +223,29 @@ class Refresher:
             if result.action != Action.NO_DATA:  # it committed to the table
                 self.system.compactor.committed(table, self.engine.refresh_session)
             return result
+
+    def ensure_recorded(self, table: exp.Table, state: WatermarkState) -> None:
+        """Give the refresh that committed the table's watermark its history row if it has
+        none: its process stopped between the commit and the row (a crash, a kill).
+
+        Only a watermark this process did not record costs a look at the history, and
+        only one committed ``HISTORY_RECOVERY_GRACE`` ago or more: a younger one may be
+        of a refresh whose process is about to record it."""
+        watermark = state.watermark
+        if watermark is None or watermark.refresh_id in self._recorded:
+            return
+        committed_at = _aware(state.committed_at)
+        if committed_at is None or utc_now_aware() - committed_at < HISTORY_RECOVERY_GRACE:
+            return
+        if not self.system.has_refresh(watermark.refresh_id):
+            self.system.record_refresh(_recovered_record(table, watermark, state))
+        self._known_recorded(watermark.refresh_id)
+
+    def _known_recorded(self, refresh_id: str) -> None:
+        self._recorded[refresh_id] = None
+        self._recorded.move_to_end(refresh_id)
+        while len(self._recorded) > KEPT_RECORDED_IDS:
+            self._recorded.popitem(last=False)
 
     def _run(
         self,
@@ -226,6 +264,7 @@ class Refresher:
         fmt = self.engine.table_format
         session = self.engine.refresh_session
         state = self.last_watermark(table)
+        self.ensure_recorded(table, state)
         previous = state.watermark
         pinned = self._pin_sources(definition, at.versions if at is not None else {})
         versions, fingerprints = pinned.versions, pinned.fingerprints
@@ -237,7 +276,7 @@ class Refresher:
         if reason is None and previous is not None and not _changes_data(moved):
             result.action = Action.NO_DATA
             result.table_version = state.table_version
-            self._keep_watermark_readable(table, previous, state.committed_at)
+            self._keep_watermark_readable(table, state)
             return
         if previous is not None and reason is not None:
             result.action = Action.REINITIALIZE
@@ -336,7 +375,7 @@ class Refresher:
         if not applied.committed or latest.version == state.table_version:
             # Nothing written (the change netted out, or it touched no row and the engine
             # made no commit for it): only the watermark moves.
-            fmt.recommit_watermark(session, table, watermark.to_json())
+            fmt.recommit_watermark(session, table, watermark.to_json(), state.table_version)
             result.rows_inserted = result.rows_deleted = 0
             latest = fmt.history(session, table, limit=1)[0]
         else:
@@ -453,19 +492,20 @@ class Refresher:
             " cheaper"
         )
 
-    def _keep_watermark_readable(
-        self, table: exp.Table, watermark: Watermark, committed_at: datetime.datetime | None
-    ) -> None:
+    def _keep_watermark_readable(self, table: exp.Table, state: WatermarkState) -> None:
         """After a long run of NO_DATA the watermark's commit grows old; carry it forward
-        before the log retention could remove it."""
-        if committed_at is None:
+        before the log retention could remove it (only over the version it was read at)."""
+        committed_at, watermark = state.committed_at, state.watermark
+        if committed_at is None or watermark is None:
             return
         if committed_at.tzinfo is None:
             committed_at = committed_at.replace(tzinfo=datetime.timezone.utc)
         age = datetime.datetime.now(datetime.timezone.utc) - committed_at
         if age > WATERMARK_RECOMMIT_AFTER:
             session = self.engine.refresh_session
-            self.engine.table_format.recommit_watermark(session, table, watermark.to_json())
+            self.engine.table_format.recommit_watermark(
+                session, table, watermark.to_json(), state.table_version
+            )
 
     def _record(
         self,
@@ -494,6 +534,18 @@ class Refresher:
             statement_id=statement_id,
         )
         self.system.record_refresh(record)
+        if result.state == "SUCCEEDED":
+            self._known_recorded(result.query_id)
+
+
+def lost_race_message(table: exp.Table) -> str:
+    """What a refresh that lost a race says: what happened, and that nothing is lost."""
+    return (
+        f"refresh of dynamic table {table_key(table)} lost a race: another refresh or write"
+        " committed to it after this refresh read it, so this refresh committed nothing."
+        " The scheduler retries it at its next tick; or run ALTER DYNAMIC TABLE"
+        f" {table_key(table)} REFRESH again"
+    )
 
 
 def _watermark(
@@ -512,6 +564,7 @@ def _watermark(
         action=result.action,
         definition=replace_definition,
         fingerprints=fingerprints,
+        trigger=result.trigger,
     )
 
 
@@ -525,6 +578,59 @@ class WatermarkState:
     committed_at: datetime.datetime | None
     # Whether rows changed after the watermark's commit by other means than a refresh.
     foreign_changes: bool = False
+    # The version of the commit carrying the watermark.
+    watermark_version: int | None = None
+
+
+# A refresh's history row is recovered (``Refresher.ensure_recorded``) only this long after
+# its commit: until then its own process may still be about to record it. (A process that
+# stalls longer than this between its commit and its row would leave two rows.)
+HISTORY_RECOVERY_GRACE = datetime.timedelta(minutes=5)
+# How many refresh ids a refresher remembers as recorded.
+KEPT_RECORDED_IDS = 4096
+
+
+def _recovered_record(
+    table: exp.Table, watermark: Watermark, state: WatermarkState
+) -> RefreshRecord:
+    """The history row of a committed refresh whose process stopped before recording it,
+    from what its watermark commit says."""
+    parts = table_key(table).split(".")
+    committed = state.committed_at or utc_now()
+    if committed.tzinfo is not None:
+        committed = committed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    data_timestamp = datetime.datetime.fromisoformat(watermark.data_timestamp)
+    if data_timestamp.tzinfo is not None:
+        data_timestamp = data_timestamp.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return RefreshRecord(
+        name=parts[-1],
+        schema_name=parts[-2] if len(parts) > 1 else "",
+        state="SUCCEEDED",
+        state_message="recorded on recovery: the process that committed this refresh"
+        " stopped before recording it",
+        query_id=watermark.refresh_id,
+        refresh_trigger=watermark.trigger or Trigger.SCHEDULED,
+        refresh_action=watermark.action,
+        refresh_action_reason=None,
+        data_timestamp=data_timestamp,
+        refresh_start_time=committed,
+        refresh_end_time=committed,
+        rows_inserted=None,
+        rows_deleted=None,
+        table_version=state.watermark_version,
+        statement_id=None,
+    )
+
+
+def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
+    """A commit time as an aware UTC time (naive ones are UTC)."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=datetime.timezone.utc)
+
+
+def utc_now_aware() -> datetime.datetime:
+    return datetime.datetime.now(datetime.timezone.utc)
 
 
 # Delta keeps log entries for 30 days by default; carry a watermark forward well before.

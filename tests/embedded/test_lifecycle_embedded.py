@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from lifecycle_scenario import Env, LifecycleScenario
 
-from dyntables import DynamicTableError, DynamicTables
+from dyntables import ConcurrentRefreshError, DynamicTableError, DynamicTables
 
 pytestmark = pytest.mark.embedded
 
@@ -79,8 +79,9 @@ def test_a_refresh_never_overwrites_a_commit_it_did_not_read(
     dt.sql("INSERT INTO orders VALUES (3, 1.00, 'paid')")
     for name in real:
         monkeypatch.setattr(fmt, name, after_a_concurrent_commit(name))
-    with pytest.raises(DynamicTableError, match="DELTA_CONCURRENT_WRITE"):
+    with pytest.raises(ConcurrentRefreshError, match="lost a race") as lost:
         dt.sql("ALTER DYNAMIC TABLE paid REFRESH")
+    assert "DELTA_CONCURRENT_WRITE" in str(lost.value.__cause__)
     assert 99 in {row[0] for row in dt.sql("SELECT * FROM paid").collect()}
     for name, write in real.items():
         monkeypatch.setattr(fmt, name, write)

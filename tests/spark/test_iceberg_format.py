@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import SparkSession
 from sqlglot import exp, parse_one
 
-from dyntables.errors import DynamicTableError
+from dyntables.errors import ConcurrentRefreshError, DynamicTableError
 from dyntables.formats import session_settings
 from dyntables.formats.iceberg import (
     COPY_ON_WRITE,
@@ -252,13 +252,27 @@ def test_recommit_watermark_is_no_new_data(iceberg_spark: SparkSession, table: e
     create(iceberg_spark, table)
     FMT.overwrite(iceberg_spark, table, query("SELECT 1 AS id, 'a' AS v"), "w1", None)
     version = FMT.current_version(iceberg_spark, table)
-    FMT.recommit_watermark(iceberg_spark, table, "w1")
+    FMT.recommit_watermark(iceberg_spark, table, "w1", version)
     newest, refresh = FMT.history(iceberg_spark, table)
     assert refresh.version == version
     assert (newest.user_metadata, newest.changes_data) == ("w1", False)
     assert newest.version != version
     assert rows(iceberg_spark, table) == [(1, "a")]
     assert iceberg_spark.conf.get(WAP_ID_CONF, None) is None
+
+
+def test_recommit_watermark_over_a_moved_table_changes_nothing(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    create(iceberg_spark, table)
+    FMT.overwrite(iceberg_spark, table, query("SELECT 1 AS id, 'a' AS v"), "w1", None)
+    read = FMT.current_version(iceberg_spark, table)
+    iceberg_spark.sql(f"INSERT INTO {table.sql('spark')} VALUES (2, 'b')")
+    moved = FMT.current_version(iceberg_spark, table)
+    with pytest.raises(ConcurrentRefreshError, match="changed while it was being refreshed"):
+        FMT.recommit_watermark(iceberg_spark, table, "w0", read)
+    assert FMT.current_version(iceberg_spark, table) == moved
+    assert "w0" not in [commit.user_metadata for commit in FMT.history(iceberg_spark, table)]
 
 
 # ---- incremental refresh: changes, append, replace_where ----
@@ -406,7 +420,7 @@ def test_replace_where_reads_the_table_and_commits_once(
     name = table.sql("spark")
     iceberg_spark.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b'), (NULL, 'n')")
     iceberg_spark.sql(f"INSERT INTO {name} VALUES (2, 'b'), (3, 'c')")  # a second file
-    FMT.recommit_watermark(iceberg_spark, table, "w1")
+    FMT.recommit_watermark(iceberg_spark, table, "w1", FMT.current_version(iceberg_spark, table))
     v1 = FMT.current_version(iceberg_spark, table)
     # Replace the (2, 'b') copies and the NULL key with rows computed from the table itself.
     FMT.replace_where(

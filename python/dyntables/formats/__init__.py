@@ -163,10 +163,18 @@ class TableFormat(Protocol):
     def watermark(self, commit: Commit) -> str | None:
         """The watermark a refresh commit carries, if this commit is one."""
 
-    def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
-        """Carry ``watermark`` forward in a new commit that changes no data, before the
-        format's log retention could drop the commit that holds it (may do nothing where
-        watermarks cannot expire)."""
+    def recommit_watermark(
+        self, session: Any, table: exp.Table, watermark: str, expected_version: int | None
+    ) -> None:
+        """Carry ``watermark`` forward in a new commit that changes no data (a refresh whose
+        change netted out, or a watermark kept from expiring with the format's log), made
+        only if the table is still at ``expected_version``: a refresher that read older
+        source versions must not put its watermark over a newer refresh's, or the next
+        refresh would apply the newer change again."""
+
+    def lost_race(self, failure: BaseException) -> bool:
+        """Whether ``failure`` (an engine's error from a commit) means another commit to
+        the table won: nothing was committed, and a rerun would succeed."""
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """Set table properties (one commit)."""
@@ -180,6 +188,18 @@ class TableFormat(Protocol):
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """Keys the format itself declares on the table (Iceberg's identifier fields), each
         a list of column names; RELY constraints are recorded apart, in the definition."""
+
+
+def lost_race_in(failure: BaseException, markers: tuple[str, ...]) -> bool:
+    """Whether ``failure`` or an error it was raised from names one of ``markers`` (an
+    engine's error class or code for a commit that lost to another)."""
+    seen: BaseException | None = failure
+    while seen is not None:
+        text = f"{type(seen).__name__}: {seen}"
+        if any(marker in text for marker in markers):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def signed_change_rows(
@@ -289,6 +309,7 @@ __all__ = [
     "TableFormat",
     "create_table_sql",
     "ensure_properties",
+    "lost_race_in",
     "property_list",
     "session_settings",
 ]

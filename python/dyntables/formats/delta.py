@@ -16,10 +16,12 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import table_key
+from dyntables.errors import ConcurrentRefreshError
 from dyntables.formats import (
     Commit,
     create_table_sql,
     ensure_properties,
+    lost_race_in,
     property_list,
     session_settings,
     signed_change_rows,
@@ -30,6 +32,21 @@ USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
 OVERWRITE_SCHEMA_CONF = "sparkshim.write.overwriteSchema"
 CHANGE_DATA_FEED = {"delta.enableChangeDataFeed": "true"}
+
+# How Delta (on Spark and on sparkshim) names a commit that lost to a concurrent one.
+_LOST_RACE_MARKERS = (
+    "DELTA_CONCURRENT",
+    "DELTA_METADATA_CHANGED",
+    "DELTA_PROTOCOL_CHANGED",
+    "io.delta.exceptions.Concurrent",
+    "ConcurrentAppendException",
+    "ConcurrentDeleteReadException",
+    "ConcurrentDeleteDeleteException",
+    "ConcurrentTransactionException",
+    "ConcurrentWriteException",
+    "MetadataChangedException",
+    "ProtocolChangedException",
+)
 
 # Operations that leave the rows as they were: a source commit of these is no new data.
 _NO_DATA_OPERATIONS = {
@@ -223,11 +240,41 @@ class DeltaFormat:
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
 
-    def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
-        # A property commit is no new data for readers of the table's history (see
-        # _NO_DATA_OPERATIONS), and its commitInfo carries the watermark forward.
-        with session_settings(session, {USER_METADATA_CONF: watermark}):
-            self.set_properties(session, table, {"dynamic_table.watermark_kept_at": _now_text()})
+    def recommit_watermark(
+        self, session: Any, table: exp.Table, watermark: str, expected_version: int | None
+    ) -> None:
+        """A property commit carrying ``watermark`` in its commitInfo; it is no new data for
+        readers of the table's history (see _NO_DATA_OPERATIONS).
+
+        On sparkshim the commit is conditional on ``expected_version``. Delta on Spark lets
+        a property change commit over a concurrent write, so there the commit is checked
+        after the fact: when another commit landed in between, the newest watermark among
+        those is committed again over this one (the newer refresh stays the table's
+        watermark) and the refresh fails as having lost the race."""
+        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
+        if self.embedded and expected_version is not None:
+            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        kept_at = {"dynamic_table.watermark_kept_at": _now_text()}
+        with session_settings(session, settings):
+            self.set_properties(session, table, kept_at)
+        if self.embedded or expected_version is None:
+            return
+        newer = [c for c in self.history(session, table, limit=16) if c.version > expected_version]
+        ours = [c for c in newer if c.user_metadata == watermark]
+        landed_between = [c for c in newer if ours and c.version < ours[0].version]
+        if not landed_between:
+            return
+        winner = next((c.user_metadata for c in landed_between if c.user_metadata), None)
+        if winner is not None:
+            with session_settings(session, {USER_METADATA_CONF: winner}):
+                self.set_properties(session, table, kept_at)
+        raise ConcurrentRefreshError(
+            f"{table.sql('spark')} changed while its watermark was being moved (version"
+            f" {landed_between[-1].version} landed after {expected_version})"
+        )
+
+    def lost_race(self, failure: BaseException) -> bool:
+        return lost_race_in(failure, _LOST_RACE_MARKERS)
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         alter = exp.Alter(

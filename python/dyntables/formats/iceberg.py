@@ -27,11 +27,12 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import table_key
-from dyntables.errors import DynamicTableError
+from dyntables.errors import ConcurrentRefreshError, DynamicTableError
 from dyntables.formats import (
     Commit,
     create_table_sql,
     ensure_properties,
+    lost_race_in,
     property_list,
     session_settings,
     signed_change_rows,
@@ -119,6 +120,16 @@ def _added() -> exp.Expr:
     return exp.column("_change_type").isin(
         *(exp.Literal.string(change_type) for change_type in _ADDED_CHANGE_TYPES)
     )
+
+
+# How Iceberg names a commit that lost to a concurrent one (a failed optimistic commit,
+# or a validation of what the commit read failing against what landed since).
+_LOST_RACE_MARKERS = (
+    "org.apache.iceberg.exceptions.CommitFailedException",
+    "CommitFailedException",
+    "org.apache.iceberg.exceptions.ValidationException: Found conflicting",
+    "Cannot commit, found new",
+)
 
 
 class IcebergFormat:
@@ -430,7 +441,7 @@ class IcebergFormat:
             session.sql(statement.sql("spark")).collect()
         staged = _staged_snapshot(session, table, watermark, self.current_version(session, table))
         if expected_version is not None and staged.parent_id != expected_version:
-            raise DynamicTableError(
+            raise ConcurrentRefreshError(
                 f"{table.sql('spark')} changed while it was being refreshed (expected snapshot"
                 f" {expected_version}, found {staged.parent_id}); the refresh was not published"
             )
@@ -463,7 +474,7 @@ class IcebergFormat:
             try:
                 rows = session.sql(call).collect()
             except Exception as failure:
-                raise DynamicTableError(
+                raise ConcurrentRefreshError(
                     f"{table.sql('spark')} changed while it was being refreshed; the refresh"
                     f" (snapshot {staged.snapshot_id}) was not published: {failure}"
                 ) from failure
@@ -498,7 +509,7 @@ class IcebergFormat:
         if expected_version is not None:
             current = self.current_version(session, table)
             if current != expected_version:
-                raise DynamicTableError(
+                raise ConcurrentRefreshError(
                     f"{table.sql('spark')} changed while it was being refreshed (expected"
                     f" snapshot {expected_version}, found {current}); it was not replaced"
                 )
@@ -519,23 +530,30 @@ class IcebergFormat:
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
 
-    def recommit_watermark(self, session: Any, table: exp.Table, watermark: str) -> None:
-        """Commit an empty append whose summary carries ``watermark`` as ``wap.id``.
+    def recommit_watermark(
+        self, session: Any, table: exp.Table, watermark: str, expected_version: int | None
+    ) -> None:
+        """Commit an empty append whose summary carries ``watermark`` as ``wap.id``,
+        published only if the table is still at ``expected_version``.
 
-        Property commits make no snapshot in Iceberg, so they cannot carry it. The append is
-        direct (DataFrameWriterV2 with ``snapshot-property.wap.id``), not staged: Iceberg
-        refuses to cherry-pick a staged append whose WAP id was published before
-        (``DuplicateWAPCommitException``), and an empty append cannot conflict with anything.
-        It adds no files, so ``history`` reports it as no new data. (While the refresh's own
-        snapshot is current, ``expire_snapshots`` cannot drop it; this matters only after
-        other commits, e.g. compaction.)
+        Property commits make no snapshot in Iceberg, so they cannot carry it. The empty
+        append is staged under the watermark and published like a refresh (``_commit``:
+        a fast-forward, which Iceberg refuses inside its commit unless ``main`` is still
+        where the refresh read it); a fast-forward does not check WAP ids, so carrying a
+        published watermark forward again is allowed. It adds no files, so ``history``
+        reports it as no new data. (While the refresh's own snapshot is current,
+        ``expire_snapshots`` cannot drop it; this matters only after other commits, e.g.
+        compaction.)
         """
         target = _plain(table)
         empty = exp.select(exp.Star()).from_(target.copy()).where(exp.false())
-        writer = session.sql(empty.sql("spark")).writeTo(target.sql("spark"))
-        # With spark.wap.id set, the append would be staged, not current.
-        with session_settings(session, {WAP_ID_CONF: None}):
-            writer.option("snapshot-property.wap.id", watermark).append()
+        insert = exp.Insert(this=target, expression=empty)
+        self._commit(session, table, insert, watermark, expected_version)
+
+    def lost_race(self, failure: BaseException) -> bool:
+        return isinstance(failure, ConcurrentRefreshError) or lost_race_in(
+            failure, _LOST_RACE_MARKERS
+        )
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """One metadata commit; Iceberg makes no snapshot for it (the version stays)."""

@@ -76,8 +76,7 @@ class Lease:
 
     def ensure(self) -> None:
         self.system.ensure()
-        create = self.engine.table_format.create_table_sql(self.table, list(_COLUMNS), {})
-        self.engine.session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+        self.system.create_if_absent(self.table, _COLUMNS)
 
     def read(self) -> tuple[LeaseRecord | None, int | None]:
         """The lease as committed, and the lease table's version."""
