@@ -1,16 +1,17 @@
-"""Delta's table maintenance: ``OPTIMIZE`` and ``VACUUM``, through delta-rs.
+"""Delta's table maintenance: ``OPTIMIZE`` and ``VACUUM``.
 
-``OPTIMIZE table [WHERE partition_predicate] [ZORDER BY (columns)]`` is delta-rs's
-``optimize``: it rewrites small files into larger ones (or in Z-order) in a commit that
-changes no rows (``dataChange`` false), so that readers of the change data feed see
-nothing and a table written by many small appends stays cheap to scan. As on Delta, the
-``WHERE`` clause may only name partition columns; delta-rs takes it as a conjunction of
-``(column, operator, value)`` filters, so the predicate must be a conjunction of
-comparisons (or ``IN`` lists) of a partition column with literals. The result is Delta's:
-the table's ``path`` and a ``metrics`` struct, with the fields delta-rs reports under
-Delta's names and in Delta's order (``numFilesAdded``, ``numFilesRemoved``,
-``filesAdded``, ``filesRemoved``, ``partitionsOptimized``, ``numBatches``,
-``totalConsideredFiles``, ``totalFilesSkipped``, ``preserveInsertionOrder``).
+``OPTIMIZE table [WHERE partition_predicate] [ZORDER BY (columns)]`` rewrites small files
+into larger ones (or in Z-order) in a commit that changes no rows (``dataChange`` false),
+so that readers of the change data feed see nothing and a table written by many small
+appends stays cheap to scan. It is compact.py's, not delta-rs's optimize: delta-rs
+commits a compaction on top of a concurrent one and duplicates every row (see there). As
+on Delta, the ``WHERE`` clause may only name partition columns, as a conjunction of
+comparisons (or ``IN`` lists) of a partition column with literals: delta-rs's
+``(column, operator, value)`` filters select the partitions. The result is Delta's: the
+table's ``path`` and a ``metrics`` struct, with Delta's fields in Delta's order
+(``numFilesAdded``, ``numFilesRemoved``, ``filesAdded``, ``filesRemoved``,
+``partitionsOptimized``, ``numBatches``, ``totalConsideredFiles``, ``totalFilesSkipped``,
+``preserveInsertionOrder``).
 
 ``VACUUM table [RETAIN n HOURS] [DRY RUN]`` is delta-rs's ``vacuum``: it deletes the files
 no version within the retention period needs (the table's
@@ -29,7 +30,7 @@ import pyarrow as pa
 from deltalake.exceptions import DeltaError
 from sqlglot import exp
 
-from sparkshim import delta
+from sparkshim import compact, delta
 from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.translate import parse_spark
 
@@ -82,18 +83,15 @@ def optimize(
     table = delta.open_table(location)
     partition_columns = list(table.metadata().partition_columns)
     filters = partition_filters(predicate, partition_columns) if predicate else None
-    data_columns = _checked_zorder(
-        zorder_columns, delta.arrow_schema(table).names, partition_columns
+    data_columns = _checked_zorder(zorder_columns, delta.arrow_schema(table), partition_columns)
+    metrics = compact.optimize(
+        location,
+        table,
+        filters=filters,
+        zorder_columns=data_columns,
+        predicate=predicate,
+        options=options,
     )
-    delta.check_expected_version(location, options)
-    if data_columns:
-        metrics = table.optimize.z_order(
-            data_columns, partition_filters=filters, commit_properties=options.properties()
-        )
-    else:
-        metrics = table.optimize.compact(
-            partition_filters=filters, commit_properties=options.properties()
-        )
     return pa.table(
         {
             "path": [location.as_uri()],
@@ -165,10 +163,10 @@ def _value(literal: exp.Expr) -> str:
 
 
 def _checked_zorder(
-    columns: list[str], table_columns: list[str], partition_columns: list[str]
+    columns: list[str], schema: pa.Schema, partition_columns: list[str]
 ) -> list[str]:
     """The Z-order columns as the table names them, refused as Delta refuses them."""
-    by_lower_name = {name.lower(): name for name in table_columns}
+    by_lower_name = {name.lower(): name for name in schema.names}
     partitions = {name.lower() for name in partition_columns}
     checked = []
     for column in columns:
@@ -182,12 +180,18 @@ def _checked_zorder(
             raise AnalysisException(
                 message=f"Z-Ordering column {column} does not exist in data schema."
             )
+        if pa.types.is_nested(schema.field(name).type):
+            raise UnsupportedSqlError(
+                f"ZORDER BY the column {name} of type {schema.field(name).type}",
+                "Z-order by columns of atomic types",
+            )
         checked.append(name)
     return checked
 
 
 def _spark_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    """delta-rs's metrics under Delta's field names (its file statistics come as JSON)."""
+    """compact.py's metrics (delta-rs's names) as Delta's struct (file statistics may come
+    as JSON, as delta-rs records them)."""
     result = {field.name: metrics.get(field.name) for field in _METRICS}
     for name in ("filesAdded", "filesRemoved"):
         stats = metrics.get(name)
