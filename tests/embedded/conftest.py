@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,3 +36,13 @@ def pyspark_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkS
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def spawnable_main() -> None:
+    """Processes are spawned (delta-rs must not be forked), and spawning reads
+    ``__main__.__spec__``, which IPython (the magics' tests) leaves unset on the
+    ``__main__`` it installs."""
+    main = sys.modules["__main__"]
+    if not hasattr(main, "__spec__"):
+        main.__spec__ = None

@@ -10,7 +10,6 @@ import json
 import math
 import multiprocessing
 import shutil
-import sys
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
@@ -225,10 +224,6 @@ def test_two_processes_optimizing_at_once_commit_one_compaction(
 ) -> None:
     """delta-rs's optimize committed both and every row was there twice: one of the two
     must commit, the other change nothing (the same instant, three times)."""
-    # IPython (the magics' tests) leaves a ``__main__`` without ``__spec__``, which
-    # spawning reads.
-    main = sys.modules["__main__"]
-    monkeypatch.setattr(main, "__spec__", getattr(main, "__spec__", None), raising=False)
     spark = ShimSession(warehouse=tmp_path)
     spark.sql("CREATE TABLE t (id BIGINT, tag STRING)")
     location = table_location(spark)
