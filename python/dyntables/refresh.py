@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -147,6 +146,8 @@ class RefreshResult:
     table_version: int | None = None
     query_id: str = field(default_factory=new_id)
     trigger: str | None = None
+    # The refresh id of the watermark the refresh started from (None: the first).
+    read_refresh_id: str | None = None
 
 
 class Refresher:
@@ -159,9 +160,9 @@ class Refresher:
         # changes only with a new version; the commit time tells apart a table dropped and
         # recreated up to the same version.
         self._schemas: dict[tuple[str, int, Any], Any] = {}
-        # Refresh ids known to have their history row (recorded or checked here), newest
-        # last: a watermark among them needs no look at the history.
-        self._recorded: OrderedDict[str, None] = OrderedDict()
+        # Per table (by key), the refresh id of a watermark up to which every refresh
+        # committed to the table is known to have its history row (see ensure_recorded).
+        self._recorded_through: dict[str, str] = {}
 
     def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""
@@ -176,9 +177,7 @@ class Refresher:
         for commit in commits:
             watermark = Watermark.from_json(fmt.watermark(commit))
             if watermark is not None:
-                return WatermarkState(
-                    watermark, current, commit.timestamp, foreign_changes, commit.version
-                )
+                return WatermarkState(watermark, current, commit.timestamp, foreign_changes)
             foreign_changes = foreign_changes or commit.changes_data
         return WatermarkState(None, current, None, foreign_changes)
 
@@ -225,27 +224,70 @@ class Refresher:
             return result
 
     def ensure_recorded(self, table: exp.Table, state: WatermarkState) -> None:
-        """Give the refresh that committed the table's watermark its history row if it has
-        none: its process stopped between the commit and the row (a crash, a kill).
+        """Give every refresh committed to the table its history row: a process that
+        stops between a refresh's commit and its row (a crash, a kill) leaves the row
+        out, and a later refresh may already have committed over it.
 
-        Only a watermark this process did not record costs a look at the history, and
-        only one committed ``HISTORY_RECOVERY_GRACE`` ago or more: a younger one may be
-        of a refresh whose process is about to record it."""
-        watermark = state.watermark
-        if watermark is None or watermark.refresh_id in self._recorded:
+        Free while the table's newest watermark is one this process knows to be recorded
+        with all before it (its own refreshes follow each other: each commits on the
+        version the last one left). Otherwise the watermarks committed since the last
+        known one (at most ``RECOVERY_LOOKBACK`` commits back when none is known) are
+        looked up in the history in one query, and each missing row is added, once its
+        commit is ``HISTORY_RECOVERY_GRACE`` old: until then its own process may still be
+        about to record it, and it is looked for again at the next refresh."""
+        newest = state.watermark
+        key = table_key(table)
+        if newest is None or self._recorded_through.get(key) == newest.refresh_id:
             return
-        committed_at = _aware(state.committed_at)
-        if committed_at is None or utc_now_aware() - committed_at < HISTORY_RECOVERY_GRACE:
-            return
-        if not self.system.has_refresh(watermark.refresh_id):
-            self.system.record_refresh(_recovered_record(table, watermark, state))
-        self._known_recorded(watermark.refresh_id)
+        unchecked = self._watermarks_since(table, self._recorded_through.get(key))
+        recorded = self.system.recorded_refreshes([w.refresh_id for w, _ in unchecked])
+        pending = False
+        for watermark, commit in reversed(unchecked):  # oldest first, as they happened
+            if watermark.refresh_id in recorded:
+                continue
+            committed_at = _aware(commit.timestamp)
+            if committed_at is None or utc_now_aware() - committed_at < HISTORY_RECOVERY_GRACE:
+                pending = True
+                continue
+            self.system.record_refresh(_recovered_record(table, watermark, commit))
+        if not pending:
+            self._recorded_through[key] = newest.refresh_id
 
-    def _known_recorded(self, refresh_id: str) -> None:
-        self._recorded[refresh_id] = None
-        self._recorded.move_to_end(refresh_id)
-        while len(self._recorded) > KEPT_RECORDED_IDS:
-            self._recorded.popitem(last=False)
+    def _watermarks_since(
+        self, table: exp.Table, known: str | None
+    ) -> list[tuple[Watermark, Commit]]:
+        """The watermarks of the table's commits after the one carrying ``known`` (newest
+        first), each with the oldest of those commits that carries it."""
+        fmt = self.engine.table_format
+
+        def reaches_known(commits: list[Commit]) -> bool:
+            return known is not None and any(
+                (w := Watermark.from_json(fmt.watermark(c))) is not None and w.refresh_id == known
+                for c in commits
+            )
+
+        if known is None:
+            commits = fmt.history(self.engine.refresh_session, table, RECOVERY_LOOKBACK)
+        else:
+            commits = self._history_until(table, reaches_known)
+        found: dict[str, tuple[Watermark, Commit]] = {}
+        for commit in commits:  # newest first
+            watermark = Watermark.from_json(fmt.watermark(commit))
+            if watermark is None:
+                continue
+            if watermark.refresh_id == known:
+                break
+            found[watermark.refresh_id] = (watermark, commit)  # an older carrier replaces
+        return list(found.values())
+
+    def _recorded_after(self, table: exp.Table, result: RefreshResult) -> None:
+        """After a refresh of this process committed and recorded its row: when every
+        refresh before it was known recorded, so is every one up to it."""
+        key = table_key(table)
+        if result.read_refresh_id is not None and (
+            self._recorded_through.get(key) == result.read_refresh_id
+        ):
+            self._recorded_through[key] = result.query_id
 
     def _run(
         self,
@@ -265,6 +307,7 @@ class Refresher:
         session = self.engine.refresh_session
         state = self.last_watermark(table)
         self.ensure_recorded(table, state)
+        result.read_refresh_id = state.watermark.refresh_id if state.watermark else None
         previous = state.watermark
         pinned = self._pin_sources(definition, at.versions if at is not None else {})
         versions, fingerprints = pinned.versions, pinned.fingerprints
@@ -370,19 +413,35 @@ class Refresher:
             active,
             inserts_only=_inserts_only(moved),
         )
-        applied = change.apply(watermark.to_json(), state.table_version)
-        latest = fmt.history(session, table, limit=1)[0]
-        if not applied.committed or latest.version == state.table_version:
+        text = watermark.to_json()
+        applied = change.apply(text, state.table_version)
+        ours = self.own_commit(table, text, state.table_version) if applied.committed else None
+        if ours is None:
             # Nothing written (the change netted out, or it touched no row and the engine
             # made no commit for it): only the watermark moves.
-            fmt.recommit_watermark(session, table, watermark.to_json(), state.table_version)
+            fmt.recommit_watermark(session, table, text, state.table_version)
             result.rows_inserted = result.rows_deleted = 0
-            latest = fmt.history(session, table, limit=1)[0]
+            ours = self.own_commit(table, text, state.table_version)
         else:
-            result.rows_inserted = _counted(applied.rows_inserted, latest.rows_inserted)
-            result.rows_deleted = _counted(applied.rows_deleted, latest.rows_deleted)
-        result.table_version = latest.version
+            result.rows_inserted = _counted(applied.rows_inserted, ours.rows_inserted)
+            result.rows_deleted = _counted(applied.rows_deleted, ours.rows_deleted)
+        result.table_version = ours.version if ours is not None else None
         fmt.forget_cached(self.engine.session, table)
+
+    def own_commit(
+        self, table: exp.Table, watermark: str, read_version: int | None
+    ) -> Commit | None:
+        """The commit carrying ``watermark`` among those after ``read_version``: the
+        refresh's own, if it made one. Not simply the newest commit: a write can make no
+        commit (it touched no row), and another process may commit right after."""
+        fmt = self.engine.table_format
+        commits = self._history_until(table, _reaches(read_version))
+        for commit in commits:  # newest first
+            if commit.version == read_version:
+                break
+            if fmt.watermark(commit) == watermark:
+                return commit
+        return None
 
     def _pin_sources(
         self, definition: Definition, given: dict[str, int | None] | None = None
@@ -534,8 +593,8 @@ class Refresher:
             statement_id=statement_id,
         )
         self.system.record_refresh(record)
-        if result.state == "SUCCEEDED":
-            self._known_recorded(result.query_id)
+        if result.state == "SUCCEEDED" and result.action != Action.NO_DATA:
+            self._recorded_after(table, result)
 
 
 def lost_race_message(table: exp.Table) -> str:
@@ -578,25 +637,22 @@ class WatermarkState:
     committed_at: datetime.datetime | None
     # Whether rows changed after the watermark's commit by other means than a refresh.
     foreign_changes: bool = False
-    # The version of the commit carrying the watermark.
-    watermark_version: int | None = None
 
 
 # A refresh's history row is recovered (``Refresher.ensure_recorded``) only this long after
 # its commit: until then its own process may still be about to record it. (A process that
 # stalls longer than this between its commit and its row would leave two rows.)
 HISTORY_RECOVERY_GRACE = datetime.timedelta(minutes=5)
-# How many refresh ids a refresher remembers as recorded.
-KEPT_RECORDED_IDS = 4096
+# How far back a process that knows nothing of a table yet looks for refreshes without
+# their history row (the newest commits of the table).
+RECOVERY_LOOKBACK = 64
 
 
-def _recovered_record(
-    table: exp.Table, watermark: Watermark, state: WatermarkState
-) -> RefreshRecord:
+def _recovered_record(table: exp.Table, watermark: Watermark, commit: Commit) -> RefreshRecord:
     """The history row of a committed refresh whose process stopped before recording it,
     from what its watermark commit says."""
     parts = table_key(table).split(".")
-    committed = state.committed_at or utc_now()
+    committed = commit.timestamp or utc_now()
     if committed.tzinfo is not None:
         committed = committed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     data_timestamp = datetime.datetime.fromisoformat(watermark.data_timestamp)
@@ -617,7 +673,7 @@ def _recovered_record(
         refresh_end_time=committed,
         rows_inserted=None,
         rows_deleted=None,
-        table_version=state.watermark_version,
+        table_version=commit.version,
         statement_id=None,
     )
 
