@@ -491,3 +491,26 @@ def test_change_views_are_reused_and_bounded() -> None:
         fmt._changelog_view(session, source, 2, new)
     assert len(session.catalog.views) == KEPT_CHANGE_VIEWS
     assert first not in session.catalog.views  # the oldest was dropped
+
+
+def test_compaction_drops_the_publish_branch_a_crashed_refresh_left(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    """A refresh that stops between its fast-forward and dropping its branch leaves the
+    branch (it keeps old files); the next compaction drops it."""
+    create(iceberg_spark, table)
+    FMT.overwrite(iceberg_spark, table, query("SELECT 1 AS id, 'a' AS v"), "w1", None)
+    iceberg_spark.sql(f"INSERT INTO {table.sql('spark')} VALUES (2, 'b')")
+    published = FMT.current_version(iceberg_spark, table)
+    name = table.sql("spark")
+    iceberg_spark.sql(
+        f"ALTER TABLE {name} CREATE BRANCH dyntables_publish_{published} AS OF VERSION {published}"
+    )
+
+    def branches() -> list[str]:
+        return [row[0] for row in iceberg_spark.sql(f"SELECT name FROM {name}.refs").collect()]
+
+    assert f"dyntables_publish_{published}" in branches()
+    FMT.compact(iceberg_spark, table)
+    assert branches() == ["main"]
+    assert rows(iceberg_spark, table) == [(1, "a"), (2, "b")]

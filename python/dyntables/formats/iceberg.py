@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -62,6 +62,9 @@ IDENTIFIER_FIELDS = "identifier-fields"
 _NO_DATA_OPERATIONS = {"replace"}
 # A staged snapshot is published through a short-lived branch of this name (``_publish``).
 PUBLISH_BRANCH_PREFIX = "dyntables_publish_"
+# A publish branch whose snapshot is not published this long after it was staged belongs
+# to a refresh that stopped (a refresh publishes within seconds of staging).
+PUBLISH_BRANCH_ABANDONED_AFTER = timedelta(hours=1)
 # Temporary views of changelogs, one per table and snapshot range (``_changelog_view``).
 CHANGES_VIEW_PREFIX = "dyntables_changes_"
 # Changelog views kept per adapter (temporary views of the refresh's session); the oldest
@@ -178,11 +181,39 @@ class IcebergFormat:
 
     def compact(self, session: Any, table: exp.Table) -> None:
         """Iceberg's ``rewrite_data_files`` (bin-packing), of any two or more small files
-        (its default waits for five); its snapshot is a ``replace``, which changes no rows."""
+        (its default waits for five); its snapshot is a ``replace``, which changes no rows.
+        Publish branches a crashed refresh left behind go first (they keep old files)."""
+        self._drop_leftover_publish_branches(session, table)
         session.sql(
             f"CALL {_procedure(table, 'rewrite_data_files')}(table => {_table_argument(table)},"
             " options => map('min-input-files', '2'))"
         ).collect()
+
+    def _drop_leftover_publish_branches(self, session: Any, table: exp.Table) -> None:
+        """Drop the ``dyntables_publish_*`` branches of refreshes whose process stopped
+        before dropping them (``_publish``): those whose snapshot ``main`` already holds,
+        and those older than ``PUBLISH_BRANCH_ABANDONED_AFTER`` (a branch of a refresh
+        still publishing is neither)."""
+        query = (
+            exp.select("name", "snapshot_id")
+            .from_(_metadata_table(table, "refs"))
+            .where(exp.column("name").like(exp.Literal.string(f"{PUBLISH_BRANCH_PREFIX}%")))
+        )
+        branches = session.sql(query.sql("spark")).collect()
+        if not branches:
+            return
+        published = {commit.version for commit in self.history(session, table)}
+        committed_at = {s.snapshot_id: s.committed_at for s in _snapshots(session, table)}
+        oldest_kept = datetime.now(timezone.utc) - PUBLISH_BRANCH_ABANDONED_AFTER
+        target = _plain(table).sql("spark")
+        for row in branches:
+            snapshot_id = int(row["snapshot_id"])
+            if (
+                snapshot_id in published
+                or committed_at.get(snapshot_id, oldest_kept) <= oldest_kept
+            ):
+                branch = exp.to_identifier(str(row["name"])).sql("spark")
+                session.sql(f"ALTER TABLE {target} DROP BRANCH IF EXISTS {branch}").collect()
 
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         """The current snapshot's ancestry, newest first.
