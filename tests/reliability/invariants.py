@@ -24,10 +24,12 @@ from __future__ import annotations
 import collections
 import datetime
 import re
+import traceback
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
@@ -438,8 +440,16 @@ def _versions(watermark: Watermark) -> str:
 
 
 def _error_text(failure: BaseException) -> str:
+    """The error's first line, and where the error it was raised from arose (the last
+    frames of its traceback), so that a failure seen once can be traced."""
     first = (str(failure).strip().splitlines() or [""])[0]
-    return f"{type(failure).__module__}.{type(failure).__name__}: {first[:500]}"
+    text = f"{type(failure).__module__}.{type(failure).__name__}: {first[:500]}"
+    cause = failure.__cause__ or failure.__context__
+    if cause is not None:
+        frames = traceback.extract_tb(cause.__traceback__)[-4:]
+        where = "; ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in frames)
+        text += f" (from {type(cause).__name__} at {where})"
+    return text
 
 
 # ---- what a refresh that lost a race says ----
