@@ -404,7 +404,6 @@ def transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]
 
 
 def set_properties(location: Path, properties: dict[str, str], options: CommitOptions) -> None:
-    check_expected_version(location, options)
     table = table_for_commit(location, options)
     with committing(location):
         table.alter.set_table_properties(
@@ -550,7 +549,6 @@ def unset_properties(
     """
     if already_committed(location, options):
         return
-    check_expected_version(location, options)
     attempts = 1 if options.expected_version is not None else _METADATA_COMMIT_ATTEMPTS
     for _ in range(attempts):
         table = table_for_commit(location, options)

@@ -440,7 +440,6 @@ def apply_actions(
     options = session.commit_options()
     if delta.already_committed(location, options):
         return
-    delta.check_expected_version(location, options)
     table = delta.table_for_commit(location, options, read_version)
     with delta.committing(location):
         _merge_actions(table, action_table, match, new_values, options)

@@ -74,7 +74,6 @@ def delete_and_insert(
     if state is None or not _is_plain(state):
         return False
     options = session.commit_options()
-    delta.check_expected_version(location, options)
     table = delta.table_for_commit(location, options, read_version)
     schema = delta.arrow_schema(table)
     inserted = align_to_schema(inserted, schema.names, schema) if inserted is not None else None

@@ -208,7 +208,9 @@ class Refresher:
                 result.state = "SUCCEEDED"
             except Exception as failure:
                 result.state = "FAILED"
-                lost_race = self.engine.table_format.lost_race(failure)
+                lost_race = isinstance(
+                    failure, ConcurrentRefreshError
+                ) or self.engine.table_format.lost_race(failure)
                 result.message = lost_race_message(table) if lost_race else _message(failure)
                 self._record(table, result, trigger, started, statement_id)
                 if lost_race:
@@ -245,8 +247,8 @@ class Refresher:
         for watermark, commit in reversed(unchecked):  # oldest first, as they happened
             if watermark.refresh_id in recorded:
                 continue
-            committed_at = _aware(commit.timestamp)
-            if committed_at is None or utc_now_aware() - committed_at < HISTORY_RECOVERY_GRACE:
+            age = _age(commit.timestamp)
+            if age is None or age < HISTORY_RECOVERY_GRACE:
                 pending = True
                 continue
             self.system.record_refresh(_recovered_record(table, watermark, commit))
@@ -554,12 +556,9 @@ class Refresher:
     def _keep_watermark_readable(self, table: exp.Table, state: WatermarkState) -> None:
         """After a long run of NO_DATA the watermark's commit grows old; carry it forward
         before the log retention could remove it (only over the version it was read at)."""
-        committed_at, watermark = state.committed_at, state.watermark
-        if committed_at is None or watermark is None:
+        age, watermark = _age(state.committed_at), state.watermark
+        if age is None or watermark is None:
             return
-        if committed_at.tzinfo is None:
-            committed_at = committed_at.replace(tzinfo=datetime.timezone.utc)
-        age = datetime.datetime.now(datetime.timezone.utc) - committed_at
         if age > WATERMARK_RECOMMIT_AFTER:
             session = self.engine.refresh_session
             self.engine.table_format.recommit_watermark(
@@ -652,12 +651,8 @@ def _recovered_record(table: exp.Table, watermark: Watermark, commit: Commit) ->
     """The history row of a committed refresh whose process stopped before recording it,
     from what its watermark commit says."""
     parts = table_key(table).split(".")
-    committed = commit.timestamp or utc_now()
-    if committed.tzinfo is not None:
-        committed = committed.astimezone(datetime.timezone.utc).replace(tzinfo=None)
-    data_timestamp = datetime.datetime.fromisoformat(watermark.data_timestamp)
-    if data_timestamp.tzinfo is not None:
-        data_timestamp = data_timestamp.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    committed = _naive_utc(commit.timestamp or utc_now())
+    data_timestamp = _naive_utc(datetime.datetime.fromisoformat(watermark.data_timestamp))
     return RefreshRecord(
         name=parts[-1],
         schema_name=parts[-2] if len(parts) > 1 else "",
@@ -678,15 +673,20 @@ def _recovered_record(table: exp.Table, watermark: Watermark, commit: Commit) ->
     )
 
 
-def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
-    """A commit time as an aware UTC time (naive ones are UTC)."""
-    if moment is None or moment.tzinfo is not None:
+def _age(committed_at: datetime.datetime | None) -> datetime.timedelta | None:
+    """How long ago a commit was made (a naive commit time is UTC); None if unknown."""
+    if committed_at is None:
+        return None
+    if committed_at.tzinfo is None:
+        committed_at = committed_at.replace(tzinfo=datetime.timezone.utc)
+    return datetime.datetime.now(datetime.timezone.utc) - committed_at
+
+
+def _naive_utc(moment: datetime.datetime) -> datetime.datetime:
+    """``moment`` as a naive UTC time (how the history's TIMESTAMP values are written)."""
+    if moment.tzinfo is None:
         return moment
-    return moment.replace(tzinfo=datetime.timezone.utc)
-
-
-def utc_now_aware() -> datetime.datetime:
-    return datetime.datetime.now(datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc).replace(tzinfo=None)
 
 
 # Delta keeps log entries for 30 days by default; carry a watermark forward well before.

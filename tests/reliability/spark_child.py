@@ -29,6 +29,7 @@ import random
 import re
 import signal
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -61,28 +62,11 @@ def start_iceberg(scratch: Path) -> Any:
 def start_delta(warehouse_dir: Path, database: str) -> Any:
     """Delta on Spark, configured as the spark_delta tier's session, with the test's
     tables registered by location."""
-    from pyspark.sql import SparkSession
-
     conftest = tier_conftest("spark_delta")
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("dyntables-reliability-child")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", conftest.EXTENSIONS)
-        .config("spark.sql.catalog.spark_catalog", conftest.CATALOG)
-        .config("spark.sql.warehouse.dir", str(warehouse_dir))
+    scratch = Path(tempfile.mkdtemp(prefix="dyntables-delta-child-"))
+    session = conftest.start_delta_spark(
+        scratch, "dyntables-reliability-child", warehouse=warehouse_dir
     )
-    jars_dir = os.environ.get("DYNTABLES_DELTA_JARS")
-    if jars_dir:
-        jars = ",".join(str(jar) for jar in sorted(Path(jars_dir).glob("*.jar")))
-        builder = builder.config("spark.jars", jars)
-    packages = os.environ.get("DYNTABLES_SPARK_PACKAGES")
-    if packages:
-        builder = builder.config("spark.jars.packages", packages)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
     for schema in (database, "dyntables_system"):
         folder = warehouse_dir / f"{schema}.db"
         session.sql(f"CREATE DATABASE IF NOT EXISTS {schema}")

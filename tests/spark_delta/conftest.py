@@ -20,18 +20,20 @@ EXTENSIONS = "io.delta.sql.DeltaSparkSessionExtension"
 CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
-@pytest.fixture(scope="session")
-def delta_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
-    scratch = tmp_path_factory.mktemp("delta")
+def start_delta_spark(scratch: Path, app_name: str, warehouse: Path | None = None) -> SparkSession:
+    """A local Spark with Delta's jars (from ``DYNTABLES_DELTA_JARS`` or
+    ``DYNTABLES_SPARK_PACKAGES``), its metastore in ``scratch`` and its warehouse there
+    too unless given; also used by the reliability harness's child processes
+    (tests/reliability/spark_child.py), on the test session's warehouse."""
     builder = (
         SparkSession.builder.master("local[2]")
-        .appName("dyntables-delta-tests")
+        .appName(app_name)
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.extensions", EXTENSIONS)
         .config("spark.sql.catalog.spark_catalog", CATALOG)
-        .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
+        .config("spark.sql.warehouse.dir", str(warehouse or scratch / "warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch / 'derby'}")
     )
     jars_dir = os.environ.get("DYNTABLES_DELTA_JARS")
@@ -43,5 +45,12 @@ def delta_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSessi
         builder = builder.config("spark.jars.packages", packages)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+@pytest.fixture(scope="session")
+def delta_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    scratch = tmp_path_factory.mktemp("delta")
+    session = start_delta_spark(scratch, "dyntables-delta-tests")
     yield session
     session.stop()

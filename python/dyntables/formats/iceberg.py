@@ -582,9 +582,7 @@ class IcebergFormat:
         self._commit(session, table, insert, watermark, expected_version)
 
     def lost_race(self, failure: BaseException) -> bool:
-        return isinstance(failure, ConcurrentRefreshError) or lost_race_in(
-            failure, _LOST_RACE_MARKERS
-        )
+        return lost_race_in(failure, _LOST_RACE_MARKERS)
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """One metadata commit; Iceberg makes no snapshot for it (the version stays)."""
