@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-long test-reliability lint typecheck unit spark spark-delta grammar bench demo clean
+.PHONY: install test test-long test-reliability lint typecheck unit spark spark-delta grammar bench corpus demo clean
 
 $(STAMP): pyproject.toml tests/constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,14 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_shim.py
 	$(PY) benchmarks/bench_refresh.py --table-sizes 250000,1000000,4000000
 	$(PY) benchmarks/bench_refresh_ceiling.py
+
+# sparkshim against real PySpark on Apache Spark's own SQL test files, which this repository
+# does not hold: bring some of apache/spark's sql/core/src/test/resources/sql-tests/inputs/
+# into a folder and run `make corpus SPARK_SQL_TESTS=/path/to/inputs`. Not part of test/bench.
+SPARK_SQL_TESTS ?=
+corpus: $(STAMP)
+	@test -n "$(SPARK_SQL_TESTS)" || { echo "usage: make corpus SPARK_SQL_TESTS=/path/to/inputs"; exit 2; }
+	$(PY) benchmarks/spark_sql_corpus.py --inputs $(SPARK_SQL_TESTS) --report corpus-report.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
