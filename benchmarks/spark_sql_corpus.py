@@ -28,7 +28,12 @@ For every query Spark answers, the shim's outcome is one of:
 * ``LEAKED``: any other error, recorded as ``spark-style`` (a pyspark error whose message
   starts with ``[ERROR_CLASS]`` and names no engine internals) or ``internal`` (DuckDB, sqlglot
   or Python text, or a non-pyspark exception);
+* ``BLOCKED``: an error in a query over a table or view whose setup statement the shim
+  failed (counted once, as a setup failure, not again as a leak per query);
 * ``TIMEOUT``: no answer within ``--timeout`` seconds.
+
+Tables the files create ``USING parquet`` are created ``USING delta`` on the shim (it stores
+every table as Delta and refuses other formats; the tables only hold the test rows).
 
 Values are compared strictly: Python types must match; a Decimal must have the same value
 and scale; floats agree to 1e-9 relative (NaN equals NaN); nested rows, lists and maps are
@@ -164,13 +169,17 @@ def split_statements(text: str) -> list[Statement]:
     return statements
 
 
+LEADING_COMMENTS = re.compile(r"(\s+|--[^\n]*|/\*.*?\*/)*", re.DOTALL)
+
+
 def _append_statement(statements: list[Statement], code: str, start: int, end: int) -> None:
-    chunk = code[start:end]
-    sql = chunk.strip()
+    """Add ``code[start:end]`` without the blanks and comments before it (a comment after
+    the previous statement's ``;`` belongs to neither)."""
+    leading = LEADING_COMMENTS.match(code, start, end)
+    begin = leading.end() if leading else start
+    sql = code[begin:end].strip()
     if sql:
-        leading = len(chunk) - len(chunk.lstrip())
-        line = code.count("\n", 0, start + leading) + 1
-        statements.append(Statement(line, sql))
+        statements.append(Statement(code.count("\n", 0, begin) + 1, sql))
 
 
 def _semicolons(code: str) -> Iterable[int]:
@@ -488,6 +497,48 @@ def classify_setup(report: QueryReport, spark: Answer | Failure, shim: Result) -
 # ---------------------------------------------------------------- one file on both engines
 
 
+# The shim stores every table as Delta and refuses ``USING parquet`` (its way out is ``USING
+# delta``); the files' tables are only there to hold rows, so the shim is given Delta ones.
+PARQUET_TABLE = re.compile(r"\bUSING\s+parquet\b", re.IGNORECASE)
+
+
+def for_the_shim(statement: Statement) -> str:
+    return (
+        PARQUET_TABLE.sub("USING delta", statement.sql) if not statement.is_query else statement.sql
+    )
+
+
+def relations_created(sql: str) -> set[str]:
+    """The (lower-case, unqualified) name a ``CREATE`` statement makes."""
+    try:
+        tree = parse_spark(sql)
+    except Exception:  # not a statement sqlglot reads: it creates nothing we can name
+        return set()
+    if not isinstance(tree, exp.Create):
+        return set()
+    table = tree.find(exp.Table)
+    return {table.name.lower()} if table is not None else set()
+
+
+def relations_read(sql: str) -> set[str]:
+    try:
+        tree = parse_spark(sql)
+    except Exception:  # not a statement sqlglot reads: nothing to attribute
+        return set()
+    return {table.name.lower() for table in tree.find_all(exp.Table)}
+
+
+@dataclass
+class FileRun:
+    """One test file's sessions, and the relations the shim failed to create (a query over
+    them fails for that reason alone: BLOCKED, not LEAKED)."""
+
+    name: str
+    spark: SparkSession
+    shim: ShimRunner
+    not_created: set[str] = field(default_factory=set)
+
+
 def run_file(
     test: TestFile, number: int, spark_root: SparkSession, scratch: Path, timeout: float
 ) -> list[QueryReport]:
@@ -499,38 +550,56 @@ def run_file(
     for key, value in test.settings.items():
         spark.conf.set(key, value)
         shim.conf.set(key, value)
-    runner = ShimRunner(shim, timeout)
+    run = FileRun(test.name, spark, ShimRunner(shim, timeout))
     try:
-        return [
-            run_statement(test.name, i, s, spark, runner) for i, s in enumerate(test.statements)
-        ]
+        return [run_statement(run, i, s) for i, s in enumerate(test.statements)]
     finally:
-        runner.close()
+        run.shim.close()
         spark.sql("USE default")
         spark.sql(f"DROP DATABASE IF EXISTS {database} CASCADE")
 
 
-def run_statement(
-    name: str, index: int, statement: Statement, spark: SparkSession, shim: ShimRunner
-) -> QueryReport:
+def run_statement(run: FileRun, index: int, statement: Statement) -> QueryReport:
     kind = "query" if statement.is_query else "setup"
-    report = QueryReport(name, index, statement.line, statement.sql, kind, outcome="")
-    spark_result = run_on_spark(spark, statement.sql)
-    shim_result = shim.run(statement.sql)
+    report = QueryReport(run.name, index, statement.line, statement.sql, kind, outcome="")
+    spark_result = run_on_spark(run.spark, statement.sql)
+    shim_result = run.shim.run(for_the_shim(statement))
     report.spark, report.shim = excerpt(spark_result), excerpt(shim_result)
     if kind == "setup":
         classify_setup(report, spark_result, shim_result)
+        _track_created(run, report)
     elif isinstance(spark_result, Failure):
         classify_spark_failure(report, shim_result)
     else:
-        classify_query(report, spark, spark_result, shim_result)
+        classify_query(report, run.spark, spark_result, shim_result)
+        blocked_by = relations_read(statement.sql) & run.not_created
+        if report.outcome == "LEAKED" and blocked_by:
+            report.outcome = "BLOCKED"
+            report.detail = "the shim failed to create " + ", ".join(sorted(blocked_by))
     return report
+
+
+def _track_created(run: FileRun, report: QueryReport) -> None:
+    created = relations_created(report.sql)
+    if report.outcome == "SETUP_FAILED":
+        run.not_created |= created
+    elif report.outcome == "SETUP_OK":
+        run.not_created -= created
 
 
 # ---------------------------------------------------------------- summary
 
 
-COLUMNS = ("answered", "EXACT", "SAME_VALUES", "DIFFERENT", "REFUSED", "LEAKED", "TIMEOUT")
+COLUMNS = (
+    "answered",
+    "EXACT",
+    "SAME_VALUES",
+    "DIFFERENT",
+    "REFUSED",
+    "LEAKED",
+    "BLOCKED",
+    "TIMEOUT",
+)
 
 
 def tally(reports: Iterable[QueryReport]) -> Counter[str]:
@@ -568,6 +637,7 @@ def print_summary(by_file: dict[str, list[QueryReport]]) -> Counter[str]:
         f"SAME_VALUES {overall['SAME_VALUES']}, DIFFERENT {overall['DIFFERENT']}, "
         f"REFUSED {overall['REFUSED']}, LEAKED {overall['LEAKED']} "
         f"(internal {overall['LEAKED:internal']}, spark-style {overall['LEAKED:spark-style']}), "
+        f"BLOCKED {overall['BLOCKED']} (by a relation the shim failed to create), "
         f"TIMEOUT {overall['TIMEOUT']}; Spark errors {overall['SPARK_ERROR']}; "
         f"shim setup failures {overall['SETUP_FAILED']}"
     )
