@@ -65,8 +65,12 @@ bench: $(STAMP)
 # does not hold: bring some of apache/spark's sql/core/src/test/resources/sql-tests/inputs/
 # into a folder and run `make corpus SPARK_SQL_TESTS=/path/to/inputs`. Not part of test/bench.
 SPARK_SQL_TESTS ?=
+ifneq ($(filter corpus,$(MAKECMDGOALS)),)
+ifeq ($(SPARK_SQL_TESTS),)
+$(error usage: make corpus SPARK_SQL_TESTS=/path/to/sql-tests/inputs)
+endif
+endif
 corpus: $(STAMP)
-	@test -n "$(SPARK_SQL_TESTS)" || { echo "usage: make corpus SPARK_SQL_TESTS=/path/to/inputs"; exit 2; }
 	$(PY) benchmarks/spark_sql_corpus.py --inputs $(SPARK_SQL_TESTS) --report corpus-report.json
 
 clean:
