@@ -1,0 +1,183 @@
+"""Spark's DECIMAL arithmetic in DuckDB, exact, never through DOUBLE.
+
+Each operand is first cast to the DECIMAL Spark widens it to (exact: the type holds it),
+and the result is rounded HALF_UP to Spark's result type, NULL when it does not fit
+(Spark with ANSI mode off). Where DuckDB's own DECIMAL arithmetic is provably exact (the
+exact result has at most 38 digits: DuckDB's DECIMAL is a 128-bit integer) it does the
+work, and a ``TRY_CAST`` rounds and checks the result. Elsewhere (products of more than 38
+digits, and every division, which DuckDB computes in DOUBLE) the SQL calls
+:data:`FUNCTION_NAME`, a scalar function over Arrow batches that does what Spark's
+``Decimal`` class does with Python's ``decimal`` module; :func:`register` adds it to a
+DuckDB connection.
+
+>>> compute("/", "1", "3", 38, 6)
+'0.333333'
+>>> compute("*", "99999999999999999999", "99999999999999999999", 38, 0) is None
+True
+"""
+
+from __future__ import annotations
+
+import decimal
+from fractions import Fraction
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from sparkshim.spark_typing import COUNT_TYPE, MAX_PRECISION, DecimalType
+
+__all__ = ["FUNCTION_NAME", "arithmetic", "average", "compute", "register"]
+
+FUNCTION_NAME = "sparkshim_decimal_arithmetic"
+
+# Exact for sums, differences and remainders of 38-digit operands; roomy enough to round
+# any result to a scale of at most 38 digits.
+_EXACT = decimal.Context(
+    prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10_000, Emin=-10_000, traps=[]
+)
+# Spark's Decimal multiplies and takes remainders in a MathContext of 38 digits, HALF_UP.
+_SPARK_CONTEXT = decimal.Context(prec=MAX_PRECISION, rounding=decimal.ROUND_HALF_UP, traps=[])
+# Spark's Decimal divides to 38 fractional digits, HALF_UP, before the result's rounding.
+_DIVISION_SCALE = 38
+
+
+def compute(
+    operator: str, left: str | None, right: str | None, precision: int, scale: int
+) -> str | None:
+    """``left operator right`` as Spark computes it for DECIMAL(precision, scale), as plain
+    text; None for a NULL operand, a zero divisor, or a result that does not fit."""
+    if left is None or right is None:
+        return None
+    x, y = decimal.Decimal(left), decimal.Decimal(right)
+    if operator in ("/", "%") and y == 0:
+        return None
+    if operator == "+":
+        exact = _EXACT.add(x, y)
+    elif operator == "-":
+        exact = _EXACT.subtract(x, y)
+    elif operator == "*":
+        exact = _SPARK_CONTEXT.multiply(x, y)
+    elif operator == "/":
+        exact = _divide_half_up(Fraction(x) / Fraction(y), _DIVISION_SCALE)
+    elif operator == "%":
+        exact = _EXACT.remainder(x, y)  # the sign of the dividend, as in Java
+    else:
+        raise ValueError(operator)
+    return _fitted(exact, precision, scale)
+
+
+def _divide_half_up(quotient: Fraction, scale: int) -> decimal.Decimal:
+    """``quotient`` rounded HALF_UP (ties away from zero) to ``scale`` fractional digits."""
+    shifted = abs(quotient) * 10**scale
+    whole, remainder = divmod(shifted.numerator, shifted.denominator)
+    if 2 * remainder >= shifted.denominator:
+        whole += 1
+    return decimal.Decimal(-whole if quotient < 0 else whole).scaleb(-scale, _EXACT)
+
+
+def _fitted(value: decimal.Decimal, precision: int, scale: int) -> str | None:
+    """``value`` rounded HALF_UP to ``scale`` digits, or None beyond ``precision`` digits
+    (Spark's Decimal.toPrecision with null on overflow)."""
+    rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), context=_EXACT)
+    if abs(rounded) >= decimal.Decimal(10) ** (precision - scale):
+        return None
+    return format(rounded, "f")
+
+
+def _compute_batch(
+    operators: pa.Array,
+    lefts: pa.Array,
+    rights: pa.Array,
+    precisions: pa.Array,
+    scales: pa.Array,
+) -> pa.Array:
+    columns = (c.to_pylist() for c in (operators, lefts, rights, precisions, scales))
+    return pa.array(
+        [compute(*row) for row in zip(*columns, strict=True)],
+        type=pa.string(),
+    )
+
+
+def register(connection: duckdb.DuckDBPyConnection) -> None:
+    """Make :data:`FUNCTION_NAME` callable on ``connection``."""
+    text, integer = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER")
+    connection.create_function(
+        FUNCTION_NAME,
+        _compute_batch,  # type: ignore[arg-type]
+        [text, text, text, integer, integer],
+        text,
+        type="arrow",
+        null_handling="special",
+        side_effects=False,
+    )
+
+
+# ---- the SQL ----
+
+
+def _cast(value: exp.Expr, to: DecimalType | str, *, try_: bool = False) -> exp.Expr:
+    target = exp.DataType.build(to.sql() if isinstance(to, DecimalType) else to, dialect="duckdb")
+    builder = exp.TryCast if try_ else exp.Cast
+    return builder(this=value, to=target)
+
+
+def _integral_digits(decimal_type: DecimalType) -> int:
+    return decimal_type.precision - decimal_type.scale
+
+
+def arithmetic(
+    operator: str,
+    left: exp.Expr,
+    left_type: DecimalType,
+    right: exp.Expr,
+    right_type: DecimalType,
+    result: DecimalType,
+) -> exp.Expr:
+    """DuckDB SQL for Spark's ``left operator right`` (``+ - * / %``) of DECIMAL operands
+    of ``left_type`` and ``right_type`` (as Spark widened them), typed ``result``."""
+    left_value, right_value = _cast(left, left_type), _cast(right, right_type)
+    scale = max(left_type.scale, right_type.scale)
+    integral = max(_integral_digits(left_type), _integral_digits(right_type))
+    if operator in ("+", "-") and integral + scale + 1 <= MAX_PRECISION:
+        builder = exp.Add if operator == "+" else exp.Sub
+        return _cast(
+            exp.Paren(this=builder(this=left_value, expression=right_value)), result, try_=True
+        )
+    if operator == "*" and left_type.precision + right_type.precision <= MAX_PRECISION:
+        product = exp.Mul(this=left_value, expression=right_value)
+        return _cast(exp.Paren(this=product), result, try_=True)
+    if operator == "%" and integral + scale <= MAX_PRECISION:
+        common = DecimalType(integral + scale, scale)
+        divisor = exp.Anonymous(
+            this="NULLIF", expressions=[_cast(right_value, common), exp.Literal.number(0)]
+        )
+        remainder = exp.Mod(this=_cast(left_value, common), expression=divisor)
+        return _cast(exp.Paren(this=remainder), result, try_=True)
+    call = exp.Anonymous(
+        this=FUNCTION_NAME,
+        expressions=[
+            exp.Literal.string(operator),
+            _cast(left_value, "VARCHAR"),
+            _cast(right_value, "VARCHAR"),
+            exp.Literal.number(result.precision),
+            exp.Literal.number(result.scale),
+        ],
+    )
+    return _cast(call, result)
+
+
+def average(
+    total: exp.Expr,
+    count: exp.Expr,
+    total_type: DecimalType,
+    quotient_type: DecimalType,
+    result: DecimalType,
+) -> exp.Expr:
+    """Spark's avg of a DECIMAL from the SQL of its sum (``total``, of ``total_type``) and
+    its count: the sum divided by the count as a DECIMAL(20, 0), typed ``quotient_type``
+    by Spark's division rules, then cast to the average's type ``result``."""
+    quotient = arithmetic(
+        "/", total, total_type, _cast(count, COUNT_TYPE), COUNT_TYPE, quotient_type
+    )
+    return _cast(quotient, result, try_=True)
