@@ -23,11 +23,12 @@ from fractions import Fraction
 
 import duckdb
 import pyarrow as pa
+from duckdb.func import FunctionNullHandling, PythonUDFType
 from sqlglot import exp
 
 from sparkshim.spark_typing import COUNT_TYPE, MAX_PRECISION, DecimalType
 
-__all__ = ["FUNCTION_NAME", "arithmetic", "average", "compute", "register"]
+__all__ = ["FUNCTION_NAME", "arithmetic", "average", "compute", "integral_divide", "register"]
 
 FUNCTION_NAME = "sparkshim_decimal_arithmetic"
 
@@ -38,6 +39,8 @@ _EXACT = decimal.Context(
 )
 # Spark's Decimal multiplies and takes remainders in a MathContext of 38 digits, HALF_UP.
 _SPARK_CONTEXT = decimal.Context(prec=MAX_PRECISION, rounding=decimal.ROUND_HALF_UP, traps=[])
+# The widest DECIMAL DuckDB stores in 64 bits.
+_INT64_DIGITS = 18
 # Spark's Decimal divides to 38 fractional digits, HALF_UP, before the result's rounding.
 _DIVISION_SCALE = 38
 
@@ -45,13 +48,17 @@ _DIVISION_SCALE = 38
 def compute(
     operator: str, left: str | None, right: str | None, precision: int, scale: int
 ) -> str | None:
-    """``left operator right`` as Spark computes it for DECIMAL(precision, scale), as plain
-    text; None for a NULL operand, a zero divisor, or a result that does not fit."""
+    """``left operator right`` (``+ - * / %``) as Spark computes it for DECIMAL(precision,
+    scale), as plain text; None for a NULL operand, a zero divisor, or a result that does
+    not fit. ``div`` gives the quotient's integral part as a Java long."""
     if left is None or right is None:
         return None
     x, y = decimal.Decimal(left), decimal.Decimal(right)
-    if operator in ("/", "%") and y == 0:
+    if operator in ("/", "%", "div") and y == 0:
         return None
+    if operator == "div":  # the integral part of the quotient, as Java's long (wrapping)
+        whole = int(Fraction(x) / Fraction(y))
+        return str((whole + 2**63) % 2**64 - 2**63)
     if operator == "+":
         exact = _EXACT.add(x, y)
     elif operator == "-":
@@ -80,7 +87,8 @@ def _fitted(value: decimal.Decimal, precision: int, scale: int) -> str | None:
     """``value`` rounded HALF_UP to ``scale`` digits, or None beyond ``precision`` digits
     (Spark's Decimal.toPrecision with null on overflow)."""
     rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), context=_EXACT)
-    if abs(rounded) >= decimal.Decimal(10) ** (precision - scale):
+    # copy_abs and scaleb are exact; abs() and ** would round to the default 28 digits.
+    if rounded.copy_abs() >= decimal.Decimal(1).scaleb(precision - scale):
         return None
     return format(rounded, "f")
 
@@ -101,14 +109,13 @@ def _compute_batch(
 
 def register(connection: duckdb.DuckDBPyConnection) -> None:
     """Make :data:`FUNCTION_NAME` callable on ``connection``."""
-    text, integer = duckdb.sqltype("VARCHAR"), duckdb.sqltype("INTEGER")
     connection.create_function(
         FUNCTION_NAME,
-        _compute_batch,  # type: ignore[arg-type]
-        [text, text, text, integer, integer],
-        text,
-        type="arrow",
-        null_handling="special",
+        _compute_batch,
+        ["VARCHAR", "VARCHAR", "VARCHAR", "INTEGER", "INTEGER"],
+        "VARCHAR",
+        type=PythonUDFType.ARROW,
+        null_handling=FunctionNullHandling.SPECIAL,
         side_effects=False,
     )
 
@@ -145,6 +152,11 @@ def arithmetic(
             exp.Paren(this=builder(this=left_value, expression=right_value)), result, try_=True
         )
     if operator == "*" and left_type.precision + right_type.precision <= MAX_PRECISION:
+        if left_type.precision + right_type.precision > _INT64_DIGITS:
+            # DuckDB multiplies two 64-bit DECIMALs within 18 digits (an overflow error
+            # beyond): a 128-bit operand makes it keep every digit of the product.
+            wide = DecimalType(max(left_type.precision, _INT64_DIGITS + 1), left_type.scale)
+            left_value = _cast(left_value, wide)
         product = exp.Mul(this=left_value, expression=right_value)
         return _cast(exp.Paren(this=product), result, try_=True)
     if operator == "%" and integral + scale <= MAX_PRECISION:
@@ -165,6 +177,24 @@ def arithmetic(
         ],
     )
     return _cast(call, result)
+
+
+def integral_divide(
+    left: exp.Expr, left_type: DecimalType, right: exp.Expr, right_type: DecimalType
+) -> exp.Expr:
+    """DuckDB SQL for Spark's ``left div right`` of DECIMAL operands: the quotient's
+    integral part as a BIGINT (NULL for a zero divisor)."""
+    call = exp.Anonymous(
+        this=FUNCTION_NAME,
+        expressions=[
+            exp.Literal.string("div"),
+            _cast(_cast(left, left_type), "VARCHAR"),
+            _cast(_cast(right, right_type), "VARCHAR"),
+            exp.Literal.number(MAX_PRECISION),
+            exp.Literal.number(0),
+        ],
+    )
+    return _cast(call, "BIGINT")
 
 
 def average(

@@ -13,13 +13,12 @@ The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expression
 ``resultDecimalType`` (``spark.sql.decimalOperations.allowPrecisionLoss`` true by
 default):
 
->>> add = result_type("+", DecimalType(10, 2), DecimalType(5, 3))
->>> add
-DecimalType(precision=13, scale=3)
+>>> result_type("+", DecimalType(10, 2), DecimalType(5, 3))
+DecimalType(precision=12, scale=3)
 >>> result_type("*", DecimalType(38, 18), DecimalType(38, 18))
 DecimalType(precision=38, scale=6)
->>> result_type("/", DecimalType(10, 2), DecimalType(20, 0))
-DecimalType(precision=38, scale=21)
+>>> result_type("/", DecimalType(20, 2), DecimalType(20, 0))
+DecimalType(precision=38, scale=20)
 """
 
 from __future__ import annotations
@@ -229,13 +228,13 @@ def literal_type(literal: exp.Literal) -> SparkType | None:
             return "int"
         if -(2**63) <= value < 2**63:
             return "bigint"
-        digits = len(str(abs(value)))
-        return DecimalType(digits, 0) if digits <= MAX_PRECISION else None
+        width = len(str(abs(value)))
+        return DecimalType(width, 0) if width <= MAX_PRECISION else None
     _, digits, exponent = Decimal(text).as_tuple()
     if not isinstance(exponent, int):
         return None
     scale = max(-exponent, 0)
-    significant = len(str(int("".join(map(str, digits)) or "0")))
+    significant = len(str(int("".join(str(digit) for digit in digits) or "0")))
     precision = max(significant + max(exponent, 0), scale)
     return DecimalType(precision, scale) if precision <= MAX_PRECISION else None
 
@@ -278,7 +277,13 @@ def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType 
 
 # ---- the typing rules ----
 
-_ARITHMETIC = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%"}
+_ARITHMETIC: dict[type[exp.Expr], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+}
 
 
 class _Typer:
@@ -322,7 +327,8 @@ class _Typer:
         if type(node) in _ARITHMETIC:
             return self.arithmetic(node, _ARITHMETIC[type(node)])
         if isinstance(node, exp.IntDiv):
-            return "bigint"
+            # "div" is BIGINT; DECIMAL operands (widened as for "/") are recorded.
+            return "bigint" if self.arithmetic(node, "/") is not None else None
         if isinstance(node, exp.Sum):
             return self.aggregate(node, sum_type, "bigint", "double")
         if isinstance(node, exp.Avg):
@@ -477,6 +483,7 @@ _RECORDED = (
     exp.Mul,
     exp.Div,
     exp.Mod,
+    exp.IntDiv,
     exp.Sum,
     exp.Avg,
     exp.Round,
@@ -510,9 +517,9 @@ def annotate(
     found: dict[int, exp.Expr] = {}
     if typer is not None:
         for node in typed.find_all(*_RECORDED):
-            number = node.meta.get(_NODE_NUMBER)
-            if number is not None and id(node) in typer.types:
-                found.setdefault(number, node)
+            typed_number = node.meta.get(_NODE_NUMBER)
+            if typed_number is not None and id(node) in typer.types:
+                found.setdefault(typed_number, node)
     for number, node in enumerate(recorded):
         del node.meta[_NODE_NUMBER]
         typed_node = found.get(number)

@@ -73,9 +73,9 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("TABLESAMPLE", "different sampling"),
     (
-        "avg / division of a DECIMAL",
-        "Spark's DECIMAL result precision and scale cannot be derived at translation time "
-        "(raised at run time)",
+        "avg / division of a DECIMAL of an untyped expression",
+        "where sparkshim cannot infer an operand's Spark type (e.g. a DECIMAL from a "
+        "function it does not type), Spark's result type is unknown (raised at run time)",
     ),
     (
         "array_distinct / array_remove / array_except / array_intersect / flatten / arrays_zip",
@@ -275,6 +275,10 @@ def _window_parent(node: exp.Expr) -> exp.Window | None:
 
 def _rewrite_intdiv(node: exp.Expr) -> exp.Expr:
     # Spark `div`: integral part of the quotient (towards zero), BIGINT, NULL on zero.
+    operands = node.meta.get(OPERAND_TYPES)
+    if operands is not None:  # DECIMALs: exact (DuckDB's "/" would be a DOUBLE)
+        left_type, right_type = operands
+        return decimals.integral_divide(_c(node.this), left_type, _c(node.expression), right_type)
     quotient = exp.Div(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
     quotient.set("typed", False)
     return _cast(_fn("TRUNC", exp.Paren(this=quotient)), "BIGINT")
