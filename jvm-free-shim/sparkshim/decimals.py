@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import decimal
+from collections.abc import Callable
 from fractions import Fraction
 
 import duckdb
@@ -28,7 +29,15 @@ from sqlglot import exp
 
 from sparkshim.spark_typing import COUNT_TYPE, MAX_PRECISION, DecimalType
 
-__all__ = ["FUNCTION_NAME", "arithmetic", "average", "compute", "integral_divide", "register"]
+__all__ = [
+    "FUNCTION_NAME",
+    "arithmetic",
+    "average",
+    "compute",
+    "integral_divide",
+    "register",
+    "wide_sum",
+]
 
 FUNCTION_NAME = "sparkshim_decimal_arithmetic"
 
@@ -129,6 +138,32 @@ def _cast(value: exp.Expr, to: DecimalType | str, *, try_: bool = False) -> exp.
     return builder(this=value, to=target)
 
 
+def _exactly(
+    operator: str, left_text: exp.Expr, right_text: exp.Expr, result: DecimalType | str
+) -> exp.Expr:
+    """A call of :data:`FUNCTION_NAME` on two operands given as text, cast to ``result``
+    (a DECIMAL, or BIGINT for ``div``)."""
+    precision, scale = (
+        (result.precision, result.scale) if isinstance(result, DecimalType) else (38, 0)
+    )
+    call = exp.Anonymous(
+        this=FUNCTION_NAME,
+        expressions=[
+            exp.Literal.string(operator),
+            left_text,
+            right_text,
+            exp.Literal.number(precision),
+            exp.Literal.number(scale),
+        ],
+    )
+    return _cast(call, result)
+
+
+def _text(value: exp.Expr, decimal_type: DecimalType) -> exp.Expr:
+    """``value`` as a DECIMAL of ``decimal_type`` (which holds it), then as exact text."""
+    return _cast(_cast(value, decimal_type), "VARCHAR")
+
+
 def _integral_digits(decimal_type: DecimalType) -> int:
     return decimal_type.precision - decimal_type.scale
 
@@ -148,9 +183,8 @@ def arithmetic(
     integral = max(_integral_digits(left_type), _integral_digits(right_type))
     if operator in ("+", "-") and integral + scale + 1 <= MAX_PRECISION:
         builder = exp.Add if operator == "+" else exp.Sub
-        return _cast(
-            exp.Paren(this=builder(this=left_value, expression=right_value)), result, try_=True
-        )
+        exact = builder(this=left_value, expression=right_value)
+        return _cast(exp.Paren(this=exact), result, try_=True)
     if operator == "*" and left_type.precision + right_type.precision <= MAX_PRECISION:
         if left_type.precision + right_type.precision > _INT64_DIGITS:
             # DuckDB multiplies two 64-bit DECIMALs within 18 digits (an overflow error
@@ -166,17 +200,38 @@ def arithmetic(
         )
         remainder = exp.Mod(this=_cast(left_value, common), expression=divisor)
         return _cast(exp.Paren(this=remainder), result, try_=True)
-    call = exp.Anonymous(
-        this=FUNCTION_NAME,
-        expressions=[
-            exp.Literal.string(operator),
-            _cast(left_value, "VARCHAR"),
-            _cast(right_value, "VARCHAR"),
-            exp.Literal.number(result.precision),
-            exp.Literal.number(result.scale),
-        ],
+    return _exactly(operator, _text(left, left_type), _text(right, right_type), result)
+
+
+# A sum of DECIMALs that may pass 38 digits is summed in two halves of this many digits.
+_HALF_DIGITS = 19
+
+
+def wide_sum(
+    value: exp.Expr, total_type: DecimalType, over: Callable[[exp.Expr], exp.Expr]
+) -> exp.Expr:
+    """DuckDB SQL for Spark's sum, of type ``total_type`` (38 digits), of the DECIMAL
+    ``value``s, NULL when it does not fit: DuckDB's own SUM fails beyond its 128 bits, so
+    each value's unscaled integer is split into a high and a low half, each half summed
+    (``over`` puts the aggregate in its window, if any), and the halves added exactly."""
+    scale = total_type.scale
+    text = _cast(_cast(value, DecimalType(MAX_PRECISION, scale)), "VARCHAR")
+    unscaled = _cast(
+        exp.Anonymous(
+            this="REPLACE", expressions=[text, exp.Literal.string("."), exp.Literal.string("")]
+        ),
+        "HUGEINT",
     )
-    return _cast(call, result)
+    unit = _cast(exp.Literal.number(10**_HALF_DIGITS), "HUGEINT")
+    high = over(exp.Sum(this=exp.IntDiv(this=unscaled, expression=unit)))
+    low = over(exp.Sum(this=exp.Mod(this=unscaled.copy(), expression=unit.copy())))
+
+    def scaled(total: exp.Expr, exponent: int) -> exp.Expr:
+        return exp.DPipe(
+            this=_cast(total, "VARCHAR"), expression=exp.Literal.string(f"E{exponent}")
+        )
+
+    return _exactly("+", scaled(high, _HALF_DIGITS - scale), scaled(low, -scale), total_type)
 
 
 def integral_divide(
@@ -184,30 +239,14 @@ def integral_divide(
 ) -> exp.Expr:
     """DuckDB SQL for Spark's ``left div right`` of DECIMAL operands: the quotient's
     integral part as a BIGINT (NULL for a zero divisor)."""
-    call = exp.Anonymous(
-        this=FUNCTION_NAME,
-        expressions=[
-            exp.Literal.string("div"),
-            _cast(_cast(left, left_type), "VARCHAR"),
-            _cast(_cast(right, right_type), "VARCHAR"),
-            exp.Literal.number(MAX_PRECISION),
-            exp.Literal.number(0),
-        ],
-    )
-    return _cast(call, "BIGINT")
+    return _exactly("div", _text(left, left_type), _text(right, right_type), "BIGINT")
 
 
 def average(
-    total: exp.Expr,
-    count: exp.Expr,
-    total_type: DecimalType,
-    quotient_type: DecimalType,
-    result: DecimalType,
+    total: exp.Expr, count: exp.Expr, total_type: DecimalType, result: DecimalType
 ) -> exp.Expr:
-    """Spark's avg of a DECIMAL from the SQL of its sum (``total``, of ``total_type``) and
-    its count: the sum divided by the count as a DECIMAL(20, 0), typed ``quotient_type``
-    by Spark's division rules, then cast to the average's type ``result``."""
-    quotient = arithmetic(
-        "/", total, total_type, _cast(count, COUNT_TYPE), COUNT_TYPE, quotient_type
-    )
-    return _cast(quotient, result, try_=True)
+    """Spark's avg of a DECIMAL from the SQL of its sum (``total``, of ``total_type``, NULL
+    on overflow) and its count: the sum divided by the count (a DECIMAL(20, 0)) to 38
+    fractional digits, then rounded to the average's type ``result``, as Spark's
+    DecimalDivideWithOverflowCheck does."""
+    return _exactly("/", _text(total, total_type), _text(count, COUNT_TYPE), result)

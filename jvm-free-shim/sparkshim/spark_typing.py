@@ -5,8 +5,8 @@ table or CTE takes its projection's Spark type, a column of a registered relatio
 schema's), and records on each node the translation needs (arithmetic, aggregates,
 rounding, literals) its Spark type in ``node.meta[SPARK_TYPE]``; a binary arithmetic
 node whose result is a DECIMAL also gets its operands' types, as Spark widens them, in
-``node.meta[OPERAND_TYPES]`` (an avg of a DECIMAL: its sum's type and the type of the
-sum divided by the count). A node whose type cannot be derived gets nothing, and the
+``node.meta[OPERAND_TYPES]`` (an avg of a DECIMAL: the types of its sum and its count,
+which Spark divides). A node whose type cannot be derived gets nothing, and the
 translation then decides at run time (or refuses) as it would without types.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
@@ -435,10 +435,9 @@ class _Typer:
         argument = self.type_of(value)
         if isinstance(argument, DecimalType):
             if isinstance(node, exp.Avg):
-                # Spark divides the sum by the count as a DECIMAL(20, 0), then casts.
-                total = sum_type(argument)
-                quotient = result_type("/", total, COUNT_TYPE, self.allow_precision_loss)
-                self.operands[id(node)] = (total, quotient)
+                # Spark divides the sum by the count as a DECIMAL(20, 0), straight to the
+                # average's type (its DecimalDivideWithOverflowCheck).
+                self.operands[id(node)] = (sum_type(argument), COUNT_TYPE)
             return of_decimal(argument)
         if _is_integral(argument):
             return of_integral

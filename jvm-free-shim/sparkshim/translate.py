@@ -32,7 +32,7 @@ from sqlglot.parsers.spark import SparkParser
 
 from sparkshim import decimals
 from sparkshim.errors import ParseException, UnsupportedSqlError
-from sparkshim.spark_typing import OPERAND_TYPES, SPARK_TYPE, DecimalType
+from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -414,10 +414,13 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
     # Where spark_typing inferred the argument's type, one branch; the other is an error,
     # should the inference ever be wrong, rather than a different answer.
     mistyped = _runtime_refusal("sum() of an argument whose type was mis-inferred")
+    result: exp.Expr
     if kind == "integral":
         result = _case((is_hugeint, _cast(summed.copy(), "BIGINT")), default=mistyped)
     elif kind == "fractional":
         result = _case((is_hugeint, mistyped), default=summed.copy())
+    elif kind is not None and not distinct and _may_pass_38_digits(node):
+        result = _decimal_total(value, node.meta[SPARK_TYPE], window)
     elif kind is not None:  # a DECIMAL sum, typed as Spark types it
         is_decimal = _typeof_like(summed, "DECIMAL%")
         # Beyond the sum's precision Spark gives NULL (ANSI mode off).
@@ -433,6 +436,20 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
         placeholder.replace(result)
         return node  # detached from the tree; the window was replaced
     return result
+
+
+def _may_pass_38_digits(node: exp.Expr) -> bool:
+    """Whether DuckDB's SUM of this DECIMAL sum's argument could fail on overflow (Spark's
+    sum is then 38 digits wide, and NULL beyond)."""
+    spark_type = node.meta.get(SPARK_TYPE)
+    return isinstance(spark_type, DecimalType) and spark_type.precision == MAX_PRECISION
+
+
+def _decimal_total(value: exp.Expr, total_type: DecimalType, window: exp.Window | None) -> exp.Expr:
+    """Spark's sum of DECIMAL ``value``s, typed ``total_type``, NULL where it overflows."""
+    if total_type.precision == MAX_PRECISION:
+        return decimals.wide_sum(_c(value), total_type, lambda total: _over(window, total))
+    return _try_cast(_over(window, exp.Sum(this=_c(value))), total_type.sql())
 
 
 def _listed_sum(value: exp.Expr, distinct: bool, window: exp.Window | None) -> exp.Expr:
@@ -482,11 +499,11 @@ def _rewrite_avg(node: exp.Expr) -> exp.Expr:
     window = _window_parent(node)
     spark_type, division = node.meta.get(SPARK_TYPE), node.meta.get(OPERAND_TYPES)
     if isinstance(spark_type, DecimalType) and division is not None:
-        # Spark: the sum (NULL beyond its precision) divided by the count, then cast.
-        total_type, quotient_type = division
-        total = _try_cast(_over(window, exp.Sum(this=_c(node.this))), total_type.sql())
+        # Spark: the sum (NULL beyond its precision) divided by the count.
+        total_type, _ = division
+        total = _decimal_total(node.this, total_type, window)
         count = _over(window, exp.Count(this=_c(node.this)))
-        decimal = decimals.average(total, count, total_type, quotient_type, spark_type)
+        decimal = decimals.average(total, count, total_type, spark_type)
         if window is None:
             return decimal
         _replace_window(window, decimal)

@@ -170,6 +170,10 @@ QUERIES = [
     "nvl(b, 1.5) AS n FROM dec_t",
     "SELECT u * 2 AS d FROM (SELECT a AS u FROM dec_t UNION ALL SELECT b FROM dec_t) AS s",
     "SELECT m / 4 AS q FROM (SELECT a * b AS m FROM dec_t) AS s",
+    "SELECT a div b AS q, z div 7 AS zq, b div 0 AS zero FROM dec_t",
+    "SELECT grp, sum(z) AS s, avg(z) AS m, sum(w) AS sw FROM dec_t GROUP BY grp",
+    "SELECT id, sum(z) OVER (ORDER BY id) AS run, avg(w) OVER (PARTITION BY grp) AS m FROM dec_t",
+    "SELECT sum(z) AS s FROM dec_t WHERE id > 1",
 ]
 
 
