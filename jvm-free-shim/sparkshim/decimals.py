@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import decimal
 from collections.abc import Callable
-from fractions import Fraction
 
 import duckdb
 import pyarrow as pa
@@ -66,7 +65,11 @@ def compute(
     if operator in ("/", "%", "div") and y == 0:
         return None
     if operator == "div":  # the integral part of the quotient, as Java's long (wrapping)
-        whole = int(Fraction(x) / Fraction(y))
+        x_numerator, x_denominator = x.as_integer_ratio()
+        y_numerator, y_denominator = y.as_integer_ratio()
+        whole = abs(x_numerator * y_denominator) // abs(x_denominator * y_numerator)
+        if (x_numerator < 0) != (y_numerator < 0):
+            whole = -whole
         return str((whole + 2**63) % 2**64 - 2**63)
     if operator == "+":
         exact = _EXACT.add(x, y)
@@ -75,7 +78,7 @@ def compute(
     elif operator == "*":
         exact = _SPARK_CONTEXT.multiply(x, y)
     elif operator == "/":
-        exact = _divide_half_up(Fraction(x) / Fraction(y), _DIVISION_SCALE)
+        exact = _divide_half_up(x, y, _DIVISION_SCALE)
     elif operator == "%":
         exact = _EXACT.remainder(x, y)  # the sign of the dividend, as in Java
     else:
@@ -83,13 +86,17 @@ def compute(
     return _fitted(exact, precision, scale)
 
 
-def _divide_half_up(quotient: Fraction, scale: int) -> decimal.Decimal:
-    """``quotient`` rounded HALF_UP (ties away from zero) to ``scale`` fractional digits."""
-    shifted = abs(quotient) * 10**scale
-    whole, remainder = divmod(shifted.numerator, shifted.denominator)
-    if 2 * remainder >= shifted.denominator:
+def _divide_half_up(x: decimal.Decimal, y: decimal.Decimal, scale: int) -> decimal.Decimal:
+    """``x / y`` rounded HALF_UP (ties away from zero) to ``scale`` fractional digits."""
+    x_numerator, x_denominator = x.as_integer_ratio()
+    y_numerator, y_denominator = y.as_integer_ratio()
+    numerator = abs(x_numerator * y_denominator) * 10**scale
+    denominator = abs(x_denominator * y_numerator)
+    whole, remainder = divmod(numerator, denominator)
+    if 2 * remainder >= denominator:
         whole += 1
-    return decimal.Decimal(-whole if quotient < 0 else whole).scaleb(-scale, _EXACT)
+    negative = (x_numerator < 0) != (y_numerator < 0)
+    return decimal.Decimal(-whole if negative else whole).scaleb(-scale, _EXACT)
 
 
 def _fitted(value: decimal.Decimal, precision: int, scale: int) -> str | None:
@@ -99,7 +106,7 @@ def _fitted(value: decimal.Decimal, precision: int, scale: int) -> str | None:
     # copy_abs and scaleb are exact; abs() and ** would round to the default 28 digits.
     if rounded.copy_abs() >= decimal.Decimal(1).scaleb(precision - scale):
         return None
-    return format(rounded, "f")
+    return format(rounded.copy_abs() if rounded.is_zero() else rounded, "f")  # no "-0"
 
 
 def _compute_batch(
@@ -109,9 +116,15 @@ def _compute_batch(
     precisions: pa.Array,
     scales: pa.Array,
 ) -> pa.Array:
-    columns = (c.to_pylist() for c in (operators, lefts, rights, precisions, scales))
+    # The operator, precision and scale are literals of the call: one value per batch.
+    if len(lefts) == 0:
+        return pa.array([], type=pa.string())
+    operator, precision, scale = (c[0].as_py() for c in (operators, precisions, scales))
     return pa.array(
-        [compute(*row) for row in zip(*columns, strict=True)],
+        [
+            compute(operator, left, right, precision, scale)
+            for left, right in zip(lefts.to_pylist(), rights.to_pylist(), strict=True)
+        ],
         type=pa.string(),
     )
 
@@ -200,7 +213,96 @@ def arithmetic(
         )
         remainder = exp.Mod(this=_cast(left_value, common), expression=divisor)
         return _cast(exp.Paren(this=remainder), result, try_=True)
+    if operator == "/" and _fits_integer_division(left, left_type, right, right_type, result):
+        return _integer_division(left, left_type, right, right_type, result)
     return _exactly(operator, _text(left, left_type), _text(right, right_type), result)
+
+
+# An operand of a division in 128-bit integers appears several times in its SQL: beyond
+# this many nodes, the division is left to the scalar function instead.
+_MAX_REPEATED_NODES = 64
+
+
+def _fits_integer_division(
+    left: exp.Expr,
+    left_type: DecimalType,
+    right: exp.Expr,
+    right_type: DecimalType,
+    result: DecimalType,
+) -> bool:
+    """Whether Spark's quotient can be computed in DuckDB's 128-bit integers: the scaled
+    dividend and divisor both hold at most 38 digits."""
+    shift = result.scale - left_type.scale + right_type.scale
+    small = all(sum(1 for _ in operand.walk()) <= _MAX_REPEATED_NODES for operand in (left, right))
+    return (
+        small
+        and left_type.precision + max(shift, 0) <= MAX_PRECISION
+        and right_type.precision + max(-shift, 0) <= MAX_PRECISION
+    )
+
+
+def _power_of_ten(exponent: int) -> exp.Expr:
+    return _cast(exp.Literal.number(10**exponent), "HUGEINT")
+
+
+def _unscaled(value: exp.Expr, decimal_type: DecimalType) -> exp.Expr:
+    """The DECIMAL ``value``'s unscaled integer, as a HUGEINT (its digits, without the
+    point: a DECIMAL prints every digit of its scale)."""
+    digits = exp.Anonymous(
+        this="REPLACE",
+        expressions=[_text(value, decimal_type), exp.Literal.string("."), exp.Literal.string("")],
+    )
+    return _cast(digits, "HUGEINT")
+
+
+def _integer_division(
+    left: exp.Expr,
+    left_type: DecimalType,
+    right: exp.Expr,
+    right_type: DecimalType,
+    result: DecimalType,
+) -> exp.Expr:
+    """Spark's DECIMAL quotient in 128-bit integers: the magnitudes' quotient at the
+    result's scale, rounded HALF_UP as Spark rounds it (first to 38 fractional digits,
+    then to the result's scale), signed, NULL beyond the result's precision."""
+    shift = result.scale - left_type.scale + right_type.scale
+    dividend_sign = exp.Anonymous(this="SIGN", expressions=[_unscaled(left, left_type)])
+    divisor_sign = exp.Anonymous(this="SIGN", expressions=[_unscaled(right, right_type)])
+    dividend: exp.Expr = exp.Abs(this=_unscaled(left, left_type))
+    divisor: exp.Expr = exp.Abs(this=_unscaled(right, right_type))
+    divisor = exp.Anonymous(this="NULLIF", expressions=[divisor, exp.Literal.number(0)])
+    if shift > 0:
+        dividend = exp.Mul(this=dividend, expression=_power_of_ten(shift))
+    elif shift < 0:
+        divisor = exp.Mul(this=divisor, expression=_power_of_ten(-shift))
+    quotient = exp.IntDiv(this=dividend, expression=divisor)
+    remainder = exp.Mod(this=dividend.copy(), expression=divisor.copy())
+    # Up when the remainder is at least half the divisor once rounded to 38 digits: for
+    # m digits between the result's scale and 38, (divisor - 2 * remainder) * 10^m <=
+    # divisor, written without a product that could overflow.
+    slack = exp.Sub(
+        this=exp.Paren(this=exp.Sub(this=divisor.copy(), expression=remainder)),
+        expression=remainder.copy(),
+    )
+    between = _DIVISION_SCALE - result.scale
+    threshold: exp.Expr = exp.Literal.number(0)
+    if between > 0:
+        threshold = exp.IntDiv(this=divisor.copy(), expression=_power_of_ten(between))
+    round_up = exp.Case(
+        ifs=[exp.If(this=exp.LTE(this=slack, expression=threshold), true=exp.Literal.number(1))],
+        default=exp.Literal.number(0),
+    )
+    magnitude = exp.Paren(this=exp.Add(this=quotient, expression=round_up))
+    signed = exp.Mul(
+        this=exp.Mul(this=magnitude, expression=dividend_sign), expression=divisor_sign
+    )
+    # The unscaled integer back to a DECIMAL: a product with 10^-scale is exact.
+    unit = _cast(exp.Literal.number(f"{decimal.Decimal(1).scaleb(-result.scale):f}"), result)
+    as_decimal = exp.Mul(this=_cast(signed, DecimalType(MAX_PRECISION, 0)), expression=unit)
+    fits = exp.LT(this=exp.Abs(this=magnitude.copy()), expression=_power_of_ten(result.precision))
+    return exp.Case(
+        ifs=[exp.If(this=fits, true=_cast(as_decimal, result))],
+    )
 
 
 # A sum of DECIMALs that may pass 38 digits is summed in two halves of this many digits.

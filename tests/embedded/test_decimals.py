@@ -3,15 +3,18 @@ the result types and values compared with real PySpark (ANSI off)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
+from sqlglot import exp
 
 from sparkshim import ShimSession
-from sparkshim.decimals import compute
+from sparkshim.decimals import FUNCTION_NAME, arithmetic, compute, register
 from sparkshim.errors import UnsupportedSqlError
 from sparkshim.spark_typing import (
     DecimalType,
@@ -134,6 +137,39 @@ def test_compute(
     expected: str | None,
 ) -> None:
     assert compute(operator, left, right, precision, scale) == expected
+
+
+@pytest.mark.parametrize(
+    ("left_type", "right_type"),
+    [(D(10, 2), D(5, 3)), (D(25, 2), D(20, 0)), (D(25, 2), D(25, 2)), (D(12, 4), D(7, 7))],
+)
+def test_integer_division_agrees_with_the_exact_function(
+    left_type: DecimalType, right_type: DecimalType
+) -> None:
+    # The 128-bit integer form of a quotient (Spark's two HALF_UP roundings included)
+    # gives what the Python form gives, on random values of every magnitude and sign.
+    connection = duckdb.connect()
+    register(connection)
+    generator = random.Random(19)
+
+    def value(decimal_type: DecimalType) -> str:
+        digits = generator.randint(0, decimal_type.precision)
+        unscaled = generator.randint(-(10**digits) + 1, 10**digits - 1) if digits else 0
+        return f"{Decimal(unscaled).scaleb(-decimal_type.scale):f}"
+
+    rows = [(value(left_type), value(right_type)) for _ in range(400)]
+    rows += [("1", "8"), ("-1", "8"), ("2", "3"), ("-2", "3")]
+    result = result_type("/", left_type, right_type)
+    left = exp.cast(exp.column("a"), exp.DataType.build(left_type.sql()))
+    right = exp.cast(exp.column("b"), exp.DataType.build(right_type.sql()))
+    quotient = arithmetic("/", left, left_type, right, right_type, result)
+    assert FUNCTION_NAME not in quotient.sql("duckdb")  # the integer form was chosen
+    connection.execute("CREATE TABLE t (a VARCHAR, b VARCHAR)")
+    connection.executemany("INSERT INTO t VALUES (?, ?)", rows)
+    got = connection.sql(f"SELECT a, b, {quotient.sql('duckdb')} FROM t").fetchall()
+    for a, b, q in got:
+        expected = compute("/", a, b, result.precision, result.scale)
+        assert (None if q is None else f"{q:f}") == expected, (a, b)
 
 
 # ---- against real PySpark ----
