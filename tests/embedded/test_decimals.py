@@ -166,7 +166,8 @@ def test_integer_division_agrees_with_the_exact_function(
     assert FUNCTION_NAME not in quotient.sql("duckdb")  # the integer form was chosen
     connection.execute("CREATE TABLE t (a VARCHAR, b VARCHAR)")
     connection.executemany("INSERT INTO t VALUES (?, ?)", rows)
-    got = connection.sql(f"SELECT a, b, {quotient.sql('duckdb')} FROM t").fetchall()
+    operands = f"CAST({left.sql('duckdb')} AS VARCHAR), CAST({right.sql('duckdb')} AS VARCHAR)"
+    got = connection.sql(f"SELECT {operands}, {quotient.sql('duckdb')} FROM t").fetchall()
     for a, b, q in got:
         expected = compute("/", a, b, result.precision, result.scale)
         assert (None if q is None else f"{q:f}") == expected, (a, b)
