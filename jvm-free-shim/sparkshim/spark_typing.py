@@ -391,6 +391,16 @@ class _Typer:
             if name not in names:
                 return None
             return wider_type(self.branch_types(query, names.index(name)))
+        if isinstance(query, exp.Values):
+            alias = query.args.get("alias")
+            names = [column.name for column in alias.columns] if alias is not None else []
+            if name not in names:
+                return None
+            index = names.index(name)
+            rows = [row.expressions for row in query.expressions if isinstance(row, exp.Tuple)]
+            return wider_type(
+                [self.type_of(row[index]) if index < len(row) else None for row in rows]
+            )
         return None
 
     def branch_types(self, query: exp.Expr, index: int) -> list[SparkType | None]:
@@ -405,6 +415,11 @@ class _Typer:
 
     def arithmetic(self, node: exp.Expr, operator: str) -> SparkType | None:
         left, right = self.type_of(node.this), self.type_of(node.expression)
+        if operator == "/" and left == "void":
+            return "double"  # Spark divides a NULL dividend as a DOUBLE
+        # A NULL beside a DECIMAL takes its type.
+        left = right if left == "void" and isinstance(right, DecimalType) else left
+        right = left if right == "void" and isinstance(left, DecimalType) else right
         if not _is_numeric(left) or not _is_numeric(right):
             return None
         if isinstance(left, DecimalType) or isinstance(right, DecimalType):

@@ -211,6 +211,11 @@ QUERIES = [
     "SELECT grp, sum(z) AS s, avg(z) AS m, sum(w) AS sw FROM dec_t GROUP BY grp",
     "SELECT id, sum(z) OVER (ORDER BY id) AS run, avg(w) OVER (PARTITION BY grp) AS m FROM dec_t",
     "SELECT sum(z) AS s FROM dec_t WHERE id > 1",
+    "SELECT x * 2 AS y, x / 3 AS z FROM VALUES (1.5), (10.25), (-3) AS v(x)",
+    "SELECT a + NULL AS n, a * NULL AS m, NULL / a AS q, a / NULL AS r, NULL - b AS t FROM dec_t",
+    "SELECT sum(a) / 7.0 AS y FROM dec_t o WHERE b < (SELECT 2 * avg(b) FROM dec_t i "
+    "WHERE i.grp = o.grp)",
+    "SELECT -0.5 * a AS h, a * -2 AS d, -a / 4 AS q, bround(a, 1) AS b FROM dec_t",
 ]
 
 
