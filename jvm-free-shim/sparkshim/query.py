@@ -24,7 +24,8 @@ from sqlglot import exp
 
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
-from sparkshim.translate import annotate_sums, parse_spark, to_duckdb
+from sparkshim.spark_typing import annotate
+from sparkshim.translate import parse_spark, to_duckdb
 from sparkshim.types import to_spark_type
 
 if TYPE_CHECKING:
@@ -250,8 +251,17 @@ def write_query(
 
 def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
     resolved = resolve_tables(session, tree.copy(), registrations)
-    annotate_sums(resolved, registrations.schemas)
+    annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
     return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
+
+
+ALLOW_PRECISION_LOSS_CONF = "spark.sql.decimalOperations.allowPrecisionLoss"
+
+
+def _allow_precision_loss(session: ShimSession) -> bool:
+    """Spark's setting: whether a DECIMAL result beyond 38 digits drops fractional digits
+    (true, the default) or is bounded to 38 digits as it is."""
+    return (session.conf.get(ALLOW_PRECISION_LOSS_CONF, "true") or "true").lower() != "false"
 
 
 def _spark_error(failure: duckdb.Error) -> Exception:

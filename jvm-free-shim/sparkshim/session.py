@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import delta
+from sparkshim import decimals, delta
 from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName
 from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
@@ -208,6 +208,7 @@ class ShimSession:
         if cursor is None:
             cursor = self._database.cursor()
             cursor.execute(f"SET TimeZone = '{self.time_zone}'")
+            decimals.register(cursor)  # Spark's exact DECIMAL arithmetic, where DuckDB's is not
             self._cursors.cursor = cursor
         return cursor
 

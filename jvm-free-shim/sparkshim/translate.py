@@ -26,21 +26,13 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.dialects.spark import Spark
-from sqlglot.errors import (
-    ErrorLevel,
-    OptimizeError,
-    ParseError,
-    SqlglotError,
-    TokenError,
-    UnsupportedError,
-)
+from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 from sqlglot.generators.duckdb import DuckDBGenerator
-from sqlglot.optimizer.annotate_types import annotate_types
-from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
-from sqlglot.schema import MappingSchema
 
+from sparkshim import decimals
 from sparkshim.errors import ParseException, UnsupportedSqlError
+from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -81,9 +73,9 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("TABLESAMPLE", "different sampling"),
     (
-        "avg / division of a DECIMAL",
-        "Spark's DECIMAL result precision and scale cannot be derived at translation time "
-        "(raised at run time)",
+        "avg / division of a DECIMAL of an untyped expression",
+        "where sparkshim cannot infer an operand's Spark type (e.g. a DECIMAL from a "
+        "function it does not type), Spark's result type is unknown (raised at run time)",
     ),
     (
         "array_distinct / array_remove / array_except / array_intersect / flatten / arrays_zip",
@@ -283,6 +275,10 @@ def _window_parent(node: exp.Expr) -> exp.Window | None:
 
 def _rewrite_intdiv(node: exp.Expr) -> exp.Expr:
     # Spark `div`: integral part of the quotient (towards zero), BIGINT, NULL on zero.
+    operands = node.meta.get(OPERAND_TYPES)
+    if operands is not None:  # DECIMALs: exact (DuckDB's "/" would be a DOUBLE)
+        left_type, right_type = operands
+        return decimals.integral_divide(_c(node.this), left_type, _c(node.expression), right_type)
     quotient = exp.Div(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
     quotient.set("typed", False)
     return _cast(_fn("TRUNC", exp.Paren(this=quotient)), "BIGINT")
@@ -290,6 +286,9 @@ def _rewrite_intdiv(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_mod(node: exp.Expr) -> exp.Expr:
     # Sign follows the dividend in both engines; Spark gives NULL for a zero divisor.
+    decimal = _decimal_arithmetic(node)
+    if decimal is not None:
+        return decimal
     return exp.Mod(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
 
 
@@ -306,11 +305,65 @@ def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
     return node
 
 
+_OPERATORS: dict[type[exp.Expr], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+}
+
+
+def _decimal_arithmetic(node: exp.Expr) -> exp.Expr | None:
+    """Spark's exact DECIMAL arithmetic where spark_typing typed ``node`` as a DECIMAL
+    operation; None where it did not."""
+    operands = node.meta.get(OPERAND_TYPES)
+    result = node.meta.get(SPARK_TYPE)
+    if operands is None or not isinstance(result, DecimalType):
+        return None
+    left_type, right_type = operands
+    operator = _OPERATORS[type(node)]
+    return decimals.arithmetic(
+        operator, _c(node.this), left_type, _c(node.expression), right_type, result
+    )
+
+
+def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
+    decimal = _decimal_arithmetic(node)
+    return decimal if decimal is not None else _rewrite_string_arithmetic(node)
+
+
 def _rewrite_div(node: exp.Expr) -> exp.Expr:
     # Spark divides decimals into a DECIMAL of derived precision; DuckDB gives a DOUBLE.
+    decimal = _decimal_arithmetic(node)
+    if decimal is not None:
+        return decimal
     node = _rewrite_string_arithmetic(node)
+    if node.meta.get(SPARK_TYPE) == "double":
+        return node  # typed: no DECIMAL operand
     either = exp.or_(_typeof_like(node.this, "DECIMAL%"), _typeof_like(node.expression, "DECIMAL%"))
     return _case((either, _runtime_refusal("division of a DECIMAL")), default=_c(node))
+
+
+def _rewrite_decimal_literal(node: exp.Expr) -> exp.Expr:
+    # A DECIMAL literal that is a value of its own (a column, a branch, a VALUES row) takes
+    # Spark's type (DuckDB gives `0.05` a digit more); an operand is cast by its operation.
+    spark_type = node.meta.get(SPARK_TYPE)
+    holder = node.parent.parent if isinstance(node.parent, exp.Neg) else node.parent
+    if not isinstance(spark_type, DecimalType) or not isinstance(holder, _VALUE_HOLDERS):
+        return node
+    return _cast(_c(node), spark_type.sql())
+
+
+_VALUE_HOLDERS = (exp.Select, exp.Alias, exp.Tuple, exp.Case, exp.If, exp.Coalesce)
+
+
+def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
+    # CASE / IF / COALESCE of DECIMALs: Spark's wider type of the branches.
+    spark_type = node.meta.get(SPARK_TYPE)
+    if not isinstance(spark_type, DecimalType):
+        return node
+    return _cast(_c(node), spark_type.sql())
 
 
 def _is_result_column(node: exp.Expr) -> bool:
@@ -323,50 +376,13 @@ def _is_result_column(node: exp.Expr) -> bool:
     return isinstance(select, exp.Select) and item.arg_key == "expressions" and not select.parent
 
 
-def annotate_sums(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
-    """Record on each ``sum`` of ``tree`` whether its argument is integral or fractional,
-    where sqlglot can infer it from the referenced relations' Spark ``schemas``, so that
-    the translation needs no run-time type dispatch (see ``_rewrite_sum``)."""
-    sums = list(tree.find_all(exp.Sum))
-    if not sums:
-        return
-    for number, node in enumerate(sums):
-        node.meta["sum_number"] = number
-    schema = MappingSchema(dict(schemas), dialect=Spark)
-    try:
-        typed = qualify(tree.copy(), schema=schema, dialect=Spark, validate_qualify_columns=False)
-        typed = annotate_types(typed, schema=schema, dialect=Spark)
-    except (OptimizeError, SqlglotError, KeyError, ValueError):
-        return  # the translation then decides at run time
-    kinds = {}
-    for node in typed.find_all(exp.Sum):
-        argument = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
-        kind = _sum_argument_kind(argument.type)
-        if kind is not None and kind.startswith("DECIMAL") and not isinstance(argument, exp.Column):
-            kind = None  # sqlglot's DECIMAL arithmetic types are not Spark's
-        if kind is not None and "sum_number" in node.meta:
-            kinds[node.meta["sum_number"]] = kind
-    for number, node in enumerate(sums):
-        if number in kinds:
-            node.meta["sum_argument"] = kinds[number]
-
-
-_INTEGRAL_SUM_ARGUMENTS = (exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT)
-
-
-def _sum_argument_kind(argument_type: exp.DataType | None) -> str | None:
-    """ "integral", "fractional", or the DECIMAL type of Spark's sum of a DECIMAL."""
-    if argument_type is None:
-        return None
-    if argument_type.this in _INTEGRAL_SUM_ARGUMENTS:
-        return "integral"
-    if argument_type.this in (exp.DType.FLOAT, exp.DType.DOUBLE):
-        return "fractional"
-    parameters = [param.this.name for param in argument_type.expressions]
-    if argument_type.this == exp.DType.DECIMAL and len(parameters) == 2:
-        precision, scale = (int(parameter) for parameter in parameters)
-        return f"DECIMAL({min(38, precision + 10)}, {scale})"  # Spark widens by 10 digits
-    return None
+def _sum_kind(node: exp.Expr) -> str | None:
+    """ "integral", "fractional", or the DECIMAL type of Spark's sum, from the sum's Spark
+    type where spark_typing inferred it (see ``_rewrite_sum``)."""
+    spark_type = node.meta.get(SPARK_TYPE)
+    if isinstance(spark_type, DecimalType):
+        return spark_type.sql()
+    return {"bigint": "integral", "double": "fractional"}.get(str(spark_type))
 
 
 def _rewrite_sum(node: exp.Expr) -> exp.Expr:
@@ -379,7 +395,7 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
         value = value.expressions[0]
     if isinstance(node.parent, exp.Filter):
         raise UnsupportedSqlError("sum(...) FILTER (WHERE ...)", "not translated")
-    kind = node.meta.get("sum_argument")
+    kind = _sum_kind(node)
     if node.find_ancestor(exp.Order) is not None:
         kind = None  # DuckDB refuses the guard's ERROR() (volatile) in an ORDER BY
     # A result column of the statement stays a plain SUM: the query runner casts HUGEINT
@@ -395,16 +411,20 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
         summed = window.copy()
         summed.set("this", _c(node))
     is_hugeint = exp.EQ(this=_fn("TYPEOF", summed), expression=_lit("HUGEINT"))
-    # Where annotate_sums inferred the argument's type, one branch; the other is an error,
+    # Where spark_typing inferred the argument's type, one branch; the other is an error,
     # should the inference ever be wrong, rather than a different answer.
     mistyped = _runtime_refusal("sum() of an argument whose type was mis-inferred")
+    result: exp.Expr
     if kind == "integral":
         result = _case((is_hugeint, _cast(summed.copy(), "BIGINT")), default=mistyped)
     elif kind == "fractional":
         result = _case((is_hugeint, mistyped), default=summed.copy())
+    elif kind is not None and not distinct and _may_pass_38_digits(node):
+        result = _decimal_total(value, node.meta[SPARK_TYPE], window)
     elif kind is not None:  # a DECIMAL sum, typed as Spark types it
         is_decimal = _typeof_like(summed, "DECIMAL%")
-        result = _case((is_decimal, _cast(summed.copy(), kind)), default=mistyped)
+        # Beyond the sum's precision Spark gives NULL (ANSI mode off).
+        result = _case((is_decimal, _try_cast(summed.copy(), kind)), default=mistyped)
     else:
         result = _case(
             (is_hugeint, _cast(summed.copy(), "BIGINT")),
@@ -418,10 +438,24 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
     return result
 
 
+def _may_pass_38_digits(node: exp.Expr) -> bool:
+    """Whether DuckDB's SUM of this DECIMAL sum's argument could fail on overflow (Spark's
+    sum is then 38 digits wide, and NULL beyond)."""
+    spark_type = node.meta.get(SPARK_TYPE)
+    return isinstance(spark_type, DecimalType) and spark_type.precision == MAX_PRECISION
+
+
+def _decimal_total(value: exp.Expr, total_type: DecimalType, window: exp.Window | None) -> exp.Expr:
+    """Spark's sum of DECIMAL ``value``s, typed ``total_type``, NULL where it overflows."""
+    if total_type.precision == MAX_PRECISION:
+        return decimals.wide_sum(_c(value), total_type, lambda total: _over(window, total))
+    return _try_cast(_over(window, exp.Sum(this=_c(value))), total_type.sql())
+
+
 def _listed_sum(value: exp.Expr, distinct: bool, window: exp.Window | None) -> exp.Expr:
     """A sum of non-integral values typed without HUGEINT, for when the type is unknown:
     the values are summed as a list, so that no HUGEINT enters the CASE's type (which
-    would widen its BIGINT branch back to HUGEINT). Slow: annotate_sums avoids it."""
+    would widen its BIGINT branch back to HUGEINT). Slow: spark_typing avoids it."""
     integral = exp.In(
         this=_fn("TYPEOF", _c(value)),
         expressions=[_lit(n) for n in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")],
@@ -446,19 +480,46 @@ def _listed_sum(value: exp.Expr, distinct: bool, window: exp.Window | None) -> e
     )
 
 
+def _over(window: exp.Window | None, aggregate: exp.Expr) -> exp.Expr:
+    """``aggregate`` over a copy of ``window`` (as is, without one)."""
+    if window is None:
+        return aggregate
+    over = window.copy()
+    over.set("this", aggregate)
+    return over
+
+
+def _replace_window(window: exp.Window, result: exp.Expr) -> None:
+    placeholder = exp.Null()
+    window.replace(placeholder)
+    placeholder.replace(result)
+
+
 def _rewrite_avg(node: exp.Expr) -> exp.Expr:
     window = _window_parent(node)
+    spark_type, division = node.meta.get(SPARK_TYPE), node.meta.get(OPERAND_TYPES)
+    if isinstance(spark_type, DecimalType) and division is not None:
+        # Spark: the sum (NULL beyond its precision) divided by the count.
+        total_type, _ = division
+        total = _decimal_total(node.this, total_type, window)
+        count = _over(window, exp.Count(this=_c(node.this)))
+        decimal = decimals.average(total, count, total_type, spark_type)
+        if window is None:
+            return decimal
+        _replace_window(window, decimal)
+        return node  # detached from the tree; the window was replaced
+    if spark_type == "double":
+        return node  # typed: no DECIMAL argument
     summed = exp.Sum(this=_c(node.this))
     if window is not None:
         checked = window.copy()
         checked.set("this", summed)
-        placeholder = exp.Null()
-        window.replace(placeholder)
-        placeholder.replace(
+        _replace_window(
+            window,
             _case(
                 (_typeof_like(checked, "DECIMAL%"), _runtime_refusal("avg of a DECIMAL")),
                 default=window,
-            )
+            ),
         )
         return node
     return _case(
@@ -530,9 +591,14 @@ def _rewrite_grouping_id(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_round(node: exp.Expr) -> exp.Expr:
-    # DuckDB's ROUND is half away from zero (Spark's HALF_UP) for decimals and doubles.
-    decimals = node.args.get("decimals")
-    return _fn("ROUND", _c(node.this), *([_c(decimals)] if decimals is not None else []))
+    # DuckDB's ROUND is half away from zero (Spark's HALF_UP) for decimals and doubles; a
+    # DECIMAL takes Spark's result type (a cast to a smaller scale rounds HALF_UP).
+    digits = node.args.get("decimals")
+    rounded = _fn("ROUND", _c(node.this), *([_c(digits)] if digits is not None else []))
+    spark_type = node.meta.get(SPARK_TYPE)
+    if isinstance(spark_type, DecimalType):
+        return _try_cast(rounded, spark_type.sql())
+    return rounded
 
 
 def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
@@ -1261,9 +1327,13 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
-    exp.Add: _rewrite_string_arithmetic,
-    exp.Sub: _rewrite_string_arithmetic,
-    exp.Mul: _rewrite_string_arithmetic,
+    exp.Add: _rewrite_arithmetic,
+    exp.Sub: _rewrite_arithmetic,
+    exp.Mul: _rewrite_arithmetic,
+    exp.Literal: _rewrite_decimal_literal,
+    exp.Case: _rewrite_decimal_choice,
+    exp.If: _rewrite_decimal_choice,
+    exp.Coalesce: _rewrite_decimal_choice,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
     exp.Avg: _rewrite_avg,

@@ -14,7 +14,9 @@ pytestmark = pytest.mark.embedded
     "module_name",
     [
         "sparkshim.dataframe",
+        "sparkshim.decimals",
         "sparkshim.session",
+        "sparkshim.spark_typing",
         "sparkshim.translate",
         "sparkshim.types",
         "dyntables.notebook.install",

@@ -57,7 +57,7 @@ def spark(pyspark_session: SparkSession) -> Iterator[SparkSession]:
     for statement in SETUP:
         pyspark_session.sql(statement.format(fmt="parquet"))
     yield pyspark_session
-    for table in ("customers", "orders", "order_lines", "events"):
+    for table in ("customers", "orders", "order_lines", "events", "amounts"):
         pyspark_session.sql(f"DROP TABLE IF EXISTS {table}")
 
 

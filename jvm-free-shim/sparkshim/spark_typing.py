@@ -1,0 +1,544 @@
+"""Spark 3.5's static types for the expressions of a query, as Spark's analyzer derives them.
+
+:func:`annotate` types a resolved query bottom-up, scope by scope (a column of a derived
+table or CTE takes its projection's Spark type, a column of a registered relation its
+schema's), and records on each node the translation needs (arithmetic, aggregates,
+rounding, literals) its Spark type in ``node.meta[SPARK_TYPE]``; a binary arithmetic
+node whose result is a DECIMAL also gets its operands' types, as Spark widens them, in
+``node.meta[OPERAND_TYPES]`` (an avg of a DECIMAL: the types of its sum and its count,
+which Spark divides). A node whose type cannot be derived gets nothing, and the
+translation then decides at run time (or refuses) as it would without types.
+
+The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
+``resultDecimalType`` (``spark.sql.decimalOperations.allowPrecisionLoss`` true by
+default):
+
+>>> result_type("+", DecimalType(10, 2), DecimalType(5, 3))
+DecimalType(precision=12, scale=3)
+>>> result_type("*", DecimalType(38, 18), DecimalType(38, 18))
+DecimalType(precision=38, scale=6)
+>>> result_type("/", DecimalType(20, 2), DecimalType(20, 0))
+DecimalType(precision=38, scale=20)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
+from sqlglot.schema import MappingSchema
+
+__all__ = [
+    "COUNT_TYPE",
+    "MAX_PRECISION",
+    "OPERAND_TYPES",
+    "SPARK_TYPE",
+    "DecimalType",
+    "SparkType",
+    "annotate",
+    "avg_type",
+    "literal_type",
+    "result_type",
+    "sum_type",
+]
+
+MAX_PRECISION = 38
+# Spark keeps at least this many fractional digits when a result loses precision.
+MINIMUM_ADJUSTED_SCALE = 6
+
+# The meta keys the annotation writes.
+SPARK_TYPE = "spark_type"
+OPERAND_TYPES = "spark_operand_types"
+
+
+@dataclass(frozen=True)
+class DecimalType:
+    """Spark's DECIMAL(precision, scale)."""
+
+    precision: int
+    scale: int
+
+    def sql(self) -> str:
+        """The type as DuckDB (and Spark) spell it."""
+        return f"DECIMAL({self.precision}, {self.scale})"
+
+
+# The type Spark's avg casts a count to, to divide a DECIMAL sum by it.
+COUNT_TYPE = DecimalType(20, 0)
+
+# A Spark type: a DECIMAL, or the simpleString of any other type ("int", "double", ...).
+SparkType = DecimalType | str
+
+# Integral types, narrowest first, with the DECIMAL a column of each widens to.
+_INTEGRAL_WIDTHS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
+_INTEGRAL_ORDER = list(_INTEGRAL_WIDTHS)
+_FRACTIONAL = ("float", "double")
+_SIMPLE_NAMES = {
+    "byte": "tinyint",
+    "short": "smallint",
+    "integer": "int",
+    "long": "bigint",
+    "real": "float",
+}
+_DECIMAL_TEXT = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+
+
+def parse_type(text: str) -> SparkType:
+    """A Spark type from its simpleString (``decimal(10,2)``, ``int``, ...)."""
+    lowered = text.strip().lower()
+    match = _DECIMAL_TEXT.fullmatch(lowered)
+    if match:
+        return DecimalType(int(match[1]), int(match[2]))
+    if lowered == "decimal":
+        return DecimalType(10, 0)
+    return _SIMPLE_NAMES.get(lowered, lowered)
+
+
+def _from_sqlglot(data_type: exp.DataType | None) -> SparkType | None:
+    """A sqlglot type (a CAST's target, or a leaf sqlglot typed) as a Spark type."""
+    if data_type is None or data_type.this == exp.DType.UNKNOWN:
+        return None
+    if data_type.this == exp.DType.DECIMAL:
+        parameters = [int(p.this.name) for p in data_type.expressions]
+        precision = parameters[0] if parameters else 10
+        scale = parameters[1] if len(parameters) > 1 else 0
+        return DecimalType(precision, scale)
+    return parse_type(data_type.sql(dialect=Spark))
+
+
+def _is_integral(spark_type: SparkType | None) -> bool:
+    return isinstance(spark_type, str) and spark_type in _INTEGRAL_WIDTHS
+
+
+def _is_numeric(spark_type: SparkType | None) -> bool:
+    return isinstance(spark_type, DecimalType) or spark_type in (*_INTEGRAL_WIDTHS, *_FRACTIONAL)
+
+
+# ---- DECIMAL result types ----
+
+
+def adjust_precision_scale(precision: int, scale: int) -> DecimalType:
+    """Spark's DecimalType.adjustPrecisionScale: beyond 38 digits, the scale gives way (down
+    to 6 digits, or the scale if smaller) so that the integral part keeps its digits."""
+    if precision <= MAX_PRECISION:
+        return DecimalType(precision, scale)
+    integral_digits = precision - scale
+    minimum_scale = min(scale, MINIMUM_ADJUSTED_SCALE)
+    return DecimalType(MAX_PRECISION, max(MAX_PRECISION - integral_digits, minimum_scale))
+
+
+def bounded(precision: int, scale: int) -> DecimalType:
+    """Spark's DecimalType.bounded."""
+    return DecimalType(min(precision, MAX_PRECISION), min(scale, MAX_PRECISION))
+
+
+def _fit(precision: int, scale: int, allow_precision_loss: bool) -> DecimalType:
+    if allow_precision_loss:
+        return adjust_precision_scale(precision, scale)
+    return bounded(precision, scale)
+
+
+def result_type(
+    operator: str, left: DecimalType, right: DecimalType, allow_precision_loss: bool = True
+) -> DecimalType:
+    """The DECIMAL type of ``left operator right`` (``+ - * / %``) for DECIMAL operands."""
+    p1, s1, p2, s2 = left.precision, left.scale, right.precision, right.scale
+    if operator in ("+", "-"):
+        scale = max(s1, s2)
+        return _fit(max(p1 - s1, p2 - s2) + scale + 1, scale, allow_precision_loss)
+    if operator == "*":
+        return _fit(p1 + p2 + 1, s1 + s2, allow_precision_loss)
+    if operator == "/":
+        if allow_precision_loss:
+            scale = max(MINIMUM_ADJUSTED_SCALE, s1 + p2 + 1)
+            return adjust_precision_scale(p1 - s1 + s2 + scale, scale)
+        integral_digits = min(MAX_PRECISION, p1 - s1 + s2)
+        fraction_digits = min(MAX_PRECISION, max(6, s1 + p2 + 1))
+        excess = integral_digits + fraction_digits - MAX_PRECISION
+        if excess > 0:
+            fraction_digits -= excess // 2 + 1
+            integral_digits = MAX_PRECISION - fraction_digits
+        return bounded(integral_digits + fraction_digits, fraction_digits)
+    if operator == "%":
+        scale = max(s1, s2)
+        return _fit(min(p1 - s1, p2 - s2) + scale, scale, allow_precision_loss)
+    raise ValueError(operator)
+
+
+def wider_decimal(left: DecimalType, right: DecimalType) -> DecimalType:
+    """Spark's DecimalPrecision.widerDecimalType: holds both (CASE, COALESCE, UNION)."""
+    scale = max(left.scale, right.scale)
+    integral_digits = max(left.precision - left.scale, right.precision - right.scale)
+    return bounded(integral_digits + scale, scale)
+
+
+def sum_type(argument: DecimalType) -> DecimalType:
+    """sum() of a DECIMAL: ten more digits."""
+    return DecimalType(min(MAX_PRECISION, argument.precision + 10), argument.scale)
+
+
+def avg_type(argument: DecimalType) -> DecimalType:
+    """avg() of a DECIMAL: four more digits, four of them fractional."""
+    return bounded(argument.precision + 4, argument.scale + 4)
+
+
+def as_decimal(spark_type: SparkType, literal: exp.Expr | None = None) -> DecimalType | None:
+    """An operand's type as the DECIMAL Spark widens it to beside a DECIMAL: an integral
+    column by its type's width, an integral literal by its value's digits."""
+    if isinstance(spark_type, DecimalType):
+        return spark_type
+    if not _is_integral(spark_type):
+        return None
+    value = _integer_literal_value(literal) if literal is not None else None
+    if value is not None:
+        return DecimalType(len(str(abs(value))), 0)
+    return DecimalType(_INTEGRAL_WIDTHS[str(spark_type)], 0)
+
+
+def _integer_literal_value(node: exp.Expr) -> int | None:
+    """The value of an integer literal (Spark's parser reads ``-5`` as one literal)."""
+    inner = node.this if isinstance(node, exp.Neg) else node
+    if isinstance(inner, exp.Paren):
+        return None
+    if isinstance(inner, exp.Literal) and not inner.is_string and inner.is_int:
+        value = int(inner.this)
+        return -value if isinstance(node, exp.Neg) else value
+    return None
+
+
+def literal_type(literal: exp.Literal) -> SparkType | None:
+    """A literal's Spark type: ``5`` INT, ``5000000000`` BIGINT, a longer integer
+    DECIMAL(n, 0), ``1.50`` DECIMAL(3, 2), ``1.5e0`` DOUBLE, a string STRING."""
+    if literal.is_string:
+        return "string"
+    text = str(literal.this)
+    if "e" in text.lower():
+        return "double"
+    if literal.is_int:
+        value = int(text)
+        if -(2**31) <= value < 2**31:
+            return "int"
+        if -(2**63) <= value < 2**63:
+            return "bigint"
+        width = len(str(abs(value)))
+        return DecimalType(width, 0) if width <= MAX_PRECISION else None
+    _, digits, exponent = Decimal(text).as_tuple()
+    if not isinstance(exponent, int):
+        return None
+    scale = max(-exponent, 0)
+    significant = len(str(int("".join(str(digit) for digit in digits) or "0")))
+    precision = max(significant + max(exponent, 0), scale)
+    return DecimalType(precision, scale) if precision <= MAX_PRECISION else None
+
+
+# ---- common types of several values ----
+
+
+def wider_type(types: list[SparkType | None]) -> SparkType | None:
+    """The type Spark gives a CASE, COALESCE or UNION of values of ``types`` (NULLs aside)."""
+    known = [t for t in types if t != "void"]
+    if not known or any(t is None for t in known):
+        return None
+    result = known[0]
+    for other in known[1:]:
+        result = _wider_of_two(result, other)
+        if result is None:
+            return None
+    return result
+
+
+def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType | None:
+    if left is None or right is None:
+        return None
+    if left == right:
+        return left
+    if isinstance(left, DecimalType) or isinstance(right, DecimalType):
+        if left in _FRACTIONAL or right in _FRACTIONAL:
+            return "double"
+        left_decimal, right_decimal = as_decimal(left), as_decimal(right)
+        if left_decimal is None or right_decimal is None:
+            return None
+        return wider_decimal(left_decimal, right_decimal)
+    if _is_integral(left) and _is_integral(right):
+        order = _INTEGRAL_ORDER
+        return order[max(order.index(str(left)), order.index(str(right)))]
+    if _is_numeric(left) and _is_numeric(right):
+        return "double" if "double" in (left, right) else "float"
+    return None
+
+
+# ---- the typing rules ----
+
+_ARITHMETIC: dict[type[exp.Expr], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+}
+
+
+class _Typer:
+    """Spark types of one query's nodes, computed bottom-up scope by scope."""
+
+    def __init__(self, schemas: dict[str, dict[str, str]], allow_precision_loss: bool) -> None:
+        self.schemas = {
+            name.lower(): {column.lower(): text for column, text in columns.items()}
+            for name, columns in schemas.items()
+        }
+        self.allow_precision_loss = allow_precision_loss
+        self.types: dict[int, SparkType] = {}  # id(node) -> its Spark type
+        self.operands: dict[int, tuple[DecimalType, DecimalType]] = {}
+        self.scope: Scope | None = None
+
+    def type_of(self, node: exp.Expr | None) -> SparkType | None:
+        return None if node is None else self.types.get(id(node))
+
+    def run(self, tree: exp.Expr) -> None:
+        for scope in traverse_scope(tree):
+            self.scope = scope
+            nodes = list(walk_in_scope(scope.expression))
+            for node in reversed(nodes):  # breadth-first, reversed: children first
+                spark_type = self.infer(node)
+                if spark_type is not None:
+                    self.types[id(node)] = spark_type
+
+    def infer(self, node: exp.Expr) -> SparkType | None:
+        if isinstance(node, exp.Literal):
+            return literal_type(node)
+        if isinstance(node, exp.Null):
+            return "void"
+        if isinstance(node, exp.Boolean):
+            return "boolean"
+        if isinstance(node, exp.Column):
+            return self.column_type(node)
+        if isinstance(node, (exp.Paren, exp.Alias, exp.Neg, exp.Abs, exp.Max, exp.Min)):
+            return self.type_of(node.this)
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            return _from_sqlglot(node.args.get("to"))
+        if type(node) in _ARITHMETIC:
+            return self.arithmetic(node, _ARITHMETIC[type(node)])
+        if isinstance(node, exp.IntDiv):
+            # "div" is BIGINT; DECIMAL operands (widened as for "/") are recorded.
+            return "bigint" if self.arithmetic(node, "/") is not None else None
+        if isinstance(node, exp.Sum):
+            return self.aggregate(node, sum_type, "bigint", "double")
+        if isinstance(node, exp.Avg):
+            return self.aggregate(node, avg_type, "double", "double")
+        if isinstance(node, exp.Count):
+            return "bigint"
+        if isinstance(node, exp.Coalesce):
+            return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
+        if isinstance(node, exp.Case):
+            return wider_type([self.type_of(v) for v in _case_values(node)])
+        if isinstance(node, exp.If):
+            return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
+        if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
+            return self.rounding(node)
+        if isinstance(node, exp.Window):
+            return self.type_of(node.this)
+        if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
+            projections = node.this.expressions
+            return self.type_of(projections[0]) if len(projections) == 1 else None
+        if isinstance(node, exp.Predicate | exp.Connector | exp.Not):
+            return "boolean"
+        return self.sqlglot_type(node)
+
+    def sqlglot_type(self, node: exp.Expr) -> SparkType | None:
+        """sqlglot's type for a node these rules do not cover, trusted only when it is an
+        integral or fractional number (its DECIMAL types are not Spark's)."""
+        spark_type = _from_sqlglot(node.type) if isinstance(node.type, exp.DataType) else None
+        if spark_type is None or isinstance(spark_type, DecimalType):
+            return None
+        if any(isinstance(self.type_of(child), DecimalType) for child in node.iter_expressions()):
+            return None
+        return spark_type if _is_integral(spark_type) or spark_type in _FRACTIONAL else None
+
+    def column_type(self, column: exp.Column) -> SparkType | None:
+        scope = self.scope
+        if scope is None or not column.table:
+            return None
+        source = scope.sources.get(column.table)
+        if isinstance(source, exp.Table):
+            columns = self.schemas.get(source.name.lower())
+            text = columns.get(column.name.lower()) if columns is not None else None
+            return parse_type(text) if text is not None else None
+        if isinstance(source, Scope):
+            return self.projection_type(source.expression, column.name)
+        return None
+
+    def projection_type(self, query: exp.Expr, name: str) -> SparkType | None:
+        if isinstance(query, exp.Select):
+            for projection in query.expressions:
+                if projection.alias_or_name == name:
+                    return self.type_of(projection)
+            return None
+        if isinstance(query, exp.SetOperation):
+            left = query.this
+            while isinstance(left, exp.SetOperation):
+                left = left.this
+            if not isinstance(left, exp.Select):
+                return None
+            names = [projection.alias_or_name for projection in left.expressions]
+            if name not in names:
+                return None
+            return wider_type(self.branch_types(query, names.index(name)))
+        if isinstance(query, exp.Values):
+            alias = query.args.get("alias")
+            names = [column.name for column in alias.columns] if alias is not None else []
+            if name not in names:
+                return None
+            index = names.index(name)
+            rows = [row.expressions for row in query.expressions if isinstance(row, exp.Tuple)]
+            return wider_type(
+                [self.type_of(row[index]) if index < len(row) else None for row in rows]
+            )
+        return None
+
+    def branch_types(self, query: exp.Expr, index: int) -> list[SparkType | None]:
+        """The types of the ``index``-th column of each SELECT of a set operation."""
+        if isinstance(query, exp.SetOperation):
+            return self.branch_types(query.this, index) + self.branch_types(query.expression, index)
+        if isinstance(query, exp.Select) and index < len(query.expressions):
+            return [self.type_of(query.expressions[index])]
+        if isinstance(query, exp.Subquery):
+            return self.branch_types(query.this, index)
+        return [None]
+
+    def arithmetic(self, node: exp.Expr, operator: str) -> SparkType | None:
+        left, right = self.type_of(node.this), self.type_of(node.expression)
+        if operator == "/" and left == "void":
+            return "double"  # Spark divides a NULL dividend as a DOUBLE
+        # A NULL beside a DECIMAL takes its type.
+        left = right if left == "void" and isinstance(right, DecimalType) else left
+        right = left if right == "void" and isinstance(left, DecimalType) else right
+        if not _is_numeric(left) or not _is_numeric(right):
+            return None
+        if isinstance(left, DecimalType) or isinstance(right, DecimalType):
+            if left in _FRACTIONAL or right in _FRACTIONAL:
+                return "double"
+            assert left is not None
+            assert right is not None
+            left_decimal = as_decimal(left, node.this)
+            right_decimal = as_decimal(right, node.expression)
+            if left_decimal is None or right_decimal is None:
+                return None
+            self.operands[id(node)] = (left_decimal, right_decimal)
+            return result_type(operator, left_decimal, right_decimal, self.allow_precision_loss)
+        if operator == "/":
+            return "double"
+        return _wider_of_two(left, right)
+
+    def aggregate(
+        self,
+        node: exp.Expr,
+        of_decimal: Callable[[DecimalType], DecimalType],
+        of_integral: str,
+        of_fractional: str,
+    ) -> SparkType | None:
+        value = node.this
+        if isinstance(value, exp.Distinct):
+            value = value.expressions[0] if len(value.expressions) == 1 else None
+        argument = self.type_of(value)
+        if isinstance(argument, DecimalType):
+            if isinstance(node, exp.Avg):
+                # Spark divides the sum by the count as a DECIMAL(20, 0), straight to the
+                # average's type (its DecimalDivideWithOverflowCheck).
+                self.operands[id(node)] = (sum_type(argument), COUNT_TYPE)
+            return of_decimal(argument)
+        if _is_integral(argument):
+            return of_integral
+        if argument in _FRACTIONAL:
+            return of_fractional
+        return None
+
+    def rounding(self, node: exp.Expr) -> SparkType | None:
+        """round/bround: a DECIMAL keeps min(s, d) fractional digits and gains one integral
+        digit (for the carry); other numbers keep their type."""
+        if isinstance(node, exp.Round):
+            value, digits = node.this, node.args.get("decimals")
+        else:
+            value, digits = [*node.expressions, None, None][:2]
+        argument = self.type_of(value)
+        if not isinstance(argument, DecimalType):
+            return argument if _is_numeric(argument) else None
+        scale = 0 if digits is None else _integer_literal_value(digits)
+        if scale is None:
+            return None
+        integral_digits = argument.precision - argument.scale + 1
+        if scale < 0:
+            return DecimalType(min(max(integral_digits, -scale + 1), MAX_PRECISION), 0)
+        new_scale = min(argument.scale, scale)
+        return DecimalType(min(integral_digits + new_scale, MAX_PRECISION), new_scale)
+
+
+def _case_values(case: exp.Case) -> list[exp.Expr]:
+    values = [when.args["true"] for when in case.args.get("ifs") or []]
+    default = case.args.get("default")
+    return values + ([default] if default is not None else [exp.Null()])
+
+
+def _is_function(node: exp.Expr, name: str) -> bool:
+    return isinstance(node, exp.Anonymous) and str(node.this).upper() == name
+
+
+# The nodes whose types the translation reads.
+_RECORDED = (
+    exp.Add,
+    exp.Sub,
+    exp.Mul,
+    exp.Div,
+    exp.Mod,
+    exp.IntDiv,
+    exp.Sum,
+    exp.Avg,
+    exp.Round,
+    exp.Anonymous,
+    exp.Literal,
+    exp.Coalesce,
+    exp.Case,
+    exp.If,
+)
+_NODE_NUMBER = "spark_typing_number"
+
+
+def annotate(
+    tree: exp.Expr, schemas: dict[str, dict[str, str]], *, allow_precision_loss: bool = True
+) -> None:
+    """Record the Spark types of ``tree``'s nodes (see the module's docstring), given the
+    Spark ``schemas`` of the relations it reads, by their registered names."""
+    recorded = list(tree.find_all(*_RECORDED))
+    if not recorded:
+        return
+    for number, node in enumerate(recorded):
+        node.meta[_NODE_NUMBER] = number
+    schema = MappingSchema(dict(schemas), dialect=Spark)
+    try:
+        typed = qualify(tree.copy(), schema=schema, dialect=Spark, validate_qualify_columns=False)
+        typed = annotate_types(typed, schema=schema, dialect=Spark)
+        typer = _Typer(schemas, allow_precision_loss)
+        typer.run(typed)
+    except (OptimizeError, SqlglotError, KeyError, ValueError):
+        typer = None  # untyped: the translation decides at run time
+    found: dict[int, exp.Expr] = {}
+    if typer is not None:
+        for node in typed.find_all(*_RECORDED):
+            typed_number = node.meta.get(_NODE_NUMBER)
+            if typed_number is not None and id(node) in typer.types:
+                found.setdefault(typed_number, node)
+    for number, node in enumerate(recorded):
+        del node.meta[_NODE_NUMBER]
+        typed_node = found.get(number)
+        if typed_node is None or typer is None:
+            continue
+        node.meta[SPARK_TYPE] = typer.types[id(typed_node)]
+        if id(typed_node) in typer.operands:
+            node.meta[OPERAND_TYPES] = typer.operands[id(typed_node)]
