@@ -37,6 +37,7 @@ from sqlglot.errors import (
 from sqlglot.generators.duckdb import DuckDBGenerator
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.scope import traverse_scope
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
@@ -339,16 +340,29 @@ def annotate_sums(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
     except (OptimizeError, SqlglotError, KeyError, ValueError):
         return  # the translation then decides at run time
     kinds = {}
+    stored = _stored_columns(typed)
     for node in typed.find_all(exp.Sum):
         argument = node.this.expressions[0] if isinstance(node.this, exp.Distinct) else node.this
         kind = _sum_argument_kind(argument.type)
-        if kind is not None and kind.startswith("DECIMAL") and not isinstance(argument, exp.Column):
-            kind = None  # sqlglot's DECIMAL arithmetic types are not Spark's
+        if kind is not None and kind.startswith("DECIMAL") and id(argument) not in stored:
+            # sqlglot's DECIMAL arithmetic types are not Spark's, nor then are those of a
+            # subquery's or CTE's columns computed by it: only a stored column's is sure.
+            kind = None
         if kind is not None and "sum_number" in node.meta:
             kinds[node.meta["sum_number"]] = kind
     for number, node in enumerate(sums):
         if number in kinds:
             node.meta["sum_argument"] = kinds[number]
+
+
+def _stored_columns(tree: exp.Expr) -> set[int]:
+    """The ids of the columns of (qualified) ``tree`` that read a table, not a subquery."""
+    return {
+        id(column)
+        for scope in traverse_scope(tree)
+        for column in scope.columns
+        if isinstance(scope.sources.get(column.table), exp.Table)
+    }
 
 
 _INTEGRAL_SUM_ARGUMENTS = (exp.DType.TINYINT, exp.DType.SMALLINT, exp.DType.INT, exp.DType.BIGINT)
