@@ -11,6 +11,11 @@ range shows up once with each sign, and every rule below holds for such pairs to
   NULL-ness needs the number of non-NULL values, which the table does not hold; it is known
   when the old sum is NULL (none: the new count is the signed count) or when the signed
   count of non-NULL values is not negative (at least as many as before, so at least one).
+  The signed sum adds the removed values negated (not multiplied by -1, which Spark types
+  as a wider DECIMAL that may lose scale), so it has the sum's own type, DECIMAL(p+10, s),
+  and the new sum equals the recomputed one to the last digit. A DECIMAL(38, s) sum with
+  s > 6 is the exception: Spark adds two of them at scale s - 1
+  (``spark.sql.decimalOperations.allowPrecisionLoss``), so its groups are recomputed.
 * ``SUM(x)`` of DOUBLE/FLOAT: the old sum plus the sum of the added values, only when no
   non-NULL value was removed: subtracting floating-point values drifts from the recomputed
   sum further with every refresh.
@@ -35,6 +40,10 @@ from sqlglot import exp
 _MERGEABLE = (exp.Count, exp.Sum, exp.Min, exp.Max)
 # Output types whose sums are exact (subtraction undoes addition).
 _INEXACT_TYPES = {"double", "float", "real"}
+
+# Spark's DECIMAL limits: 38 digits; a result over 38 digits keeps at least 6 of scale.
+_MAX_DECIMAL_PRECISION = 38
+_MINIMUM_ADJUSTED_SCALE = 6
 
 # A group's net change in rows: the sum of its change rows' signs.
 ROWS = "__dt_rows"
@@ -71,10 +80,25 @@ def mergeable_aggregates(
         argument = None if isinstance(inner.this, exp.Star) else inner.this
         if isinstance(inner, exp.Count) and argument is not None and argument.is_star:
             argument = None
-        exact = output_types.get(name, "").lower() not in _INEXACT_TYPES
+        output_type = output_types.get(name, "")
+        if isinstance(inner, exp.Sum) and not _adds_exactly(output_type):
+            return None
+        exact = output_type.lower() not in _INEXACT_TYPES
         column = f"__dt_arg{len(aggregates)}"
         aggregates.append(MergeableAggregate(name, type(inner), argument, column, exact))
     return aggregates
+
+
+def _adds_exactly(type_sql: str) -> bool:
+    """Whether Spark adds two values of this type without rounding: all but a DECIMAL(38, s)
+    with s > 6, whose sum Spark rounds to max(s - 1, 6) places to fit 38 digits."""
+    if not type_sql.lower().startswith("decimal"):
+        return True
+    parameters = exp.DataType.build(type_sql, dialect="spark").expressions
+    if len(parameters) != 2:  # DECIMAL alone is DECIMAL(10, 0)
+        return True
+    precision, scale = (int(parameter.this.name) for parameter in parameters)
+    return precision < _MAX_DECIMAL_PRECISION or scale <= _MINIMUM_ADJUSTED_SCALE
 
 
 def counts_rows(aggregates: list[MergeableAggregate]) -> MergeableAggregate | None:
@@ -98,7 +122,8 @@ def change_summaries(aggregate: MergeableAggregate, sign: exp.Expr) -> list[exp.
     removed = exp.LT(this=sign.copy(), expression=exp.Literal.number(0))
     if aggregate.function is exp.Sum:
         if aggregate.exact:  # the signed sum; the signed count of non-NULL values
-            signed_sum = exp.func("sum", exp.Mul(this=sign.copy(), expression=value.copy()))
+            signed_value = _if(added.copy(), value.copy(), exp.Neg(this=value.copy()))
+            signed_sum = exp.func("sum", signed_value)
             return [_named(signed_sum, aggregate, "a"), _named(signed_present, aggregate, "b")]
         added_sum = exp.func("sum", _if(added, value.copy(), exp.Null()))
         removed_values = exp.func(
