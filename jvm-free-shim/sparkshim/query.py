@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.naming import name_select_items, strip_duplicate_marker
 from sparkshim.translate import annotate_sums, parse_spark, to_duckdb
 from sparkshim.types import to_spark_type
 
@@ -223,7 +224,8 @@ def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = N
     registrations = Registrations(session.cursor(), files_of)
     try:
         sql = _translate(session, tree, registrations)
-        return _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
+        result = _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
+        return result.rename_columns([strip_duplicate_marker(n) for n in result.column_names])
     except duckdb.Error as failure:
         raise _spark_error(failure) from failure
     finally:
@@ -249,7 +251,9 @@ def write_query(
 
 
 def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
-    resolved = resolve_tables(session, tree.copy(), registrations)
+    named = tree.copy()
+    name_select_items(named)  # Spark's column names, rendered before any rewrite
+    resolved = resolve_tables(session, named, registrations)
     annotate_sums(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
 
@@ -369,7 +373,9 @@ def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
 
 
 def _inline_view(session: ShimSession, view_sql: str, registrations: Registrations) -> exp.Expr:
-    return exp.paren(resolve_tables(session, parse_spark(view_sql), registrations), copy=False)
+    view = parse_spark(view_sql)
+    name_select_items(view)
+    return exp.paren(resolve_tables(session, view, registrations), copy=False)
 
 
 def _replace(table: exp.Table, resolved: exp.Expr) -> None:

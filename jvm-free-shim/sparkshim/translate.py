@@ -41,6 +41,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
 from sparkshim.errors import ParseException, UnsupportedSqlError
+from sparkshim.naming import FUNCTION_NAME_KEY
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -127,6 +128,23 @@ class ShimSpark(Spark):
             "DATE_TRUNC": _verbatim("DATE_TRUNC"),
             "BROUND": _verbatim("BROUND"),
         }
+
+        def _parse_function_call(
+            self,
+            functions: dict[str, Callable[..., exp.Expr]] | None = None,
+            anonymous: bool = False,
+            optional_parens: bool = True,
+            any_token: bool = False,
+        ) -> exp.Expr | None:
+            # Records the name as written: Spark names a result column by it (naming.py).
+            written = self._curr.text if self._curr else None
+            call = super()._parse_function_call(functions, anonymous, optional_parens, any_token)
+            function = call.this if isinstance(call, exp.Window) else call
+            if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
+                function = function.this
+            if written and isinstance(function, exp.Expr):
+                function.meta.setdefault(FUNCTION_NAME_KEY, written)
+            return call
 
 
 class ShimDuckDB(DuckDB):
