@@ -186,27 +186,33 @@ def spark_column_name(expression: exp.Expr) -> str:
 
 
 def name_select_items(tree: exp.Expr) -> None:
-    """Alias, in place, every unaliased item of every SELECT of ``tree`` with Spark's name,
-    and mark the duplicates of a name within one SELECT list (DuckDB would rename them; see
-    :func:`duplicate_marker`). ``*`` items and plain columns keep their names."""
+    """Alias, in place, every unaliased item of every SELECT of ``tree`` with Spark's name
+    (a column by the name written: DuckDB would use the table's spelling), and mark the
+    duplicates of a name within one SELECT list (DuckDB would rename them; see
+    :func:`duplicate_marker`). ``*`` items and generators keep their names."""
     for select in tree.find_all(exp.Select):
         seen: dict[str, int] = {}
         for item in select.expressions:
-            if isinstance(item, exp.Star) or (
+            if isinstance(item, _KEEP_NAMES) or (
                 isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
             ):
                 continue
-            name = item.alias if isinstance(item, exp.Alias) else None
-            if name is None:
-                name = spark_column_name(item)
+            name = item.alias if isinstance(item, exp.Alias) else spark_column_name(item)
             repeat = seen.get(name.lower(), 0)
             seen[name.lower()] = repeat + 1
-            wanted = duplicate_marker(name, repeat) if repeat else name
+            # DuckDB refuses an empty alias: the mark stands in for it.
+            wanted = duplicate_marker(name, repeat) if repeat or not name else name
             if isinstance(item, exp.Alias):
-                if repeat:
+                if wanted != name:
                     item.set("alias", exp.to_identifier(wanted, quoted=True))
-            elif repeat or not isinstance(item, exp.Column):
-                item.replace(exp.alias_(item.copy(), wanted, quoted=True))
+                continue
+            alias = exp.Alias(alias=exp.to_identifier(wanted, quoted=True))
+            item.replace(alias)
+            alias.set("this", item)
+
+
+# Items named otherwise: all columns of a relation, several columns of a generator.
+_KEEP_NAMES = (exp.Star, exp.Aliases, exp.Posexplode, exp.Inline, exp.Explode)
 
 
 _DUPLICATE_MARK = "\u2063sparkshim_duplicate_"
