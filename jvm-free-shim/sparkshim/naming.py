@@ -39,6 +39,7 @@ __all__ = [
     "FUNCTION_NAME_KEY",
     "duplicate_marker",
     "name_select_items",
+    "result_names",
     "spark_column_name",
     "strip_duplicate_marker",
     "unknown_constructs",
@@ -186,10 +187,10 @@ def spark_column_name(expression: exp.Expr) -> str:
 
 
 def name_select_items(tree: exp.Expr) -> None:
-    """Alias, in place, every unaliased item of every SELECT of ``tree`` with Spark's name
-    (a column by the name written: DuckDB would use the table's spelling), and mark the
-    duplicates of a name within one SELECT list (DuckDB would rename them; see
-    :func:`duplicate_marker`). ``*`` items and generators keep their names."""
+    """Alias, in place, every unaliased item of every SELECT of ``tree`` with Spark's name,
+    and mark the duplicates of a name within one SELECT list (DuckDB would rename them; see
+    :func:`duplicate_marker`). ``*`` items, generators and columns keep their names (see
+    :func:`result_names` for a column's)."""
     for select in tree.find_all(exp.Select):
         seen: dict[str, int] = {}
         for item in select.expressions:
@@ -206,9 +207,29 @@ def name_select_items(tree: exp.Expr) -> None:
                 if wanted != name:
                     item.set("alias", exp.to_identifier(wanted, quoted=True))
                 continue
+            if isinstance(item, exp.Column) and not repeat:
+                continue  # an alias would change DuckDB's error for an unknown column
             alias = exp.Alias(alias=exp.to_identifier(wanted, quoted=True))
             item.replace(alias)
             alias.set("this", item)
+
+
+def result_names(query: exp.Expr) -> list[str] | None:
+    """Spark's names of the columns of ``query`` (after :func:`name_select_items`), or None
+    where a ``*`` leaves them to the relations read. A column is named as written (DuckDB
+    names it by the table's spelling)."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    if isinstance(query, exp.Subquery):
+        return result_names(query.this)
+    if not isinstance(query, exp.Select):
+        return None
+    names = []
+    for item in query.expressions:
+        if isinstance(item, _KEEP_NAMES) or item.is_star:
+            return None
+        names.append(item.alias if isinstance(item, exp.Alias) else spark_column_name(item))
+    return names
 
 
 # Items named otherwise: all columns of a relation, several columns of a generator.
@@ -268,7 +289,8 @@ class _Renderer:
 
     def __init__(self, item: exp.Expr) -> None:
         self.lambda_variables: set[str] = set()
-        self.sources = _source_names(item)
+        self.item = item
+        self._sources: set[str] | None = None
         self.unknown: set[str] = set()
 
     def render(self, node: exp.Expr | str | None) -> str:
@@ -285,6 +307,12 @@ class _Renderer:
         _LOG.debug("no Spark name rule for %s", type(node).__name__)
         return node.sql(dialect="spark")
 
+    def sources(self) -> set[str]:
+        """The relations around the item (found once, on the first qualified column)."""
+        if self._sources is None:
+            self._sources = _source_names(self.item)
+        return self._sources
+
     def all(self, nodes: list[exp.Expr]) -> list[str]:
         return [self.render(node) for node in nodes]
 
@@ -294,7 +322,7 @@ class _Renderer:
         parts = [part.name for part in node.parts] if isinstance(node, exp.Column) else [node.name]
         if len(parts) == 1 and parts[0].lower() in self.lambda_variables:
             return "namedlambdavariable()"
-        while len(parts) > 1 and parts[0].lower() in self.sources:
+        while len(parts) > 1 and parts[0].lower() in self.sources():
             parts = parts[1:]  # a qualifier naming a relation; the rest is a struct path
         return ".".join(parts)
 

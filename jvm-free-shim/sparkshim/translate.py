@@ -920,7 +920,11 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     to = node.args["to"]
     if not isinstance(to, exp.DataType):
         raise UnsupportedSqlError("CAST to a non-type")
-    if to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
+    written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
+    if (
+        to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
+        or written == "timestamp"  # timestamp(x), sqlglot's CAST(x AS TIMESTAMP)
+    ):
         # Spark's TIMESTAMP is an instant: the wall time read in the session time zone,
         # which is DuckDB's TimeZone setting.
         wall_time = _spark_cast(node.this, "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
