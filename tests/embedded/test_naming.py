@@ -15,6 +15,7 @@ import pytest
 import yaml
 from sqlglot import exp
 
+from dyntables import DynamicTables
 from sparkshim import ShimSession
 from sparkshim.errors import AnalysisException
 from sparkshim.naming import spark_column_name, unknown_constructs
@@ -119,3 +120,19 @@ def test_a_view_and_a_table_made_from_a_query_keep_its_names(shim: Any) -> None:
 def test_a_table_from_a_query_with_duplicate_names_is_refused(shim: Any) -> None:
     with pytest.raises(AnalysisException, match=r"\[COLUMN_ALREADY_EXISTS\] The column `a`"):
         shim.sql("CREATE TABLE d AS SELECT a, a FROM t")
+
+
+def test_a_dynamic_table_gets_spark_names(tmp_path: Path) -> None:
+    tables = DynamicTables(warehouse=tmp_path / "warehouse")
+    tables.sql("CREATE TABLE src (a INT, b STRING) USING delta")
+    tables.sql("INSERT INTO src VALUES (1, 'x')")
+    tables.sql(
+        "CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute'"
+        " AS SELECT a + 1, upper(b), length(b), a FROM src"
+    )
+    assert tables.sql("SELECT * FROM d").dtypes == [
+        ("(a + 1)", "int"),
+        ("upper(b)", "string"),
+        ("length(b)", "int"),
+        ("a", "int"),
+    ]
