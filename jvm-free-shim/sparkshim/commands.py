@@ -162,6 +162,8 @@ def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
         raise AnalysisException(message=f"`{name}` is a view: DROP VIEW it first")
     location = options.location or session.catalog_store.managed_location(name)
     data = run_query(session, tree.expression) if tree.expression is not None else None
+    if data is not None:
+        _check_unique_names(data.column_names)
     schema = _declared_schema(tree) or (data.schema if data is not None else None)
     if schema is None:
         raise AnalysisException(message=f"CREATE TABLE {name} needs a column list or AS <query>")
@@ -188,6 +190,18 @@ def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
     if data is not None and data.num_rows:
         delta.write(location, data, overwrite=False, options=session.commit_options())
     return EMPTY
+
+
+def _check_unique_names(names: list[str]) -> None:
+    """Spark refuses a table whose query gives two columns the same name (in any case)."""
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise AnalysisException(
+                message=f"[COLUMN_ALREADY_EXISTS] The column `{name.lower()}` already exists. "
+                "Consider to choose another name or rename the existing column."
+            )
+        seen.add(name.lower())
 
 
 def _already_exists(name: ObjectName) -> AnalysisException:

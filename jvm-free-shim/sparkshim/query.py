@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
 from sparkshim.spark_typing import annotate
 from sparkshim.translate import parse_spark, to_duckdb
 from sparkshim.types import to_spark_type
@@ -223,8 +224,11 @@ def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = N
     ``FILE_COLUMN``."""
     registrations = Registrations(session.cursor(), files_of)
     try:
-        sql = _translate(session, tree, registrations)
-        return _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
+        sql, names = _translate(session, tree, registrations)
+        result = _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
+        if names is None or len(names) != result.num_columns:
+            names = result.column_names
+        return result.rename_columns([strip_duplicate_marker(name) for name in names])
     except duckdb.Error as failure:
         raise _spark_error(failure) from failure
     finally:
@@ -238,7 +242,7 @@ def write_query(
     snappy-compressed, in the query's column types); how many rows it wrote."""
     registrations = Registrations(session.cursor(), files_of)
     try:
-        sql = _translate(session, tree, registrations)
+        sql, _ = _translate(session, tree, registrations)
         target = exp.Literal.string(str(path)).sql("duckdb")
         copy = f"COPY ({sql}) TO {target} (FORMAT parquet, COMPRESSION snappy)"
         written = registrations.cursor.execute(copy).fetchone()
@@ -249,10 +253,16 @@ def write_query(
         registrations.drop_all()
 
 
-def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
-    resolved = resolve_tables(session, tree.copy(), registrations)
+def _translate(
+    session: ShimSession, tree: exp.Expr, registrations: Registrations
+) -> tuple[str, list[str] | None]:
+    """The DuckDB SQL of the query ``tree``, and its columns' Spark names where known."""
+    named = tree.copy()
+    name_select_items(named)  # Spark's column names, rendered before any rewrite
+    names = result_names(named)
+    resolved = resolve_tables(session, named, registrations)
     annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
-    return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
+    return to_duckdb(resolved, copy=False), names  # resolved is a copy of its own
 
 
 ALLOW_PRECISION_LOSS_CONF = "spark.sql.decimalOperations.allowPrecisionLoss"
@@ -379,7 +389,9 @@ def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
 
 
 def _inline_view(session: ShimSession, view_sql: str, registrations: Registrations) -> exp.Expr:
-    return exp.paren(resolve_tables(session, parse_spark(view_sql), registrations), copy=False)
+    view = parse_spark(view_sql)
+    name_select_items(view)
+    return exp.paren(resolve_tables(session, view, registrations), copy=False)
 
 
 def _replace(table: exp.Table, resolved: exp.Expr) -> None:

@@ -32,6 +32,7 @@ from sqlglot.parsers.spark import SparkParser
 
 from sparkshim import decimals
 from sparkshim.errors import ParseException, UnsupportedSqlError
+from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
@@ -119,6 +120,23 @@ class ShimSpark(Spark):
             "DATE_TRUNC": _verbatim("DATE_TRUNC"),
             "BROUND": _verbatim("BROUND"),
         }
+
+        def _parse_function_call(
+            self,
+            functions: dict[str, Callable[..., exp.Expr]] | None = None,
+            anonymous: bool = False,
+            optional_parens: bool = True,
+            any_token: bool = False,
+        ) -> exp.Expr | None:
+            # Records the name as written: Spark names a result column by it (naming.py).
+            written = self._curr.text if self._curr else None
+            call = super()._parse_function_call(functions, anonymous, optional_parens, any_token)
+            function = call.this if isinstance(call, exp.Window) else call
+            if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
+                function = function.this
+            if written and isinstance(function, exp.Expr):
+                function.meta.setdefault(FUNCTION_NAME_KEY, written)
+            return call
 
 
 class ShimDuckDB(DuckDB):
@@ -876,7 +894,7 @@ def _utc_now() -> exp.Expr:
 
 
 def _rewrite_current_timestamp(node: exp.Expr) -> exp.Expr:
-    return _utc_now()
+    return _fn("GET_CURRENT_TIMESTAMP")  # the instant: Spark's TIMESTAMP
 
 
 def _rewrite_values(node: exp.Expr) -> exp.Expr:
@@ -968,7 +986,15 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     to = node.args["to"]
     if not isinstance(to, exp.DataType):
         raise UnsupportedSqlError("CAST to a non-type")
-    if to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
+    written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
+    if (
+        to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
+        or written == "timestamp"  # timestamp(x), sqlglot's CAST(x AS TIMESTAMP)
+    ):
+        # Spark's TIMESTAMP is an instant: the wall time read in the session time zone,
+        # which is DuckDB's TimeZone setting.
+        wall_time = _spark_cast(node.this, "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
+        return _cast(wall_time, "TIMESTAMPTZ")
         # Spark's TIMESTAMP is an instant shown in the session time zone (UTC here).
         to = exp.DataType.build("TIMESTAMP")
     return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
@@ -1388,3 +1414,78 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.TryCast: _rewrite_cast,
     exp.Anonymous: _rewrite_anonymous,
 }
+
+
+# ---- Spark's result types ----
+
+# Functions whose Spark result type differs from their DuckDB translation's: the
+# translation is cast to it (DuckDB gives BIGINT for the date parts, lengths, positions and
+# ranks; Spark's TIMESTAMP is DuckDB's TIMESTAMPTZ).
+SPARK_RESULT_TYPES: dict[type[exp.Expr], str] = {
+    exp.Year: "INTEGER",
+    exp.Quarter: "INTEGER",
+    exp.Month: "INTEGER",
+    exp.WeekOfYear: "INTEGER",
+    exp.Day: "INTEGER",
+    exp.DayOfMonth: "INTEGER",
+    exp.DayOfWeek: "INTEGER",
+    exp.DayOfYear: "INTEGER",
+    exp.Hour: "INTEGER",
+    exp.Minute: "INTEGER",
+    exp.Second: "INTEGER",
+    exp.Length: "INTEGER",
+    exp.BitLength: "INTEGER",
+    exp.StrPosition: "INTEGER",
+    exp.Levenshtein: "INTEGER",
+    exp.DateDiff: "INTEGER",
+    exp.RowNumber: "INTEGER",
+    exp.Rank: "INTEGER",
+    exp.DenseRank: "INTEGER",
+    exp.Ntile: "INTEGER",
+    exp.Grouping: "TINYINT",
+}
+# ... and of the functions sqlglot leaves anonymous, by name.
+SPARK_RESULT_TYPES_BY_NAME: dict[str, str] = {
+    "WEEKDAY": "INTEGER",
+    "TO_TIMESTAMP": "TIMESTAMPTZ",
+    "DATE_TRUNC": "TIMESTAMPTZ",
+}
+# extract(SECOND FROM ts) is a DECIMAL(8, 6) in Spark; the other fields are INT.
+_INTEGER_EXTRACT_FIELDS = frozenset(
+    {"YEAR", "YEARS", "QUARTER", "MONTH", "MONTHS", "WEEK", "WEEKS", "DAY", "DAYS", "DAYOFWEEK"}
+    | {"DOW", "DAYOFWEEK_ISO", "DOW_ISO", "DOY", "HOUR", "HOURS", "MINUTE", "MINUTES"}
+)
+
+
+def _spark_result_type(node: exp.Expr) -> str | None:
+    if isinstance(node, exp.Anonymous):
+        return SPARK_RESULT_TYPES_BY_NAME.get(str(node.this).upper())
+    if isinstance(node, exp.Extract):
+        return "INTEGER" if node.this.name.upper() in _INTEGER_EXTRACT_FIELDS else None
+    return SPARK_RESULT_TYPES.get(type(node))
+
+
+def _with_spark_result_type(rule: Rewrite | None) -> Rewrite:
+    """``rule`` (or no rewrite), then a cast of the result to Spark's result type."""
+
+    def typed(node: exp.Expr) -> exp.Expr:
+        spark_type = _spark_result_type(node)
+        window = _window_parent(node)
+        result = rule(node) if rule is not None else node
+        if spark_type is None:
+            return result
+        if window is not None:  # the window's value is cast, not its function's
+            placeholder = exp.Null()
+            window.replace(placeholder)
+            window.set("this", result)
+            placeholder.replace(_cast(window, spark_type))
+            return result
+        if result is node:
+            result = node.copy()
+        return _cast(result, spark_type)
+
+    return typed
+
+
+for _typed_class in [*SPARK_RESULT_TYPES, exp.Anonymous, exp.Extract]:
+    _RULES[_typed_class] = _with_spark_result_type(_RULES.get(_typed_class))

@@ -228,9 +228,11 @@ def run_spark(spark: Any, sql: str) -> list[tuple[Any, ...]]:
 
 
 def run_duck(duck: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
-    return [
-        tuple(_norm(v) for v in row) for row in duck.sql(to_duckdb(parse_spark(sql))).fetchall()
-    ]
+    # Through Arrow, as the shim reads results (DuckDB's own Python conversion of a
+    # TIMESTAMPTZ needs pytz).
+    result = duck.sql(to_duckdb(parse_spark(sql))).to_arrow_table()
+    columns = [column.to_pylist() for column in result.columns]
+    return [tuple(_norm(v) for v in row) for row in zip(*columns, strict=True)]
 
 
 def assert_agree(spark: Any, duck: duckdb.DuckDBPyConnection, sql: str) -> None:

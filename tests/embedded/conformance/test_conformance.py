@@ -4,8 +4,9 @@ Tables come from ``setup.sql`` (run on both engines; parquet in Spark, Delta in 
 the queries from ``queries.yaml`` (grouped by category; an entry is a query string, or a
 mapping with ``sql`` and ``xfail``: a known wrong answer, strict). Every query must either
 give Spark's rows (multiset unless it ends in a top-level ORDER BY; floats to 1e-9 relative;
-Python types compared strictly; column names compared since every query aliases its
-columns) or be refused by the shim with ``UnsupportedSqlError``. The counts and the match
+Python types compared strictly; column names compared, and in the categories of
+``TYPED_CATEGORIES`` the Spark types of the columns too) or be refused by the shim with
+``UnsupportedSqlError``. The counts and the match
 rate are printed at the end; the issue requires at least 90% matches.
 """
 
@@ -33,6 +34,11 @@ HERE = Path(__file__).parent
 SETUP = [s.strip() for s in (HERE / "setup.sql").read_text().split(";\n") if s.strip()]
 
 
+# Categories whose queries' column types (``DataFrame.dtypes``) must be Spark's as well.
+TYPED_CATEGORIES = frozenset({"names", "types"})
+TYPED_QUERIES: set[str] = set()
+
+
 def _load_queries() -> list[Any]:
     data = yaml.safe_load((HERE / "queries.yaml").read_text())
     params = []
@@ -43,6 +49,8 @@ def _load_queries() -> list[Any]:
             else:
                 sql, xfail = entry["sql"], entry.get("xfail")
             marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
+            if category in TYPED_CATEGORIES:
+                TYPED_QUERIES.add(sql.strip())
             params.append(pytest.param(sql.strip(), id=f"{category}-{index:03d}", marks=marks))
     return params
 
@@ -138,6 +146,8 @@ def test_query(sql: str, spark: SparkSession, shim: ShimSession) -> None:
         raise
     try:
         assert list(frame.columns) == list(expected_columns), "column names differ"
+        if sql in TYPED_QUERIES:
+            assert frame.dtypes == spark.sql(sql).dtypes, "column types differ"
         expected = [_normal(r) for r in expected_rows]
         actual = [_normal(r) for r in actual_rows]
         assert len(expected) == len(actual), (

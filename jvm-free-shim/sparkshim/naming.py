@@ -1,0 +1,847 @@
+"""Spark's names for unaliased SELECT items, rendered from the Spark SQL tree.
+
+Spark 3.5 names an unaliased item by ``toPrettySQL`` of the analyzed expression: each
+function's ``prettyName`` (the name the user wrote for aliases such as ``ceiling``,
+the canonical name for others, upper case for the math functions of old), its default
+arguments spelled out, binary operators in parentheses, string literals without quotes
+and column references without their qualifier. A whole-item CAST of a column is named by
+the column. :func:`spark_column_name` renders that name from the ORIGINAL tree (as
+:func:`sparkshim.translate.parse_spark` returns it, before any rewrite), and
+:func:`name_select_items` gives every unaliased item of every SELECT its Spark name.
+
+>>> from sparkshim.translate import parse_spark
+>>> [spark_column_name(e) for e in parse_spark(
+...     "SELECT a + 1, count(*), CASE WHEN x <> 'y' THEN 1.50 END, ceil(b) FROM t"
+... ).expressions]
+['(a + 1)', 'count(1)', 'CASE WHEN (NOT (x = y)) THEN 1.50 END', 'CEIL(b)']
+
+Types are unknown here, so where Spark's name depends on one (``m['k']`` of a map is
+``m[k]``, of a struct ``m.k``; ``date + INTERVAL`` is a ``date_add``) the name assumes the
+common case; constructs the renderer does not know are named by their Spark SQL text and
+listed by :func:`unknown_constructs`.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import logging
+import re
+from collections.abc import Callable
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.time import format_time
+
+from sparkshim.types import format_double, format_float
+
+__all__ = [
+    "FUNCTION_NAME_KEY",
+    "duplicate_marker",
+    "name_select_items",
+    "result_names",
+    "spark_column_name",
+    "strip_duplicate_marker",
+    "unknown_constructs",
+]
+
+_LOG = logging.getLogger(__name__)
+
+# The parse tree's meta key holding the function name as the user wrote it (translate.py's
+# ShimSpark parser records it): Spark keeps that name for some aliases.
+FUNCTION_NAME_KEY = "spark_name"
+
+# Functions Spark names in upper case (math functions of old and a few others).
+_UPPER_CASE_NAMES = frozenset(
+    {
+        *("ceil", "floor", "sqrt", "exp", "log10", "log2", "log1p", "expm1", "power", "signum"),
+        *("pi", "e", "sin", "cos", "tan", "cot", "sec", "csc", "asin", "acos", "atan", "atan2"),
+        *("sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "degrees", "radians", "cbrt"),
+        *("hypot", "rank", "dense_rank", "percent_rank", "spark_partition_id"),
+        *("regexp_like", "regexp", "rlike"),
+    }
+)
+# Functions whose Spark pretty name differs from the lower-cased name written.
+_PRETTY_NAMES = {
+    **{name: name.upper() for name in _UPPER_CASE_NAMES},
+    "dateadd": "date_add",
+    "current_schema": "current_database",
+    "user": "current_user",
+    "date_diff": "date_diff",
+}
+
+# Spark spells out the defaults of omitted trailing arguments: the full argument list
+# with None for a required argument.
+_DEFAULT_ARGUMENTS: dict[str, tuple[str | None, ...]] = {
+    "round": (None, "0"),
+    "bround": (None, "0"),
+    "sort_array": (None, "true"),
+    "substring": (None, None, "2147483647"),
+    "substr": (None, None, "2147483647"),
+    "locate": (None, None, "1"),
+    "position": (None, None, "1"),
+    "lpad": (None, None, " "),
+    "rpad": (None, None, " "),
+    "replace": (None, None, ""),
+    "split": (None, None, "-1"),
+    "months_between": (None, None, "true"),
+    "unix_timestamp": ("current_timestamp()", "yyyy-MM-dd HH:mm:ss"),
+    "to_unix_timestamp": (None, "yyyy-MM-dd HH:mm:ss"),
+    "from_unixtime": (None, "yyyy-MM-dd HH:mm:ss"),
+    "percentile": (None, None, "1"),
+    "str_to_map": (None, ",", ":"),
+    "lag": (None, "1", "NULL"),
+    "lead": (None, "1", "NULL"),
+    "regexp_extract": (None, None, "1"),
+    "regexp_extract_all": (None, None, "1"),
+    "regexp_replace": (None, None, None, "1"),
+    "overlay": (None, None, None, "-1"),
+}
+
+# Ranking functions, framed ROWS by default; other window functions RANGE when ordered.
+_ROWS_FRAMED = frozenset({"row_number", "RANK", "DENSE_RANK", "PERCENT_RANK", "ntile"})
+_UNBOUNDED_FRAME = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+
+# Spark's array_sort(a) spells out its default comparator.
+_ARRAY_SORT_COMPARATOR = (
+    "lambdafunction((IF(((namedlambdavariable() IS NULL) AND (namedlambdavariable() IS NULL)),"
+    " 0, (IF((namedlambdavariable() IS NULL), 1, (IF((namedlambdavariable() IS NULL), -1, "
+    "(IF((namedlambdavariable() < namedlambdavariable()), -1, (IF((namedlambdavariable() > "
+    "namedlambdavariable()), 1, 0)))))))))), namedlambdavariable(), namedlambdavariable())"
+)
+
+_BINARY_OPERATORS: dict[type[exp.Expr], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.Mod: "%",
+    exp.IntDiv: "div",
+    exp.BitwiseAnd: "&",
+    exp.BitwiseOr: "|",
+    exp.BitwiseXor: "^",
+    exp.EQ: "=",
+    exp.NullSafeEQ: "<=>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.And: "AND",
+    exp.Or: "OR",
+}
+
+# Spark SQL type names as Cast.sql prints them.
+_TYPE_NAMES = {
+    exp.DType.INT: "INT",
+    exp.DType.BIGINT: "BIGINT",
+    exp.DType.SMALLINT: "SMALLINT",
+    exp.DType.TINYINT: "TINYINT",
+    exp.DType.DOUBLE: "DOUBLE",
+    exp.DType.FLOAT: "FLOAT",
+    exp.DType.BOOLEAN: "BOOLEAN",
+    exp.DType.DATE: "DATE",
+    exp.DType.TIMESTAMP: "TIMESTAMP",
+    exp.DType.TIMESTAMPTZ: "TIMESTAMP",
+    exp.DType.TIMESTAMPLTZ: "TIMESTAMP",
+    exp.DType.TIMESTAMPNTZ: "TIMESTAMP_NTZ",
+    exp.DType.TEXT: "STRING",
+    exp.DType.VARCHAR: "STRING",
+    exp.DType.CHAR: "STRING",
+    exp.DType.BINARY: "BINARY",
+}
+
+_TYPED_LITERALS = {
+    exp.DType.DATE: "DATE",
+    exp.DType.TIMESTAMP: "TIMESTAMP",
+    exp.DType.TIMESTAMPTZ: "TIMESTAMP",
+    exp.DType.TIMESTAMPLTZ: "TIMESTAMP",
+    exp.DType.TIMESTAMPNTZ: "TIMESTAMP_NTZ",
+}
+
+_INTERVAL_UNITS = {
+    "YEAR": "YEAR",
+    "MONTH": "MONTH",
+    "WEEK": "DAY",
+    "DAY": "DAY",
+    "HOUR": "HOUR",
+    "MINUTE": "MINUTE",
+    "SECOND": "SECOND",
+}
+_TWO_DIGIT_UNITS = frozenset({"HOUR", "MINUTE", "SECOND"})
+
+
+# ---- entry points ----
+
+
+def spark_column_name(expression: exp.Expr) -> str:
+    """The name Spark 3.5 gives the unaliased SELECT item ``expression``."""
+    if isinstance(expression, exp.Column):
+        return expression.name
+    if isinstance(expression, exp.Paren):
+        return spark_column_name(expression.this)
+    if _is_user_cast(expression) and isinstance(expression.this, exp.Column):
+        return expression.this.name  # Spark names a cast column by the column
+    if isinstance(expression, exp.Explode):
+        return "col"
+    return _Renderer(expression).render(expression)
+
+
+def name_select_items(tree: exp.Expr) -> None:
+    """Alias, in place, every unaliased item of every SELECT of ``tree`` with Spark's name,
+    and mark the duplicates of a name within one SELECT list (DuckDB would rename them; see
+    :func:`duplicate_marker`). ``*`` items, generators and columns keep their names (see
+    :func:`result_names` for a column's)."""
+    for select in tree.find_all(exp.Select):
+        seen: dict[str, int] = {}
+        for item in select.expressions:
+            if isinstance(item, _KEEP_NAMES) or (
+                isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
+            ):
+                continue
+            name = item.alias if isinstance(item, exp.Alias) else spark_column_name(item)
+            repeat = seen.get(name.lower(), 0)
+            seen[name.lower()] = repeat + 1
+            # DuckDB refuses an empty alias: the mark stands in for it.
+            wanted = duplicate_marker(name, repeat) if repeat or not name else name
+            if isinstance(item, exp.Alias):
+                if wanted != name:
+                    item.set("alias", exp.to_identifier(wanted, quoted=True))
+                continue
+            if isinstance(item, exp.Column) and not repeat:
+                continue  # an alias would change DuckDB's error for an unknown column
+            alias = exp.Alias(alias=exp.to_identifier(wanted, quoted=True))
+            item.replace(alias)
+            alias.set("this", item)
+
+
+def result_names(query: exp.Expr) -> list[str] | None:
+    """Spark's names of the columns of ``query`` (after :func:`name_select_items`), or None
+    where a ``*`` leaves them to the relations read. A column is named as written (DuckDB
+    names it by the table's spelling)."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    if isinstance(query, exp.Subquery):
+        return result_names(query.this)
+    if not isinstance(query, exp.Select):
+        return None
+    names = []
+    for item in query.expressions:
+        if isinstance(item, _KEEP_NAMES) or item.is_star:
+            return None
+        names.append(item.alias if isinstance(item, exp.Alias) else spark_column_name(item))
+    return names
+
+
+# Items named otherwise: all columns of a relation, several columns of a generator.
+_KEEP_NAMES = (exp.Star, exp.Aliases, exp.Posexplode, exp.Inline, exp.Explode)
+
+
+_DUPLICATE_MARK = "\u2063sparkshim_duplicate_"
+_MARKED = re.compile(re.escape(_DUPLICATE_MARK) + r"\d+$")
+
+
+def duplicate_marker(name: str, repeat: int) -> str:
+    """The alias of the ``repeat``-th repetition of ``name`` in one SELECT list: Spark keeps
+    duplicate names, DuckDB renames them (``a_1``), so the name is carried with a mark that
+    :func:`strip_duplicate_marker` removes from the result's column names."""
+    return f"{name}{_DUPLICATE_MARK}{repeat}"
+
+
+def strip_duplicate_marker(name: str) -> str:
+    """``name`` without :func:`duplicate_marker`'s mark."""
+    return _MARKED.sub("", name)
+
+
+def unknown_constructs(expression: exp.Expr) -> list[str]:
+    """The node types in ``expression`` the renderer names by their SQL text (a guess)."""
+    renderer = _Renderer(expression)
+    renderer.render(expression)
+    return sorted(renderer.unknown)
+
+
+# ---- the renderer ----
+
+
+def _is_user_cast(node: exp.Expr) -> bool:
+    written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
+    return isinstance(node, exp.Cast) and written in ("cast", "try_cast")
+
+
+def _written_name(node: exp.Expr) -> str | None:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    written = node.meta.get(FUNCTION_NAME_KEY)
+    return str(written).lower() if written else None
+
+
+def _number(text: str) -> str:
+    """A numeric literal as Spark prints its value (Java's toString of its type)."""
+    if re.fullmatch(r"[0-9]+", text):
+        return str(int(text))
+    if "e" in text.lower():
+        return format_double(float(text))
+    return str(decimal.Decimal(text))
+
+
+class _Renderer:
+    """Renders one item; lambda variables in scope and the sources of the enclosing
+    SELECTs decide how identifiers and qualified columns print."""
+
+    def __init__(self, item: exp.Expr) -> None:
+        self.lambda_variables: set[str] = set()
+        self.item = item
+        self._sources: set[str] | None = None
+        self.unknown: set[str] = set()
+
+    def render(self, node: exp.Expr | str | None) -> str:
+        if node is None:
+            return "NULL"
+        if isinstance(node, str):
+            return node
+        rule = _RULES.get(type(node))
+        if rule is not None:
+            return rule(self, node)
+        if isinstance(node, exp.Func):
+            return self.function(node)
+        self.unknown.add(type(node).__name__)
+        _LOG.debug("no Spark name rule for %s", type(node).__name__)
+        return node.sql(dialect="spark")
+
+    def sources(self) -> set[str]:
+        """The relations around the item (found once, on the first qualified column)."""
+        if self._sources is None:
+            self._sources = _source_names(self.item)
+        return self._sources
+
+    def all(self, nodes: list[exp.Expr]) -> list[str]:
+        return [self.render(node) for node in nodes]
+
+    # -- leaves --
+
+    def column(self, node: exp.Expr) -> str:
+        parts = [part.name for part in node.parts] if isinstance(node, exp.Column) else [node.name]
+        if len(parts) == 1 and parts[0].lower() in self.lambda_variables:
+            return "namedlambdavariable()"
+        while len(parts) > 1 and parts[0].lower() in self.sources():
+            parts = parts[1:]  # a qualifier naming a relation; the rest is a struct path
+        return ".".join(parts)
+
+    def identifier(self, node: exp.Expr) -> str:
+        if node.name.lower() in self.lambda_variables:
+            return "namedlambdavariable()"
+        return node.name
+
+    def literal(self, node: exp.Expr) -> str:
+        return str(node.this) if node.is_string else _number(str(node.this))
+
+    def neg(self, node: exp.Expr) -> str:
+        if isinstance(node.this, exp.Literal) and not node.this.is_string:
+            return "-" + self.literal(node.this)
+        return f"(- {self.render(node.this)})"
+
+    def cast(self, node: exp.Expr) -> str:
+        to = node.args.get("to")
+        value = node.this
+        kind = to.this if isinstance(to, exp.DataType) else None
+        if _is_user_cast(node):
+            keyword = (
+                "TRY_CAST" if str(node.meta[FUNCTION_NAME_KEY]).lower() == "try_cast" else "CAST"
+            )
+            return f"{keyword}({self.render(value)} AS {_type_sql(to)})"
+        if kind in _TYPED_LITERALS and isinstance(value, exp.Literal) and value.is_string:
+            return _typed_literal(_TYPED_LITERALS[kind], value.name)
+        if isinstance(value, exp.Literal) and not value.is_string:
+            if kind == exp.DType.DOUBLE:
+                return format_double(float(value.name))
+            if kind == exp.DType.FLOAT:
+                return format_float(float(value.name))
+        return self.render(value)  # a typed number literal (1L, 1BD) or a cast function
+
+    # -- operators --
+
+    def binary(self, node: exp.Expr) -> str:
+        if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
+            # timestamp +/- interval (Spark names date + INTERVAL ... DAY a date_add)
+            operator = _BINARY_OPERATORS[type(node)]
+            return f"{self.render(node.this)} {operator} {self.render(node.expression)}"
+        if _written_name(node) is not None and not isinstance(node, exp.Connector):
+            return self.function(node)
+        operator = _BINARY_OPERATORS[type(node)]
+        return f"({self.render(node.this)} {operator} {self.render(node.expression)})"
+
+    def not_equal(self, node: exp.Expr) -> str:
+        return f"(NOT ({self.render(node.this)} = {self.render(node.expression)}))"
+
+    def negation(self, node: exp.Expr) -> str:
+        inner = node.this
+        if isinstance(inner, exp.Is) and isinstance(inner.expression, exp.Null):
+            return f"({self.render(inner.this)} IS NOT NULL)"
+        if isinstance(inner, exp.Paren):
+            inner = inner.this
+        return f"(NOT {self.render(inner)})"
+
+    def is_(self, node: exp.Expr) -> str:
+        if isinstance(node.expression, exp.Null):
+            return f"({self.render(node.this)} IS NULL)"
+        return f"({self.render(node.this)} <=> {self.render(node.expression)})"
+
+    def distinct_from(self, node: exp.Expr) -> str:
+        return f"(NOT ({self.render(node.this)} <=> {self.render(node.expression)}))"
+
+    def in_(self, node: exp.Expr) -> str:
+        if node.args.get("query") is not None:
+            return f"({self.render(node.this)} IN (listquery()))"
+        return f"({self.render(node.this)} IN ({', '.join(self.all(node.expressions))}))"
+
+    def between(self, node: exp.Expr) -> str:
+        value = self.render(node.this)
+        low, high = self.render(node.args["low"]), self.render(node.args["high"])
+        return f"(({value} >= {low}) AND ({value} <= {high}))"
+
+    def like(self, node: exp.Expr) -> str:
+        text = f"{self.render(node.this)} LIKE {self.render(node.expression)}"
+        return f"(NOT {text})" if node.args.get("negate") else text
+
+    def ilike(self, node: exp.Expr) -> str:
+        text = f"ilike({self.render(node.this)}, {self.render(node.expression)})"
+        return f"(NOT {text})" if node.args.get("negate") else text
+
+    def rlike(self, node: exp.Expr) -> str:
+        name = _PRETTY_NAMES.get(_written_name(node) or "rlike", "RLIKE")
+        return f"{name}({self.render(node.this)}, {self.render(node.expression)})"
+
+    def escape(self, node: exp.Expr) -> str:
+        return self.render(node.this)
+
+    def paren(self, node: exp.Expr) -> str:
+        return self.render(node.this)
+
+    def bitwise_not(self, node: exp.Expr) -> str:
+        return f"~{self.render(node.this)}"
+
+    def concat_operator(self, node: exp.Expr) -> str:
+        return f"concat({self.render(node.this)}, {self.render(node.expression)})"
+
+    def case(self, node: exp.Expr) -> str:
+        subject = node.this
+        parts = ["CASE"]
+        for branch in node.args.get("ifs") or []:
+            condition = self.render(branch.this)
+            if subject is not None:
+                condition = f"({self.render(subject)} = {condition})"
+            parts.append(f"WHEN {condition} THEN {self.render(branch.args['true'])}")
+        default = node.args.get("default")
+        if default is not None:
+            parts.append(f"ELSE {self.render(default)}")
+        return " ".join([*parts, "END"])
+
+    def if_(self, node: exp.Expr) -> str:
+        arguments = [node.this, node.args.get("true"), node.args.get("false")]
+        return f"(IF({', '.join(self.render(a) for a in arguments)}))"
+
+    # -- values --
+
+    def array(self, node: exp.Expr) -> str:
+        return f"array({', '.join(self.all(node.expressions))})"
+
+    def map_(self, node: exp.Expr) -> str:
+        keys, values = node.args["keys"], node.args["values"]
+        pairs = zip(keys.expressions, values.expressions, strict=True)
+        return f"map({', '.join(f'{self.render(k)}, {self.render(v)}' for k, v in pairs)})"
+
+    def struct(self, node: exp.Expr) -> str:
+        if _written_name(node) == "named_struct":
+            pairs = [
+                (f.name, f.expression) for f in node.expressions if isinstance(f, exp.PropertyEQ)
+            ]
+            return f"named_struct({', '.join(f'{n}, {self.render(v)}' for n, v in pairs)})"
+        fields = []
+        for position, field in enumerate(node.expressions, 1):
+            if not isinstance(field, exp.PropertyEQ):
+                fields.append(self.render(field))
+                continue
+            value, name = field.expression, field.name
+            implicit = name == f"col{position}" or (
+                isinstance(value, exp.Column) and value.name == name
+            )
+            rendered = self.render(value)
+            fields.append(rendered if implicit else f"{rendered} AS {name}")
+        return f"struct({', '.join(fields)})"
+
+    def bracket(self, node: exp.Expr) -> str:
+        written = _written_name(node)
+        index = self.all(node.expressions)
+        if written is not None:
+            return f"{written}({self.render(node.this)}, {', '.join(index)})"
+        return f"{self.render(node.this)}[{', '.join(index)}]"
+
+    def dot(self, node: exp.Expr) -> str:
+        return f"{self.render(node.this)}.{node.expression.name}"
+
+    def interval(self, node: exp.Expr) -> str:
+        unit = node.args.get("unit")
+        text = node.this.name if isinstance(node.this, exp.Literal) else self.render(node.this)
+        if isinstance(unit, exp.IntervalSpan):
+            start, end = unit.this.name.upper(), unit.expression.name.upper()
+            return f"INTERVAL '{text}' {start} TO {end}"
+        name = unit.name.upper().rstrip("S") if unit is not None else ""
+        spark_unit = _INTERVAL_UNITS.get(name)
+        if spark_unit is None or not re.fullmatch(r"-?[0-9]+", text):
+            self.unknown.add(f"INTERVAL {name}")
+            return f"INTERVAL '{text}' {name}"
+        amount = int(text) * (7 if name == "WEEK" else 1)
+        shown = f"{amount:02d}" if spark_unit in _TWO_DIGIT_UNITS else str(amount)
+        return f"INTERVAL '{shown}' {spark_unit}"
+
+    def hex_string(self, node: exp.Expr) -> str:
+        return f"X'{node.name.upper()}'"
+
+    def subquery(self, node: exp.Expr) -> str:
+        return "scalarsubquery()"
+
+    def exists(self, node: exp.Expr) -> str:
+        if isinstance(node.this, (exp.Query, exp.Subquery)):
+            return "exists()"
+        return self.function(node)
+
+    def lambda_(self, node: exp.Expr) -> str:
+        names = [variable.name.lower() for variable in node.expressions]
+        outer = set(self.lambda_variables)
+        self.lambda_variables |= set(names)
+        body = self.render(node.this)
+        self.lambda_variables = outer
+        variables = ", ".join("namedlambdavariable()" for _ in names)
+        return f"lambdafunction({body}, {variables})"
+
+    # -- functions --
+
+    def count(self, node: exp.Expr) -> str:
+        argument = node.this
+        if isinstance(argument, exp.Star) or argument is None:
+            return "count(1)"
+        return f"count({self.aggregate_arguments(node)})"
+
+    def aggregate_arguments(self, node: exp.Expr) -> str:
+        argument = node.this
+        if isinstance(argument, exp.Distinct):
+            return "DISTINCT " + ", ".join(self.all(argument.expressions))
+        rest = [a for a in node.expressions] if "expressions" in node.arg_types else []
+        return ", ".join(self.all([argument, *rest]))
+
+    def ignore_nulls(self, node: exp.Expr) -> str:
+        return self.render(node.this)
+
+    def filter_(self, node: exp.Expr) -> str:
+        condition = node.expression.this if isinstance(node.expression, exp.Where) else None
+        return f"{self.render(node.this)} FILTER (WHERE {self.render(condition)})"
+
+    def window(self, node: exp.Expr) -> str:
+        node = self.named_window(node)
+        function = node.this
+        inner = function.this if isinstance(function, exp.IgnoreNulls) else function
+        name = self.render(function)
+        pretty = name.split("(", 1)[0]
+        spec = []
+        partition = node.args.get("partition_by") or []
+        if partition:
+            spec.append("PARTITION BY " + ", ".join(self.all(partition)))
+        order = node.args.get("order")
+        keys = order.expressions if order is not None else []
+        if keys:
+            spec.append("ORDER BY " + ", ".join(self.ordered(key) for key in keys))
+        spec.append(self.frame(node.args.get("spec"), pretty, inner, bool(keys)))
+        return f"{name} OVER ({' '.join(spec)})"
+
+    def named_window(self, node: exp.Expr) -> exp.Expr:
+        """``f OVER w`` with the definition of ``w`` (a WINDOW clause) filled in."""
+        name = node.args.get("alias")
+        select = node.find_ancestor(exp.Select)
+        if name is None or select is None or node.args.get("partition_by"):
+            return node
+        for definition in select.args.get("windows") or []:
+            if definition.this.name.lower() == name.name.lower():
+                filled: exp.Expr = definition.copy()
+                filled.set("this", node.this.copy())
+                return filled
+        return node
+
+    def ordered(self, node: exp.Expr) -> str:
+        if not isinstance(node, exp.Ordered):
+            return f"{self.render(node)} ASC NULLS FIRST"
+        descending = bool(node.args.get("desc"))
+        nulls_first = node.args.get("nulls_first")
+        if nulls_first is None:
+            nulls_first = not descending
+        direction = "DESC" if descending else "ASC"
+        return f"{self.render(node.this)} {direction} NULLS {'FIRST' if nulls_first else 'LAST'}"
+
+    def frame(self, spec: exp.Expr | None, pretty: str, function: exp.Expr, ordered: bool) -> str:
+        if isinstance(spec, exp.WindowSpec):
+            kind = str(spec.args.get("kind") or "ROWS").upper()
+            start = _bound(spec.args.get("start"), spec.args.get("start_side"))
+            end_value = spec.args.get("end")
+            end = _bound(end_value, spec.args.get("end_side")) if end_value else "CURRENT ROW"
+            return f"{kind} BETWEEN {start} AND {end}"
+        if pretty in ("lag", "lead"):
+            offset = _DEFAULT_ARGUMENTS["lag"][1]
+            given = function.args.get("offset")
+            amount = int(self.render(given)) if given is not None else int(str(offset))
+            amount = -amount if pretty == "lag" else amount
+            return f"ROWS BETWEEN {amount} FOLLOWING AND {amount} FOLLOWING"
+        if not ordered:
+            return _UNBOUNDED_FRAME
+        if pretty in _ROWS_FRAMED:
+            return "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        return "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+
+    def function(self, node: exp.Expr) -> str:
+        written = _written_name(node) or node.key
+        special = _FUNCTIONS.get(written)
+        if special is not None:
+            return special(self, node)
+        name = _PRETTY_NAMES.get(written, written)
+        if isinstance(node, exp.AggFunc) and isinstance(node.this, exp.Distinct):
+            return f"{name}({self.aggregate_arguments(node)})"
+        arguments = self.all(_arguments(node))
+        defaults = _DEFAULT_ARGUMENTS.get(name, ())
+        arguments += [d for d in defaults[len(arguments) :] if d is not None]
+        return f"{name}({', '.join(arguments)})"
+
+
+def _arguments(node: exp.Expr) -> list[exp.Expr]:
+    """A function's arguments in call order (sqlglot keeps them in ``arg_types`` order)."""
+    if isinstance(node, exp.StrPosition):  # locate(substr, str[, pos]); instr(str, substr)
+        if _written_name(node) == "instr":
+            return [node.this, node.args["substr"]]
+        ordered = [node.args["substr"], node.this, node.args.get("position")]
+        return [argument for argument in ordered if argument is not None]
+    arguments: list[exp.Expr] = []
+    for key in node.arg_types:
+        value = node.args.get(key)
+        if key == "unit" and isinstance(value, exp.Var):
+            continue  # date_add(d, n): sqlglot's implied DAY
+        if isinstance(value, list):
+            arguments.extend(v for v in value if isinstance(v, exp.Expr))
+        elif isinstance(value, exp.Expr):
+            arguments.append(value)
+    return arguments
+
+
+def _log(renderer: _Renderer, node: exp.Expr) -> str:
+    arguments = renderer.all(_arguments(node))
+    if len(arguments) == 1:
+        return f"LOG(E(), {arguments[0]})"
+    return f"LOG({', '.join(arguments)})"
+
+
+def _first_last(renderer: _Renderer, node: exp.Expr) -> str:
+    # first(x, true) is first(x) IGNORE NULLS; Spark's name shows neither.
+    return f"{_written_name(node) or node.key}({renderer.render(node.this)})"
+
+
+def _aggregate(renderer: _Renderer, node: exp.Expr) -> str:
+    # aggregate(array, start, merge) spells out the identity finish function.
+    arguments = renderer.all(_arguments(node))
+    if len(arguments) == 3:
+        arguments.append("lambdafunction(namedlambdavariable(), namedlambdavariable())")
+    return f"{_written_name(node)}({', '.join(arguments)})"
+
+
+def _any(renderer: _Renderer, node: exp.Expr) -> str:
+    return f"{_written_name(node) or 'any'}({renderer.render(node.this)})"
+
+
+def _trim(renderer: _Renderer, node: exp.Expr) -> str:
+    position = node.args.get("position")
+    characters = node.args.get("expression")
+    if position and characters is not None:
+        return f"TRIM({position} {renderer.render(characters)} FROM {renderer.render(node.this)})"
+    arguments = [node.this, *([characters] if characters is not None else [])]
+    return f"{_written_name(node)}({', '.join(renderer.all(arguments))})"
+
+
+def _extract(renderer: _Renderer, node: exp.Expr) -> str:
+    return f"extract({node.this.name} FROM {renderer.render(node.expression)})"
+
+
+def _datepart(renderer: _Renderer, node: exp.Expr) -> str:
+    field, source = node.expressions
+    return f"datepart({renderer.render(field)} FROM {renderer.render(source)})"
+
+
+def _array_sort(renderer: _Renderer, node: exp.Expr) -> str:
+    comparator = node.args.get("expression")
+    shown = renderer.render(comparator) if comparator is not None else _ARRAY_SORT_COMPARATOR
+    return f"array_sort({renderer.render(node.this)}, {shown})"
+
+
+def _sort_array(renderer: _Renderer, node: exp.Expr) -> str:
+    ascending = node.args.get("asc")
+    order = renderer.render(ascending) if ascending is not None else "true"
+    return f"sort_array({renderer.render(node.this)}, {order})"
+
+
+def _position(renderer: _Renderer, node: exp.Expr) -> str:
+    arguments = renderer.all(_arguments(node))
+    arguments += ["1"][: 3 - len(arguments)] if len(arguments) == 2 else []
+    return f"{_written_name(node)}({', '.join(arguments)})"
+
+
+def _no_arguments(name: str) -> Callable[[_Renderer, exp.Expr], str]:
+    return lambda renderer, node: name
+
+
+def _last_argument(name: str) -> Callable[[_Renderer, exp.Expr], str]:
+    return lambda renderer, node: f"{name}({renderer.render(_arguments(node)[-1])})"
+
+
+def _first_argument(name: str) -> Callable[[_Renderer, exp.Expr], str]:
+    return lambda renderer, node: f"{name}({renderer.render(_arguments(node)[0])})"
+
+
+def _date_sub(renderer: _Renderer, node: exp.Expr) -> str:
+    # sqlglot reads date_sub(d, n) as a date_add of n * -1.
+    days = node.expression
+    if isinstance(days, exp.Mul) and _written_name(days) is None:
+        days = days.this
+    return f"date_sub({renderer.render(node.this)}, {renderer.render(days)})"
+
+
+def _from_unixtime(renderer: _Renderer, node: exp.Expr) -> str:
+    # sqlglot turns the Java pattern into strftime's; Spark shows the Java one.
+    pattern = node.args.get("format")
+    java = "yyyy-MM-dd HH:mm:ss"
+    if isinstance(pattern, exp.Literal):
+        java = (
+            format_time(pattern.name, Spark.INVERSE_TIME_MAPPING, Spark.INVERSE_TIME_TRIE) or java
+        )
+    elif pattern is not None:
+        java = renderer.render(pattern)
+    return f"from_unixtime({renderer.render(node.this)}, {java})"
+
+
+def _cast_function(renderer: _Renderer, node: exp.Expr) -> str:
+    return renderer.render(node.this)  # date(x), timestamp(x): a cast
+
+
+_FUNCTIONS: dict[str, Callable[[_Renderer, exp.Expr], str]] = {
+    "log": _log,
+    "aggregate": _aggregate,
+    "reduce": _aggregate,
+    "first": _first_last,
+    "last": _first_last,
+    "trim": _trim,
+    "ltrim": _trim,
+    "rtrim": _trim,
+    "log10": _last_argument("LOG10"),
+    "log2": _last_argument("LOG2"),
+    "initcap": _first_argument("initcap"),
+    "date_sub": _date_sub,
+    "from_unixtime": _from_unixtime,
+    "isnull": lambda renderer, node: f"({renderer.render(_arguments(node)[0])} IS NULL)",
+    "isnotnull": lambda renderer, node: f"({renderer.render(_arguments(node)[0])} IS NOT NULL)",
+    "positive": lambda renderer, node: f"(+ {renderer.render(_arguments(node)[0])})",
+    "extract": _extract,
+    "datepart": _datepart,
+    "array_sort": _array_sort,
+    "sort_array": _sort_array,
+    "locate": _position,
+    "position": _position,
+    "current_date": _no_arguments("current_date()"),
+    "current_timestamp": _no_arguments("current_timestamp()"),
+    "date": _cast_function,
+    "timestamp": _cast_function,
+}
+
+
+def _bound(value: exp.Expr | str | None, side: object) -> str:
+    text = value if isinstance(value, str) else (value.sql("spark") if value is not None else "")
+    if text.upper() == "CURRENT ROW":
+        return "CURRENT ROW"
+    return f"{text.upper()} {str(side or '').upper()}".strip()
+
+
+def _type_sql(to: exp.Expr | None) -> str:
+    if not isinstance(to, exp.DataType):
+        return "?"
+    if to.this == exp.DType.DECIMAL:
+        parameters = [p.this.name for p in to.expressions] or ["10", "0"]
+        return f"DECIMAL({', '.join(parameters + ['0'][: 2 - len(parameters)])})"
+    return _TYPE_NAMES.get(to.this, to.sql("spark").upper())
+
+
+def _typed_literal(keyword: str, text: str) -> str:
+    """``DATE '...'`` / ``TIMESTAMP '...'`` as Spark prints the literal's value."""
+    value = text.strip()
+    try:
+        if keyword == "DATE":
+            return f"DATE '{datetime.date.fromisoformat(value[:10]).isoformat()}'"
+        parsed = datetime.datetime.fromisoformat(value.replace("T", " "))
+    except ValueError:
+        return f"{keyword} '{value}'"
+    shown = parsed.strftime("%Y-%m-%d %H:%M:%S")
+    if parsed.microsecond:
+        shown += f".{parsed.microsecond:06d}".rstrip("0")
+    return f"{keyword} '{shown}'"
+
+
+def _source_names(item: exp.Expr) -> set[str]:
+    """The names of the relations the SELECTs around ``item`` read (qualifiers to drop)."""
+    names: set[str] = set()
+    select = item.find_ancestor(exp.Select)
+    while select is not None:
+        for source in [select.args.get("from_"), *(select.args.get("joins") or [])]:
+            if source is None:
+                continue
+            for table in source.find_all(exp.Table, exp.Subquery):
+                if table.alias_or_name:
+                    names.add(table.alias_or_name.lower())
+        select = select.find_ancestor(exp.Select)
+    return names
+
+
+_RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
+    exp.Column: _Renderer.column,
+    exp.Identifier: _Renderer.identifier,
+    exp.Literal: _Renderer.literal,
+    exp.Null: lambda renderer, node: "NULL",
+    exp.Boolean: lambda renderer, node: "true" if node.this else "false",
+    exp.Neg: _Renderer.neg,
+    exp.Cast: _Renderer.cast,
+    exp.TryCast: _Renderer.cast,
+    **{operator: _Renderer.binary for operator in _BINARY_OPERATORS},
+    exp.NEQ: _Renderer.not_equal,
+    exp.Not: _Renderer.negation,
+    exp.Is: _Renderer.is_,
+    exp.NullSafeNEQ: _Renderer.distinct_from,
+    exp.In: _Renderer.in_,
+    exp.Between: _Renderer.between,
+    exp.Like: _Renderer.like,
+    exp.ILike: _Renderer.ilike,
+    exp.RegexpLike: _Renderer.rlike,
+    exp.Escape: _Renderer.escape,
+    exp.Paren: _Renderer.paren,
+    exp.BitwiseNot: _Renderer.bitwise_not,
+    exp.DPipe: _Renderer.concat_operator,
+    exp.Case: _Renderer.case,
+    exp.If: _Renderer.if_,
+    exp.Array: _Renderer.array,
+    exp.VarMap: _Renderer.map_,
+    exp.Struct: _Renderer.struct,
+    exp.Bracket: _Renderer.bracket,
+    exp.Dot: _Renderer.dot,
+    exp.Interval: _Renderer.interval,
+    exp.HexString: _Renderer.hex_string,
+    exp.Subquery: _Renderer.subquery,
+    exp.Select: _Renderer.subquery,
+    exp.Exists: _Renderer.exists,
+    exp.Lambda: _Renderer.lambda_,
+    exp.Count: _Renderer.count,
+    exp.Any: _any,
+    exp.IgnoreNulls: _Renderer.ignore_nulls,
+    exp.Filter: _Renderer.filter_,
+    exp.Window: _Renderer.window,
+    exp.TsOrDsToDate: lambda renderer, node: (
+        renderer.function(node) if _written_name(node) else renderer.render(node.this)
+    ),
+}
