@@ -2,9 +2,11 @@
 
 The data comes from ``tpchgen-cli`` (scale factor 0.01, parquet), generated once per run.
 Spark reads the parquet files; the shim holds the same rows as Delta tables. Both see the
-types tpchgen writes: BIGINT keys, INT line numbers/sizes/quantities available,
-DECIMAL(15,2) money and quantities, DATE, STRING. The queries are the spec's, with its
-default substitution parameters, in ``tests/fixtures/tpch/qNN.sql``.
+types tpchgen writes (``test_tables_have_the_same_types``): BIGINT keys; INT line numbers,
+part sizes, available quantities and ship priorities; DECIMAL(15,2) prices, quantities,
+discounts, taxes and balances; DATE; STRING. The queries are the spec's, with its default
+substitution parameters (Q11's FRACTION is the spec's 0.0001, not scaled to the scale
+factor; Q15's view is a CTE), in ``tests/fixtures/tpch/qNN.sql``.
 
 Rows are compared in the order of the query's ORDER BY; rows that tie on every ORDER BY
 key may come in any order (Spark promises none). Decimals must agree in value and scale,
