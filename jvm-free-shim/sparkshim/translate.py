@@ -995,8 +995,6 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         # which is DuckDB's TimeZone setting.
         wall_time = _spark_cast(node.this, "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
         return _cast(wall_time, "TIMESTAMPTZ")
-        # Spark's TIMESTAMP is an instant shown in the session time zone (UTC here).
-        to = exp.DataType.build("TIMESTAMP")
     return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
 
 
