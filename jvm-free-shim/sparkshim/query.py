@@ -383,6 +383,8 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
         replacement: exp.Expr = exp.Subquery(this=resolved.this, alias=table_alias)
     else:
         replacement = exp.alias_(resolved, alias, table=True)
+    # FROM t PIVOT (...): the pivot stays on what t resolves to (translate.py rewrites it).
+    replacement.set("pivots", table.args.get("pivots"))
     table.replace(replacement)
 
 

@@ -41,6 +41,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
 from sparkshim.errors import ParseException, UnsupportedSqlError
+from sparkshim.pivot import annotate_pivots, pivot_relation
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -92,6 +93,12 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("exists(array, lambda)", "Spark's three-valued result is not translated"),
     ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
     ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
+    ("UNPIVOT", "not translated"),
+    (
+        "PIVOT with first/last/any_value, or a value of another type than its column",
+        "Spark's pivot plans differ there (the type check is raised at run time); "
+        "an unaliased value or aggregate other than a literal or f(column) must be named with AS",
+    ),
 )
 
 _LOG_FILTER_TEXT = "contains unsupported syntax"
@@ -180,7 +187,9 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     """DuckDB SQL giving Spark's answer for the query ``expression``; with ``copy=False``
     the caller gives up ``expression``, which is then rewritten in place (a deep copy of a
     large statement costs as much as translating it)."""
-    tree = _rewrite(expression.copy() if copy else expression)
+    tree = expression.copy() if copy else expression
+    annotate_pivots(tree)
+    tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
         return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
@@ -1317,4 +1326,5 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Cast: _rewrite_cast,
     exp.TryCast: _rewrite_cast,
     exp.Anonymous: _rewrite_anonymous,
+    exp.Pivot: pivot_relation,
 }
