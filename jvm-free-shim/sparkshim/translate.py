@@ -40,6 +40,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
+from sparkshim import functions
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.pivot import annotate_pivots, pivot_relation
 
@@ -189,6 +190,7 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     large statement costs as much as translating it)."""
     tree = expression.copy() if copy else expression
     annotate_pivots(tree)
+    _fold_negative_typed_literals(tree)
     tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
@@ -747,6 +749,11 @@ def _collect(node: exp.Expr, distinct: bool) -> exp.Expr:
 
 
 def _rewrite_count(node: exp.Expr) -> exp.Expr:
+    if node.expressions and not isinstance(node.this, exp.Distinct):
+        # count(a, b, ...): the rows where every argument is non-NULL.
+        values = [node.this, *node.expressions]
+        every = exp.and_(*[exp.Not(this=exp.Is(this=_c(v), expression=exp.Null())) for v in values])
+        return exp.Count(this=_case((every, _lit(1))))
     distinct = node.this
     if not isinstance(distinct, exp.Distinct) or len(distinct.expressions) < 2:
         return node
@@ -971,6 +978,15 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             ),
         )
         return _case((is_string, from_text), default=_try_cast(_c(value), target))
+    if name in ("BINARY", "VARBINARY", "BLOB"):
+        # A string's UTF-8 bytes (DuckDB's CAST would read \x escapes); an integer's bytes.
+        return functions.integral_to_binary(
+            _try_cast(_c(value), "BIGINT"),
+            _case(
+                (is_string, _fn("ENCODE", _as_varchar(value))), default=_try_cast(_c(value), target)
+            ),
+            value_type=_fn("TYPEOF", _c(value)),
+        )
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
         number = _try_cast(_c(value), "DOUBLE")
         magnitude = _fn("ABS", number)
@@ -1116,7 +1132,12 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         target = "DATE" if name == "TO_DATE" else "TIMESTAMP"
         if len(args) == 1:
             return _spark_cast(args[0], target)
-        parsed = _fn("TRY_STRPTIME", _as_varchar(args[0]), _strftime(args[1], name.lower()))
+        parsed: exp.Expr = _fn(
+            "TRY_STRPTIME", _as_varchar(args[0]), _strftime(args[1], name.lower())
+        )
+        if "y" not in re.sub(r"'[^']*'", "", _string_value(args[1]) or ""):
+            # A pattern without a year: Spark's default year is 1970, strptime's 1900.
+            parsed = exp.Add(this=parsed, expression=_fn("TO_YEARS", _lit(70)))
         return _cast(parsed, target)
     if name == "UNIX_TIMESTAMP":
         if not args:
@@ -1174,6 +1195,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         default_message = _lit(f"'{args[0].sql('spark')}' is not true!")
         message = _as_varchar(args[1]) if len(args) == 2 else default_message
         return _case((_c(args[0]), exp.Null()), default=_fn("ERROR", message))
+    if name == "ZIP_WITH" and len(args) == 3 and isinstance(args[2], exp.Lambda):
+        return _zip_with(args[0], args[1], args[2])
     if name in _SAME_IN_DUCKDB:
         return node
     raise UnsupportedSqlError(
@@ -1240,7 +1263,6 @@ _SAME_IN_DUCKDB = frozenset(
         "REPEAT",
         "REVERSE",
         "TRANSLATE",
-        "NANVL",
         "ISNAN",
         "ACOS",
         "ASIN",
@@ -1261,6 +1283,129 @@ _SAME_IN_DUCKDB = frozenset(
         "BIT_LENGTH",
     }
 )
+
+
+# ---- functions built in functions.py ----
+
+
+def _rewrite_months_between(node: exp.Expr) -> exp.Expr:
+    round_off = node.args.get("roundoff")
+    if round_off is not None and not isinstance(round_off, exp.Boolean):
+        raise functions.refuse_non_literal("months_between", "roundOff")
+    return functions.months_between(
+        _spark_cast(node.this, "TIMESTAMP"),
+        _spark_cast(node.expression, "TIMESTAMP"),
+        round_off=round_off is None or bool(round_off.this),
+    )
+
+
+def _rewrite_next_day(node: exp.Expr) -> exp.Expr:
+    weekday = _string_value(node.expression)
+    if weekday is None:
+        raise functions.refuse_non_literal("next_day", "day of the week")
+    return functions.next_day(_spark_cast(node.this, "DATE"), weekday)
+
+
+def _rewrite_elt(node: exp.Expr) -> exp.Expr:
+    texts = [_spark_cast(text, "VARCHAR") for text in node.expressions]
+    return functions.elt(_spark_cast(node.this, "INTEGER"), texts)
+
+
+def _rewrite_nanvl(node: exp.Expr) -> exp.Expr:
+    return functions.nanvl(_spark_cast(node.this, "DOUBLE"), _spark_cast(node.expression, "DOUBLE"))
+
+
+def _rewrite_date_from_unix_date(node: exp.Expr) -> exp.Expr:
+    return functions.date_from_unix_date(_c(node.this))
+
+
+def _rewrite_to_binary(node: exp.Expr) -> exp.Expr:
+    format_node = node.args.get("format")
+    format_name = "hex" if format_node is None else _string_value(format_node)
+    if format_name is None:
+        raise functions.refuse_non_literal("to_binary", "format")
+    return functions.to_binary(_as_varchar(node.this), format_name)
+
+
+def _rewrite_struct(node: exp.Expr) -> exp.Expr:
+    stars = [e for e in node.expressions if e.find(exp.Star)]
+    if not stars:
+        return node
+    only = node.expressions[0]
+    if len(node.expressions) == 1 and isinstance(only, exp.Column) and only.table:
+        # struct(t.*): DuckDB's reference to the relation t is its row as a struct.
+        return exp.column(only.table, quoted=True)
+    raise UnsupportedSqlError("struct() of * with other fields", "use struct(t.*) or name them")
+
+
+def _rewrite_indexed_lambda(node: exp.Expr) -> exp.Expr:
+    # transform/filter(a, (x, i) -> ...): Spark's index i counts from 0, DuckDB's from 1.
+    function = node.expression
+    if isinstance(function, exp.Lambda) and len(function.expressions) == 2:
+        _shift_lambda_parameter(function, function.expressions[1].name, -1)
+    return node
+
+
+def _shift_lambda_parameter(function: exp.Lambda, name: str, offset: int) -> None:
+    """Replace each reference to the parameter ``name`` in ``function``'s body by itself
+    plus ``offset`` (a nested lambda with a parameter of that name hides it)."""
+    for reference in list(function.this.find_all(exp.Identifier, exp.Column)):
+        if isinstance(reference, exp.Identifier) and isinstance(reference.parent, exp.Column):
+            continue
+        if reference.name != name or (isinstance(reference, exp.Column) and reference.table):
+            continue
+        if isinstance(reference.parent, exp.Lambda) and reference.arg_key == "expressions":
+            continue
+        binder = reference.find_ancestor(exp.Lambda)
+        if binder is not function:
+            continue
+        shifted = exp.Add(this=exp.to_identifier(name), expression=_lit(offset))
+        reference.replace(exp.Paren(this=shifted))
+
+
+def _zip_with(left: exp.Expr, right: exp.Expr, function: exp.Lambda) -> exp.Expr:
+    """zip_with(a, b, (x, y) -> f): f over the pairs of the longer array's length (the
+    shorter padded with NULLs); NULL when either array is NULL."""
+    if len(function.expressions) != 2:
+        raise UnsupportedSqlError("zip_with with a lambda of other than two parameters")
+    position = "__zip_position"
+    body = function.this.copy()
+    for parameter, array in zip(function.expressions, (left, right), strict=True):
+        element = exp.Bracket(
+            this=_c(array),
+            expressions=[exp.Add(this=exp.to_identifier(position), expression=_lit(1))],
+            offset=1,
+        )
+        for reference in list(body.find_all(exp.Identifier, exp.Column)):
+            inside_column = isinstance(reference, exp.Identifier) and isinstance(
+                reference.parent, exp.Column
+            )
+            if reference.name == parameter.name and not inside_column:
+                reference.replace(element.copy())
+    length = _fn("GREATEST", _fn("LEN", _c(left)), _fn("LEN", _c(right)))
+    zipped = _fn(
+        "LIST_TRANSFORM",
+        _fn("RANGE", length),
+        exp.Lambda(this=body, expressions=[exp.to_identifier(position)]),
+    )
+    return _case(_null_if_any_null(left, right), default=zipped)
+
+
+def _fold_negative_typed_literals(tree: exp.Expr) -> None:
+    """``-128Y``, ``-32768S``, ``-9223372036854775808L``: the typed literal of the minimum,
+    which sqlglot reads as the negation of a cast out of range."""
+    for negation in list(tree.find_all(exp.Neg)):
+        cast = negation.this
+        if not isinstance(cast, (exp.Cast, exp.TryCast)):
+            continue
+        literal, to = cast.this, cast.args.get("to")
+        if not (
+            isinstance(literal, exp.Literal) and literal.is_int and isinstance(to, exp.DataType)
+        ):
+            continue
+        bound = _INTEGRAL_RANGES.get(to.this.value.upper())
+        if bound is not None and int(literal.name) == bound:
+            negation.replace(exp.Cast(this=_lit(-bound), to=to.copy()))
 
 
 # ---- the rule table ----
@@ -1327,4 +1472,13 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.TryCast: _rewrite_cast,
     exp.Anonymous: _rewrite_anonymous,
     exp.Pivot: pivot_relation,
+    exp.MonthsBetween: _rewrite_months_between,
+    exp.NextDay: _rewrite_next_day,
+    exp.Elt: _rewrite_elt,
+    exp.Nanvl: _rewrite_nanvl,
+    exp.DateFromUnixDate: _rewrite_date_from_unix_date,
+    exp.ToBinary: _rewrite_to_binary,
+    exp.Struct: _rewrite_struct,
+    exp.Transform: _rewrite_indexed_lambda,
+    exp.ArrayFilter: _rewrite_indexed_lambda,
 }
