@@ -556,6 +556,7 @@ def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_select(node: exp.Expr) -> exp.Expr:
+    _drop_grand_total_of_no_rows(node)
     for lateral in list(node.args.get("laterals") or []):
         node.append("joins", _lateral_view_join(lateral))
     node.set("laterals", None)
@@ -576,6 +577,22 @@ def _rewrite_select(node: exp.Expr) -> exp.Expr:
             # Spark names an unaliased count(*) column count(1); DuckDB, count_star().
             projection.replace(exp.alias_(_c(projection), "count(1)", quoted=True))
     return node
+
+
+def _drop_grand_total_of_no_rows(select: exp.Expr) -> None:
+    """GROUPING SETS / ROLLUP / CUBE over no rows: Spark aggregates per grouping set, so
+    it returns no row at all, where DuckDB returns the row of the empty set ``()``."""
+    group = select.args.get("group")
+    if group is None:
+        return
+    sets = (exp.GroupingSets, exp.Rollup, exp.Cube)
+    listed = any(isinstance(item, sets) for item in group.expressions)
+    if not listed and not any(group.args.get(k) for k in ("grouping_sets", "rollup", "cube")):
+        return
+    some_row = exp.GT(this=exp.Count(this=exp.Star()), expression=_lit(0))
+    having = select.args.get("having")
+    condition = some_row if having is None else exp.and_(exp.Paren(this=having.this), some_row)
+    select.set("having", exp.Having(this=condition))
 
 
 def _lateral_view_join(lateral: exp.Expr) -> exp.Join:
@@ -1391,6 +1408,40 @@ def _zip_with(left: exp.Expr, right: exp.Expr, function: exp.Lambda) -> exp.Expr
     return _case(_null_if_any_null(left, right), default=zipped)
 
 
+def _rewrite_skewness(node: exp.Expr) -> exp.Expr:
+    # Spark: the population skewness sqrt(n) m3 / m2^1.5 (NULL when m2 = 0); DuckDB's
+    # skewness is the sample one, G1 = g1 sqrt(n (n - 1)) / (n - 2), NULL for n = 2.
+    if _window_parent(node) is not None:
+        raise UnsupportedSqlError("skewness over a window")
+    value = _spark_cast(node.this, "DOUBLE")
+    count = exp.Count(this=_c(value))
+    sample = _fn("SKEWNESS", _c(value))
+    population = exp.Div(
+        this=exp.Mul(
+            this=sample, expression=exp.Paren(this=exp.Sub(this=count, expression=_lit(2)))
+        ),
+        expression=_fn(
+            "SQRT",
+            exp.Mul(
+                this=count.copy(),
+                expression=exp.Paren(this=exp.Sub(this=count.copy(), expression=_lit(1))),
+            ),
+        ),
+    )
+    two_values = exp.and_(
+        exp.EQ(this=count.copy(), expression=_lit(2)),
+        exp.GT(this=_fn("VAR_POP", _c(value)), expression=_lit(0)),
+    )
+    return _case((two_values, _cast(_lit(0), "DOUBLE")), default=population)
+
+
+def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
+    # Spark: the population excess kurtosis n m4 / m2^2 - 3, DuckDB's kurtosis_pop.
+    if _window_parent(node) is not None:
+        raise UnsupportedSqlError("kurtosis over a window")
+    return _fn("KURTOSIS_POP", _spark_cast(node.this, "DOUBLE"))
+
+
 def _fold_negative_typed_literals(tree: exp.Expr) -> None:
     """``-128Y``, ``-32768S``, ``-9223372036854775808L``: the typed literal of the minimum,
     which sqlglot reads as the negation of a cast out of range."""
@@ -1480,5 +1531,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.ToBinary: _rewrite_to_binary,
     exp.Struct: _rewrite_struct,
     exp.Transform: _rewrite_indexed_lambda,
+    exp.Skewness: _rewrite_skewness,
+    exp.Kurtosis: _rewrite_kurtosis,
     exp.ArrayFilter: _rewrite_indexed_lambda,
 }

@@ -471,3 +471,28 @@ def test_docs_list_every_refused_construct() -> None:
     engines_doc = (Path(__file__).resolve().parents[2] / "docs" / "engines.md").read_text()
     missing = [c for c, _ in REFUSED if f"| {c.replace('|', '/')} |" not in engines_doc]
     assert missing == [], "add these to docs/engines.md: " + ", ".join(missing)
+
+
+def test_nested_cte_redefining_an_outer_name_is_ambiguous_as_in_spark(tmp_path: Path) -> None:
+    from sparkshim import ShimSession
+    from sparkshim.errors import AnalysisException
+
+    session = ShimSession(warehouse=str(tmp_path))
+    try:
+        with pytest.raises(AnalysisException, match="AMBIGUOUS_ALIAS_IN_NESTED_CTE"):
+            session.sql(
+                "WITH t AS (SELECT 1 AS x), u AS (WITH t AS (SELECT 2 AS x) SELECT * FROM t) "
+                "SELECT x FROM u"
+            )
+    finally:
+        session.stop()
+
+
+def test_transform_index_counts_from_zero() -> None:
+    sql = to_duckdb(parse_spark("SELECT transform(a, (x, i) -> x + i) FROM t"))
+    assert "(i + -1)" in sql
+
+
+def test_pivot_refuses_order_dependent_aggregates() -> None:
+    with pytest.raises(UnsupportedSqlError, match="first/last/any_value in a PIVOT"):
+        to_duckdb(parse_spark("SELECT * FROM (SELECT 1) PIVOT (first(a) FOR b IN (1))"))
