@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.intervals import annotate_date_arithmetic
 from sparkshim.translate import annotate_sums, parse_spark, to_duckdb
 from sparkshim.types import to_spark_type
 
@@ -251,6 +252,7 @@ def write_query(
 def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
     resolved = resolve_tables(session, tree.copy(), registrations)
     annotate_sums(resolved, registrations.schemas)
+    annotate_date_arithmetic(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
 
 

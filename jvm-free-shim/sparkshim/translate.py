@@ -40,7 +40,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
-from sparkshim import functions
+from sparkshim import functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.pivot import annotate_pivots, pivot_relation
 
@@ -95,6 +95,14 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
     ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
     ("UNPIVOT", "not translated"),
+    (
+        "an interval as a result column (a DATE minus a DATE, INTERVAL literals)",
+        "Spark returns INTERVAL DAY/YEAR TO MONTH values; use datediff() or extract()",
+    ),
+    (
+        "a DATE or string plus/minus an interval or a DATE whose type sqlglot cannot infer",
+        "Spark's result type differs from DuckDB's there (raised at run time)",
+    ),
     (
         "PIVOT with first/last/any_value, or a value of another type than its column",
         "Spark's pivot plans differ there (the type check is raised at run time); "
@@ -315,6 +323,25 @@ def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
         if operand is not None and _string_value(operand) is not None:
             node.set(key, _spark_cast(operand, "DOUBLE"))
     return node
+
+
+def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
+    # A DATE with an interval or another DATE: see intervals.py.
+    is_result = _is_result_column(node)
+    node = _rewrite_string_arithmetic(node)
+    result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
+    if is_result and intervals.is_interval(result):
+        raise UnsupportedSqlError(
+            "a DATE minus a DATE as a result column",
+            "Spark's answer is an INTERVAL DAY; datediff(end, start) gives the days",
+        )
+    return result
+
+
+def _rewrite_interval(node: exp.Expr) -> exp.Expr:
+    if isinstance(node.parent, (exp.Cast, exp.TryCast)):
+        return node  # the cast reads the literal (_rewrite_cast)
+    return intervals.interval_literal(node)
 
 
 def _rewrite_div(node: exp.Expr) -> exp.Expr:
@@ -938,6 +965,11 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     if to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
         # Spark's TIMESTAMP is an instant shown in the session time zone (UTC here).
         to = exp.DataType.build("TIMESTAMP")
+    number = intervals.interval_as_number(node.this)
+    if number is not None and to.is_type(*exp.DataType.NUMERIC_TYPES):
+        # CAST(INTERVAL '90' MINUTE AS INT): the count of the interval's unit.
+        whole = number if not to.is_type(*exp.DataType.INTEGER_TYPES) else int(number)
+        return _spark_cast(exp.Literal.number(whole), to.sql(dialect="duckdb"), to)
     return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
 
 
@@ -1466,8 +1498,9 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
-    exp.Add: _rewrite_string_arithmetic,
-    exp.Sub: _rewrite_string_arithmetic,
+    exp.Add: _rewrite_add_sub,
+    exp.Sub: _rewrite_add_sub,
+    exp.Interval: _rewrite_interval,
     exp.Mul: _rewrite_string_arithmetic,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
