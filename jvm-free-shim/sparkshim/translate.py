@@ -199,6 +199,7 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     tree = expression.copy() if copy else expression
     annotate_pivots(tree)
     _fold_negative_typed_literals(tree)
+    _keep_nested_count_bug(tree)
     tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
@@ -616,6 +617,11 @@ def _drop_grand_total_of_no_rows(select: exp.Expr) -> None:
     listed = any(isinstance(item, sets) for item in group.expressions)
     if not listed and not any(group.args.get(k) for k in ("grouping_sets", "rollup", "cube")):
         return
+    _only_groups_with_rows(select)
+
+
+def _only_groups_with_rows(select: exp.Expr) -> None:
+    """Add ``count(*) > 0`` to ``select``'s HAVING."""
     some_row = exp.GT(this=exp.Count(this=exp.Star()), expression=_lit(0))
     having = select.args.get("having")
     condition = some_row if having is None else exp.and_(exp.Paren(this=having.this), some_row)
@@ -1472,6 +1478,38 @@ def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
     if _window_parent(node) is not None:
         raise UnsupportedSqlError("kurtosis over a window")
     return _fn("KURTOSIS_POP", _spark_cast(node.this, "DOUBLE"))
+
+
+def _keep_nested_count_bug(tree: exp.Expr) -> None:
+    """Spark 3.5 decorrelates an aggregate without GROUP BY that is a derived table inside
+    a correlated scalar subquery by grouping it by the outer reference, so where no row
+    matches it gives no row (not one row of ``count(*) = 0``): ``(SELECT sum(cnt) FROM
+    (SELECT count(*) cnt FROM t WHERE t.k = outer.k))`` is NULL there. HAVING count(*) > 0
+    gives the same; correlation is seen through qualified outer columns."""
+    for select in list(tree.find_all(exp.Select)):
+        derived = select.parent
+        if not (
+            isinstance(derived, exp.Subquery) and isinstance(derived.parent, (exp.From, exp.Join))
+        ):
+            continue
+        if select.args.get("group") is not None or not select.find(exp.AggFunc):
+            continue
+        scalar = derived.parent.parent
+        while scalar is not None and not (
+            isinstance(scalar, exp.Subquery) and not isinstance(scalar.parent, (exp.From, exp.Join))
+        ):
+            scalar = scalar.parent
+        if scalar is None or isinstance(scalar.parent, exp.SetOperation):
+            continue
+        inner_names = {
+            source.alias_or_name.lower() for source in scalar.find_all(exp.Table, exp.Subquery)
+        }
+        correlated = any(
+            column.table and column.table.lower() not in inner_names
+            for column in select.find_all(exp.Column)
+        )
+        if correlated:
+            _only_groups_with_rows(select)
 
 
 def _fold_negative_typed_literals(tree: exp.Expr) -> None:
