@@ -25,7 +25,7 @@ from decimal import Decimal
 
 from sqlglot import exp
 
-from sparkshim.errors import UnsupportedSqlError
+from sparkshim.errors import AnalysisException, UnsupportedSqlError
 
 __all__ = ["annotate_pivots", "pivot_relation"]
 
@@ -55,12 +55,29 @@ def annotate_pivots(tree: exp.Expr) -> None:
         if pivot.args.get("unpivot"):
             continue
         for aggregate in pivot.expressions:
+            _check_aggregated(aggregate)
             if aggregate.find(*_ORDER_DEPENDENT):
                 raise UnsupportedSqlError(
                     "first/last/any_value in a PIVOT", "Spark ignores NULLs there in one plan"
                 )
         pivot.meta[_NAMES] = _output_names(pivot)
         pivot.meta[_REFERENCES] = sorted(_consumed_columns(pivot))
+
+
+def _check_aggregated(aggregate: exp.Expr) -> None:
+    """Spark's error for a PIVOT aggregate that reads a column outside any aggregate (such
+    a column would silently become a grouping column in DuckDB)."""
+    for column in aggregate.find_all(exp.Column):
+        node = column.parent
+        while node is not None and node is not aggregate.parent:
+            if isinstance(node, (exp.AggFunc, exp.Anonymous)):
+                break
+            node = node.parent
+        else:
+            raise AnalysisException(
+                message="Aggregate expression required for pivot, but "
+                f"'{aggregate.sql('spark')}' did not appear in any aggregate function."
+            )
 
 
 def pivot_relation(pivot: exp.Expr) -> exp.Expr:

@@ -144,6 +144,10 @@ class ShimSpark(Spark):
             "BROUND": _verbatim("BROUND"),
         }
 
+        def _parse_pivot_aggregation(self) -> exp.Expr | None:
+            # Spark takes any aggregate expression there (sum(x) + 1 AS a), not only a call.
+            return self._parse_alias(self._parse_bitwise())
+
 
 class ShimDuckDB(DuckDB):
     """DuckDB, with every sort key's NULL placement spelled out."""

@@ -496,3 +496,10 @@ def test_transform_index_counts_from_zero() -> None:
 def test_pivot_refuses_order_dependent_aggregates() -> None:
     with pytest.raises(UnsupportedSqlError, match="first/last/any_value in a PIVOT"):
         to_duckdb(parse_spark("SELECT * FROM (SELECT 1) PIVOT (first(a) FOR b IN (1))"))
+
+
+def test_pivot_of_a_non_aggregate_is_spark_s_error() -> None:
+    from sparkshim.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="Aggregate expression required for pivot"):
+        to_duckdb(parse_spark("SELECT * FROM (SELECT 1) PIVOT (sum(a), b FOR c IN (1))"))
