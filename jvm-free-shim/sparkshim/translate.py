@@ -346,6 +346,10 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
 def _rewrite_interval(node: exp.Expr) -> exp.Expr:
     if isinstance(node.parent, (exp.Cast, exp.TryCast)):
         return node  # the cast reads the literal (_rewrite_cast)
+    if _is_result_column(node):
+        raise UnsupportedSqlError(
+            "an interval as a result column", "Spark returns an INTERVAL DAY/YEAR TO MONTH value"
+        )
     return intervals.interval_literal(node)
 
 

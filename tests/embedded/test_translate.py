@@ -503,3 +503,20 @@ def test_pivot_of_a_non_aggregate_is_spark_s_error() -> None:
 
     with pytest.raises(AnalysisException, match="Aggregate expression required for pivot"):
         to_duckdb(parse_spark("SELECT * FROM (SELECT 1) PIVOT (sum(a), b FOR c IN (1))"))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT INTERVAL '2' DAY AS a",
+        "SELECT DATE'2024-03-01' - DATE'2024-01-01' AS a",
+    ],
+)
+def test_an_interval_result_column_is_refused(sql: str) -> None:
+    with pytest.raises(UnsupportedSqlError, match="as a result column"):
+        to_duckdb(parse_spark(sql))
+
+
+def test_interval_spans_are_written_as_duckdb_intervals() -> None:
+    sql = to_duckdb(parse_spark("SELECT t + INTERVAL '1-2' YEAR TO MONTH AS a FROM x"))
+    assert "TO_MONTHS(14)" in sql
