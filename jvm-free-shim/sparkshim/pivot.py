@@ -171,20 +171,29 @@ def _matches(key: exp.Expr, value: exp.Expr) -> exp.Expr:
     comparison agrees with Spark's cast of the value to the key's type; a run-time refusal
     elsewhere."""
     key_type, value_type = _fn("TYPEOF", key.copy()), _fn("TYPEOF", value.copy())
-    integral = [exp.Literal.string(t) for t in ("INTEGER", "BIGINT")]
     same_kind = exp.or_(
         exp.EQ(this=key_type, expression=value_type),
         exp.EQ(this=value_type.copy(), expression=exp.Literal.string('"NULL"')),
-        exp.and_(
-            exp.In(this=key_type.copy(), expressions=integral),
-            exp.In(this=value_type.copy(), expressions=[i.copy() for i in integral]),
-        ),
+        *[_both_in(key_type, value_type, kinds) for kinds in _COMPARABLE_KINDS],
     )
     refusal = _fn(
         "ERROR", exp.Literal.string("sparkshim does not support a PIVOT value of another type")
     )
     compared = exp.NullSafeEQ(this=key.copy(), expression=value.copy())
     return exp.Paren(this=exp.Case().when(same_kind, compared).else_(refusal))
+
+
+# DuckDB types whose values compare in DuckDB as Spark compares them after casting the
+# value to the column's type (the session time zone is UTC).
+_COMPARABLE_KINDS = (("INTEGER", "BIGINT"), ("TIMESTAMP", "TIMESTAMP WITH TIME ZONE"))
+
+
+def _both_in(key_type: exp.Expr, value_type: exp.Expr, kinds: tuple[str, ...]) -> exp.Expr:
+    names = [exp.Literal.string(kind) for kind in kinds]
+    return exp.and_(
+        exp.In(this=key_type.copy(), expressions=names),
+        exp.In(this=value_type.copy(), expressions=[name.copy() for name in names]),
+    )
 
 
 def _consumed_columns(pivot: exp.Expr) -> set[str]:
@@ -245,7 +254,8 @@ def _printed(value: exp.Expr) -> str:
         if value.to.is_type(exp.DataType.Type.DATE) and strict_date:
             return date(*(int(part) for part in strict_date.groups())).isoformat()
         stamp = _STRICT_TIMESTAMP.fullmatch(text)
-        if value.to.is_type(exp.DataType.Type.TIMESTAMP) and stamp:
+        timestamp_types = (exp.DType.TIMESTAMP, exp.DType.TIMESTAMPTZ, exp.DType.TIMESTAMPLTZ)
+        if value.to.is_type(*timestamp_types) and stamp:
             *fields, fraction = stamp.groups()
             year, month, day, hour, minute, second = (int(part or 0) for part in fields)
             moment = datetime(year, month, day, hour, minute, second)
