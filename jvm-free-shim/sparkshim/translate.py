@@ -96,6 +96,11 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
     ("UNPIVOT", "not translated"),
     (
+        "months_between / next_day / to_binary with a non-literal roundOff, day name or format",
+        "the argument decides the translation",
+    ),
+    ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
+    (
         "an interval as a result column (a DATE minus a DATE, INTERVAL literals)",
         "Spark returns INTERVAL DAY/YEAR TO MONTH values; use datediff() or extract()",
     ),
@@ -1398,7 +1403,9 @@ def _rewrite_struct(node: exp.Expr) -> exp.Expr:
     if len(node.expressions) == 1 and isinstance(only, exp.Column) and only.table:
         # struct(t.*): DuckDB's reference to the relation t is its row as a struct.
         return exp.column(only.table, quoted=True)
-    raise UnsupportedSqlError("struct() of * with other fields", "use struct(t.*) or name them")
+    raise UnsupportedSqlError(
+        "struct() of * with other fields, or of an unqualified *", "use struct(t.*) or name them"
+    )
 
 
 def _rewrite_indexed_lambda(node: exp.Expr) -> exp.Expr:
