@@ -18,7 +18,11 @@ __all__ = [
     "months_between",
     "nanvl",
     "next_day",
+    "refuse_non_literal",
+    "shift_lambda_parameter",
+    "skewness",
     "to_binary",
+    "zip_with",
 ]
 
 
@@ -192,3 +196,68 @@ def refuse_non_literal(function: str, argument: str) -> UnsupportedSqlError:
     return UnsupportedSqlError(
         f"{function} with a non-literal {argument}", f"write the {argument} as a literal"
     )
+
+
+def shift_lambda_parameter(function: exp.Lambda, name: str, offset: int) -> None:
+    """Replace each reference to the parameter ``name`` in ``function``'s body by itself
+    plus ``offset`` (a nested lambda with a parameter of that name hides it): Spark's
+    lambda index counts from 0, DuckDB's from 1."""
+    for reference in list(function.this.find_all(exp.Identifier, exp.Column)):
+        if isinstance(reference, exp.Identifier) and isinstance(reference.parent, exp.Column):
+            continue
+        if reference.name != name or (isinstance(reference, exp.Column) and reference.table):
+            continue
+        if isinstance(reference.parent, exp.Lambda) and reference.arg_key == "expressions":
+            continue
+        if reference.find_ancestor(exp.Lambda) is not function:
+            continue
+        shifted = exp.Add(this=exp.to_identifier(name), expression=_number(offset))
+        reference.replace(exp.Paren(this=shifted))
+
+
+def zip_with(left: exp.Expr, right: exp.Expr, function: exp.Lambda) -> exp.Expr:
+    """Spark's ``zip_with(a, b, (x, y) -> f)`` of two non-NULL arrays: f over the pairs,
+    as many as the longer array has elements (the shorter padded with NULLs)."""
+    position = "__zip_position"
+    body = function.this.copy()
+    for parameter, array in zip(function.expressions, (left, right), strict=True):
+        element = exp.Bracket(
+            this=array.copy(),
+            expressions=[exp.Add(this=exp.to_identifier(position), expression=_number(1))],
+            offset=1,
+        )
+        for reference in list(body.find_all(exp.Identifier, exp.Column)):
+            inside_column = isinstance(reference, exp.Identifier) and isinstance(
+                reference.parent, exp.Column
+            )
+            if reference.name == parameter.name and not inside_column:
+                reference.replace(element.copy())
+    length = _fn("GREATEST", _fn("LEN", left.copy()), _fn("LEN", right.copy()))
+    return _fn(
+        "LIST_TRANSFORM",
+        _fn("RANGE", length),
+        exp.Lambda(this=body, expressions=[exp.to_identifier(position)]),
+    )
+
+
+def skewness(value: exp.Expr) -> exp.Expr:
+    """Spark's ``skewness`` of a DOUBLE: the population skewness sqrt(n) m3 / m2^1.5, NULL
+    when m2 = 0. DuckDB's skewness is the sample one, G1 = g1 sqrt(n (n - 1)) / (n - 2),
+    NULL for n = 2 (where Spark's is 0 unless both values are equal)."""
+    count = exp.Count(this=value.copy())
+    minus = exp.Paren(this=exp.Sub(this=count.copy(), expression=_number(2)))
+    population = exp.Div(
+        this=exp.Mul(this=_fn("SKEWNESS", value.copy()), expression=minus),
+        expression=_fn(
+            "SQRT",
+            exp.Mul(
+                this=count.copy(),
+                expression=exp.Paren(this=exp.Sub(this=count.copy(), expression=_number(1))),
+            ),
+        ),
+    )
+    two_values = exp.and_(
+        exp.EQ(this=count.copy(), expression=_number(2)),
+        exp.GT(this=_fn("VAR_POP", value.copy()), expression=_number(0)),
+    )
+    return exp.Case().when(two_values, _double(_number(0))).else_(population)

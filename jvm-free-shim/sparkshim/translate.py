@@ -1412,80 +1412,20 @@ def _rewrite_indexed_lambda(node: exp.Expr) -> exp.Expr:
     # transform/filter(a, (x, i) -> ...): Spark's index i counts from 0, DuckDB's from 1.
     function = node.expression
     if isinstance(function, exp.Lambda) and len(function.expressions) == 2:
-        _shift_lambda_parameter(function, function.expressions[1].name, -1)
+        functions.shift_lambda_parameter(function, function.expressions[1].name, -1)
     return node
 
 
-def _shift_lambda_parameter(function: exp.Lambda, name: str, offset: int) -> None:
-    """Replace each reference to the parameter ``name`` in ``function``'s body by itself
-    plus ``offset`` (a nested lambda with a parameter of that name hides it)."""
-    for reference in list(function.this.find_all(exp.Identifier, exp.Column)):
-        if isinstance(reference, exp.Identifier) and isinstance(reference.parent, exp.Column):
-            continue
-        if reference.name != name or (isinstance(reference, exp.Column) and reference.table):
-            continue
-        if isinstance(reference.parent, exp.Lambda) and reference.arg_key == "expressions":
-            continue
-        binder = reference.find_ancestor(exp.Lambda)
-        if binder is not function:
-            continue
-        shifted = exp.Add(this=exp.to_identifier(name), expression=_lit(offset))
-        reference.replace(exp.Paren(this=shifted))
-
-
 def _zip_with(left: exp.Expr, right: exp.Expr, function: exp.Lambda) -> exp.Expr:
-    """zip_with(a, b, (x, y) -> f): f over the pairs of the longer array's length (the
-    shorter padded with NULLs); NULL when either array is NULL."""
     if len(function.expressions) != 2:
         raise UnsupportedSqlError("zip_with with a lambda of other than two parameters")
-    position = "__zip_position"
-    body = function.this.copy()
-    for parameter, array in zip(function.expressions, (left, right), strict=True):
-        element = exp.Bracket(
-            this=_c(array),
-            expressions=[exp.Add(this=exp.to_identifier(position), expression=_lit(1))],
-            offset=1,
-        )
-        for reference in list(body.find_all(exp.Identifier, exp.Column)):
-            inside_column = isinstance(reference, exp.Identifier) and isinstance(
-                reference.parent, exp.Column
-            )
-            if reference.name == parameter.name and not inside_column:
-                reference.replace(element.copy())
-    length = _fn("GREATEST", _fn("LEN", _c(left)), _fn("LEN", _c(right)))
-    zipped = _fn(
-        "LIST_TRANSFORM",
-        _fn("RANGE", length),
-        exp.Lambda(this=body, expressions=[exp.to_identifier(position)]),
-    )
-    return _case(_null_if_any_null(left, right), default=zipped)
+    return _case(_null_if_any_null(left, right), default=functions.zip_with(left, right, function))
 
 
 def _rewrite_skewness(node: exp.Expr) -> exp.Expr:
-    # Spark: the population skewness sqrt(n) m3 / m2^1.5 (NULL when m2 = 0); DuckDB's
-    # skewness is the sample one, G1 = g1 sqrt(n (n - 1)) / (n - 2), NULL for n = 2.
     if _window_parent(node) is not None:
         raise UnsupportedSqlError("skewness over a window")
-    value = _spark_cast(node.this, "DOUBLE")
-    count = exp.Count(this=_c(value))
-    sample = _fn("SKEWNESS", _c(value))
-    population = exp.Div(
-        this=exp.Mul(
-            this=sample, expression=exp.Paren(this=exp.Sub(this=count, expression=_lit(2)))
-        ),
-        expression=_fn(
-            "SQRT",
-            exp.Mul(
-                this=count.copy(),
-                expression=exp.Paren(this=exp.Sub(this=count.copy(), expression=_lit(1))),
-            ),
-        ),
-    )
-    two_values = exp.and_(
-        exp.EQ(this=count.copy(), expression=_lit(2)),
-        exp.GT(this=_fn("VAR_POP", _c(value)), expression=_lit(0)),
-    )
-    return _case((two_values, _cast(_lit(0), "DOUBLE")), default=population)
+    return functions.skewness(_spark_cast(node.this, "DOUBLE"))
 
 
 def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
