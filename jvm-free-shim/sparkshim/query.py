@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from sparkshim import delta
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.intervals import annotate_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
 from sparkshim.spark_typing import annotate
 from sparkshim.translate import parse_spark, to_duckdb
@@ -262,6 +263,7 @@ def _translate(
     names = result_names(named)
     resolved = resolve_tables(session, named, registrations)
     annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
+    annotate_date_arithmetic(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False), names  # resolved is a copy of its own
 
 
@@ -316,17 +318,64 @@ def _bind_session_functions(session: ShimSession, tree: exp.Expr) -> None:
 def resolve_tables(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> exp.Expr:
     """``tree`` with every table reference replaced by what it resolves to."""
     _bind_session_functions(session, tree)
-    cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    _check_nested_cte_names(tree)
     for table in list(tree.find_all(exp.Table)):
         if isinstance(table.this, exp.Anonymous):
             _replace(table, registrations.arrow(_table_function(session, table.this)))
             continue
         if not table.name:
             continue
-        if not table.db and table.name.lower() in cte_names:
+        if not table.db and table.name.lower() in _cte_names_in_scope(table):
             continue
         _replace(table, _resolve_reference(session, table, registrations))
     return tree
+
+
+def _cte_names_in_scope(node: exp.Expr) -> set[str]:
+    """The CTE names a table reference at ``node`` may mean: as in Spark, a CTE is seen by
+    the CTEs defined after it in its WITH and by that WITH's query, not by its own body
+    (there ``WITH t AS (SELECT ... FROM t)`` reads the table t); an inner WITH hides an
+    outer CTE of the same name."""
+    names: set[str] = set()
+    child, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, exp.With) and isinstance(child, exp.CTE):
+            earlier = parent.expressions[: child.index or 0]
+            names.update(cte.alias_or_name.lower() for cte in earlier)
+        elif isinstance(parent, exp.Query) and child.arg_key != "with_":
+            defined = parent.args.get("with_")
+            if defined is not None:
+                names.update(cte.alias_or_name.lower() for cte in defined.expressions)
+        child, parent = parent, parent.parent
+    return names
+
+
+def _check_nested_cte_names(tree: exp.Expr) -> None:
+    """Spark 3.5's default ``spark.sql.legacy.ctePrecedencePolicy`` (EXCEPTION): a WITH
+    starting a CTE's body or a subquery expression may not redefine a CTE name seen there."""
+    for nested in tree.find_all(exp.With):
+        query = nested.parent
+        if query is None or query is tree or not _starts_a_query(query):
+            continue
+        outer = _cte_names_in_scope(query)
+        for cte in nested.expressions:
+            name = cte.alias_or_name
+            if name.lower() in outer:
+                raise AnalysisException(
+                    message=f"[AMBIGUOUS_ALIAS_IN_NESTED_CTE] Name `{name}` is ambiguous in "
+                    'nested CTE. Please set "spark.sql.legacy.ctePrecedencePolicy" to '
+                    '"CORRECTED" so that name defined in inner CTE takes precedence. If set '
+                    'it to "LEGACY", outer CTE definitions will take precedence.'
+                )
+
+
+def _starts_a_query(query: exp.Expr) -> bool:
+    """Whether ``query`` is a CTE's body or a subquery expression (not a FROM item or a
+    branch of a set operation)."""
+    parent = query.parent
+    if isinstance(parent, exp.Subquery):
+        return not isinstance(parent.parent, (exp.From, exp.Join, exp.Lateral, exp.SetOperation))
+    return not isinstance(parent, exp.SetOperation)
 
 
 def _resolve_reference(
@@ -405,6 +454,8 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
         replacement: exp.Expr = exp.Subquery(this=resolved.this, alias=table_alias)
     else:
         replacement = exp.alias_(resolved, alias, table=True)
+    # FROM t PIVOT (...): the pivot stays on what t resolves to (translate.py rewrites it).
+    replacement.set("pivots", table.args.get("pivots"))
     table.replace(replacement)
 
 

@@ -30,9 +30,10 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 from sqlglot.generators.duckdb import DuckDBGenerator
 from sqlglot.parsers.spark import SparkParser
 
-from sparkshim import decimals
+from sparkshim import decimals, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
+from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
@@ -85,6 +86,25 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("exists(array, lambda)", "Spark's three-valued result is not translated"),
     ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
     ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
+    ("UNPIVOT", "not translated"),
+    (
+        "months_between / next_day / to_binary with a non-literal roundOff, day name or format",
+        "the argument decides the translation",
+    ),
+    ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
+    (
+        "an interval as a result column (a DATE minus a DATE, INTERVAL literals)",
+        "Spark returns INTERVAL DAY/YEAR TO MONTH values; use datediff() or extract()",
+    ),
+    (
+        "a DATE or string plus/minus an interval or a DATE whose type sqlglot cannot infer",
+        "Spark's result type differs from DuckDB's there (raised at run time)",
+    ),
+    (
+        "PIVOT with first/last/any_value, or a value of another type than its column",
+        "Spark's pivot plans differ there (the type check is raised at run time); "
+        "an unaliased value or aggregate other than a literal or f(column) must be named with AS",
+    ),
 )
 
 _LOG_FILTER_TEXT = "contains unsupported syntax"
@@ -138,6 +158,10 @@ class ShimSpark(Spark):
                 function.meta.setdefault(FUNCTION_NAME_KEY, written)
             return call
 
+        def _parse_pivot_aggregation(self) -> exp.Expr | None:
+            # Spark takes any aggregate expression there (sum(x) + 1 AS a), not only a call.
+            return self._parse_alias(self._parse_bitwise())
+
 
 class ShimDuckDB(DuckDB):
     """DuckDB, with every sort key's NULL placement spelled out."""
@@ -190,7 +214,11 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     """DuckDB SQL giving Spark's answer for the query ``expression``; with ``copy=False``
     the caller gives up ``expression``, which is then rewritten in place (a deep copy of a
     large statement costs as much as translating it)."""
-    tree = _rewrite(expression.copy() if copy else expression)
+    tree = expression.copy() if copy else expression
+    annotate_pivots(tree)
+    _fold_negative_typed_literals(tree)
+    _keep_nested_count_bug(tree)
+    tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
         return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
@@ -349,6 +377,33 @@ def _decimal_arithmetic(node: exp.Expr) -> exp.Expr | None:
 def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     decimal = _decimal_arithmetic(node)
     return decimal if decimal is not None else _rewrite_string_arithmetic(node)
+
+
+def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
+    # A DECIMAL operation (spark_typing typed it), or a DATE with an interval or another
+    # DATE (see intervals.py).
+    decimal = _decimal_arithmetic(node)
+    if decimal is not None:
+        return decimal
+    is_result = _is_result_column(node)
+    node = _rewrite_string_arithmetic(node)
+    result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
+    if is_result and intervals.is_interval(result):
+        raise UnsupportedSqlError(
+            "a DATE minus a DATE as a result column",
+            "Spark's answer is an INTERVAL DAY; datediff(end, start) gives the days",
+        )
+    return result
+
+
+def _rewrite_interval(node: exp.Expr) -> exp.Expr:
+    if isinstance(node.parent, (exp.Cast, exp.TryCast)):
+        return node  # the cast reads the literal (_rewrite_cast)
+    if _is_result_column(node):
+        raise UnsupportedSqlError(
+            "an interval as a result column", "Spark returns an INTERVAL DAY/YEAR TO MONTH value"
+        )
+    return intervals.interval_literal(node)
 
 
 def _rewrite_div(node: exp.Expr) -> exp.Expr:
@@ -629,6 +684,7 @@ def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_select(node: exp.Expr) -> exp.Expr:
+    _drop_grand_total_of_no_rows(node)
     for lateral in list(node.args.get("laterals") or []):
         node.append("joins", _lateral_view_join(lateral))
     node.set("laterals", None)
@@ -649,6 +705,27 @@ def _rewrite_select(node: exp.Expr) -> exp.Expr:
             # Spark names an unaliased count(*) column count(1); DuckDB, count_star().
             projection.replace(exp.alias_(_c(projection), "count(1)", quoted=True))
     return node
+
+
+def _drop_grand_total_of_no_rows(select: exp.Expr) -> None:
+    """GROUPING SETS / ROLLUP / CUBE over no rows: Spark aggregates per grouping set, so
+    it returns no row at all, where DuckDB returns the row of the empty set ``()``."""
+    group = select.args.get("group")
+    if group is None:
+        return
+    sets = (exp.GroupingSets, exp.Rollup, exp.Cube)
+    listed = any(isinstance(item, sets) for item in group.expressions)
+    if not listed and not any(group.args.get(k) for k in ("grouping_sets", "rollup", "cube")):
+        return
+    _only_groups_with_rows(select)
+
+
+def _only_groups_with_rows(select: exp.Expr) -> None:
+    """Add ``count(*) > 0`` to ``select``'s HAVING."""
+    some_row = exp.GT(this=exp.Count(this=exp.Star()), expression=_lit(0))
+    having = select.args.get("having")
+    condition = some_row if having is None else exp.and_(exp.Paren(this=having.this), some_row)
+    select.set("having", exp.Having(this=condition))
 
 
 def _lateral_view_join(lateral: exp.Expr) -> exp.Join:
@@ -822,6 +899,11 @@ def _collect(node: exp.Expr, distinct: bool) -> exp.Expr:
 
 
 def _rewrite_count(node: exp.Expr) -> exp.Expr:
+    if node.expressions and not isinstance(node.this, exp.Distinct):
+        # count(a, b, ...): the rows where every argument is non-NULL.
+        values = [node.this, *node.expressions]
+        every = exp.and_(*[exp.Not(this=exp.Is(this=_c(v), expression=exp.Null())) for v in values])
+        return exp.Count(this=_case((every, _lit(1))))
     distinct = node.this
     if not isinstance(distinct, exp.Distinct) or len(distinct.expressions) < 2:
         return node
@@ -995,6 +1077,11 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         # which is DuckDB's TimeZone setting.
         wall_time = _spark_cast(node.this, "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
         return _cast(wall_time, "TIMESTAMPTZ")
+    number = intervals.interval_as_number(node.this)
+    if number is not None and to.is_type(*exp.DataType.NUMERIC_TYPES):
+        # CAST(INTERVAL '90' MINUTE AS INT): the count of the interval's unit.
+        whole = number if not to.is_type(*exp.DataType.INTEGER_TYPES) else int(number)
+        return _spark_cast(exp.Literal.number(whole), to.sql(dialect="duckdb"), to)
     return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
 
 
@@ -1052,6 +1139,15 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             ),
         )
         return _case((is_string, from_text), default=_try_cast(_c(value), target))
+    if name in ("BINARY", "VARBINARY", "BLOB"):
+        # A string's UTF-8 bytes (DuckDB's CAST would read \x escapes); an integer's bytes.
+        return functions.integral_to_binary(
+            _try_cast(_c(value), "BIGINT"),
+            _case(
+                (is_string, _fn("ENCODE", _as_varchar(value))), default=_try_cast(_c(value), target)
+            ),
+            value_type=_fn("TYPEOF", _c(value)),
+        )
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
         number = _try_cast(_c(value), "DOUBLE")
         magnitude = _fn("ABS", number)
@@ -1197,7 +1293,12 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         target = "DATE" if name == "TO_DATE" else "TIMESTAMP"
         if len(args) == 1:
             return _spark_cast(args[0], target)
-        parsed = _fn("TRY_STRPTIME", _as_varchar(args[0]), _strftime(args[1], name.lower()))
+        parsed: exp.Expr = _fn(
+            "TRY_STRPTIME", _as_varchar(args[0]), _strftime(args[1], name.lower())
+        )
+        if "y" not in re.sub(r"'[^']*'", "", _string_value(args[1]) or ""):
+            # A pattern without a year: Spark's default year is 1970, strptime's 1900.
+            parsed = exp.Add(this=parsed, expression=_fn("TO_YEARS", _lit(70)))
         return _cast(parsed, target)
     if name == "UNIX_TIMESTAMP":
         if not args:
@@ -1255,6 +1356,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         default_message = _lit(f"'{args[0].sql('spark')}' is not true!")
         message = _as_varchar(args[1]) if len(args) == 2 else default_message
         return _case((_c(args[0]), exp.Null()), default=_fn("ERROR", message))
+    if name == "ZIP_WITH" and len(args) == 3 and isinstance(args[2], exp.Lambda):
+        return _zip_with(args[0], args[1], args[2])
     if name in _SAME_IN_DUCKDB:
         return node
     raise UnsupportedSqlError(
@@ -1321,7 +1424,6 @@ _SAME_IN_DUCKDB = frozenset(
         "REPEAT",
         "REVERSE",
         "TRANSLATE",
-        "NANVL",
         "ISNAN",
         "ACOS",
         "ASIN",
@@ -1344,6 +1446,137 @@ _SAME_IN_DUCKDB = frozenset(
 )
 
 
+# ---- functions built in functions.py ----
+
+
+def _rewrite_months_between(node: exp.Expr) -> exp.Expr:
+    round_off = node.args.get("roundoff")
+    if round_off is not None and not isinstance(round_off, exp.Boolean):
+        raise functions.refuse_non_literal("months_between", "roundOff")
+    return functions.months_between(
+        _spark_cast(node.this, "TIMESTAMP"),
+        _spark_cast(node.expression, "TIMESTAMP"),
+        round_off=round_off is None or bool(round_off.this),
+    )
+
+
+def _rewrite_next_day(node: exp.Expr) -> exp.Expr:
+    weekday = _string_value(node.expression)
+    if weekday is None:
+        raise functions.refuse_non_literal("next_day", "day of the week")
+    return functions.next_day(_spark_cast(node.this, "DATE"), weekday)
+
+
+def _rewrite_elt(node: exp.Expr) -> exp.Expr:
+    texts = [_spark_cast(text, "VARCHAR") for text in node.expressions]
+    return functions.elt(_spark_cast(node.this, "INTEGER"), texts)
+
+
+def _rewrite_nanvl(node: exp.Expr) -> exp.Expr:
+    return functions.nanvl(_spark_cast(node.this, "DOUBLE"), _spark_cast(node.expression, "DOUBLE"))
+
+
+def _rewrite_date_from_unix_date(node: exp.Expr) -> exp.Expr:
+    return functions.date_from_unix_date(_c(node.this))
+
+
+def _rewrite_to_binary(node: exp.Expr) -> exp.Expr:
+    format_node = node.args.get("format")
+    format_name = "hex" if format_node is None else _string_value(format_node)
+    if format_name is None:
+        raise functions.refuse_non_literal("to_binary", "format")
+    return functions.to_binary(_as_varchar(node.this), format_name)
+
+
+def _rewrite_struct(node: exp.Expr) -> exp.Expr:
+    stars = [e for e in node.expressions if e.find(exp.Star)]
+    if not stars:
+        return node
+    only = node.expressions[0]
+    if len(node.expressions) == 1 and isinstance(only, exp.Column) and only.table:
+        # struct(t.*): DuckDB's reference to the relation t is its row as a struct.
+        return exp.column(only.table, quoted=True)
+    raise UnsupportedSqlError(
+        "struct() of * with other fields, or of an unqualified *", "use struct(t.*) or name them"
+    )
+
+
+def _rewrite_indexed_lambda(node: exp.Expr) -> exp.Expr:
+    # transform/filter(a, (x, i) -> ...): Spark's index i counts from 0, DuckDB's from 1.
+    function = node.expression
+    if isinstance(function, exp.Lambda) and len(function.expressions) == 2:
+        functions.shift_lambda_parameter(function, function.expressions[1].name, -1)
+    return node
+
+
+def _zip_with(left: exp.Expr, right: exp.Expr, function: exp.Lambda) -> exp.Expr:
+    if len(function.expressions) != 2:
+        raise UnsupportedSqlError("zip_with with a lambda of other than two parameters")
+    return _case(_null_if_any_null(left, right), default=functions.zip_with(left, right, function))
+
+
+def _rewrite_skewness(node: exp.Expr) -> exp.Expr:
+    if _window_parent(node) is not None:
+        raise UnsupportedSqlError("skewness over a window")
+    return functions.skewness(_spark_cast(node.this, "DOUBLE"))
+
+
+def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
+    # Spark: the population excess kurtosis n m4 / m2^2 - 3, DuckDB's kurtosis_pop.
+    if _window_parent(node) is not None:
+        raise UnsupportedSqlError("kurtosis over a window")
+    return _fn("KURTOSIS_POP", _spark_cast(node.this, "DOUBLE"))
+
+
+def _keep_nested_count_bug(tree: exp.Expr) -> None:
+    """Spark 3.5 decorrelates an aggregate without GROUP BY that is a derived table inside
+    a correlated scalar subquery by grouping it by the outer reference, so where no row
+    matches it gives no row (not one row of ``count(*) = 0``): ``(SELECT sum(cnt) FROM
+    (SELECT count(*) cnt FROM t WHERE t.k = outer.k))`` is NULL there. HAVING count(*) > 0
+    gives the same; correlation is seen through qualified outer columns."""
+    for select in list(tree.find_all(exp.Select)):
+        derived = select.parent
+        if not (
+            isinstance(derived, exp.Subquery) and isinstance(derived.parent, (exp.From, exp.Join))
+        ):
+            continue
+        if select.args.get("group") is not None or not select.find(exp.AggFunc):
+            continue
+        scalar = derived.parent.parent
+        while scalar is not None and not (
+            isinstance(scalar, exp.Subquery) and not isinstance(scalar.parent, (exp.From, exp.Join))
+        ):
+            scalar = scalar.parent
+        if scalar is None or isinstance(scalar.parent, exp.SetOperation):
+            continue
+        inner_names = {
+            source.alias_or_name.lower() for source in scalar.find_all(exp.Table, exp.Subquery)
+        }
+        correlated = any(
+            column.table and column.table.lower() not in inner_names
+            for column in select.find_all(exp.Column)
+        )
+        if correlated:
+            _only_groups_with_rows(select)
+
+
+def _fold_negative_typed_literals(tree: exp.Expr) -> None:
+    """``-128Y``, ``-32768S``, ``-9223372036854775808L``: the typed literal of the minimum,
+    which sqlglot reads as the negation of a cast out of range."""
+    for negation in list(tree.find_all(exp.Neg)):
+        cast = negation.this
+        if not isinstance(cast, (exp.Cast, exp.TryCast)):
+            continue
+        literal, to = cast.this, cast.args.get("to")
+        if not (
+            isinstance(literal, exp.Literal) and literal.is_int and isinstance(to, exp.DataType)
+        ):
+            continue
+        bound = _INTEGRAL_RANGES.get(to.this.value.upper())
+        if bound is not None and int(literal.name) == bound:
+            negation.replace(exp.Cast(this=_lit(-bound), to=to.copy()))
+
+
 # ---- the rule table ----
 
 _RULES: dict[type[exp.Expr], Rewrite] = {
@@ -1351,9 +1584,10 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
-    exp.Add: _rewrite_arithmetic,
-    exp.Sub: _rewrite_arithmetic,
+    exp.Add: _rewrite_add_sub,
+    exp.Sub: _rewrite_add_sub,
     exp.Mul: _rewrite_arithmetic,
+    exp.Interval: _rewrite_interval,
     exp.Literal: _rewrite_decimal_literal,
     exp.Case: _rewrite_decimal_choice,
     exp.If: _rewrite_decimal_choice,
@@ -1411,6 +1645,18 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Cast: _rewrite_cast,
     exp.TryCast: _rewrite_cast,
     exp.Anonymous: _rewrite_anonymous,
+    exp.Pivot: pivot_relation,
+    exp.MonthsBetween: _rewrite_months_between,
+    exp.NextDay: _rewrite_next_day,
+    exp.Elt: _rewrite_elt,
+    exp.Nanvl: _rewrite_nanvl,
+    exp.DateFromUnixDate: _rewrite_date_from_unix_date,
+    exp.ToBinary: _rewrite_to_binary,
+    exp.Struct: _rewrite_struct,
+    exp.Transform: _rewrite_indexed_lambda,
+    exp.Skewness: _rewrite_skewness,
+    exp.Kurtosis: _rewrite_kurtosis,
+    exp.ArrayFilter: _rewrite_indexed_lambda,
 }
 
 

@@ -473,3 +473,52 @@ def test_docs_list_every_refused_construct() -> None:
     engines_doc = (Path(__file__).resolve().parents[2] / "docs" / "engines.md").read_text()
     missing = [c for c, _ in REFUSED if f"| {c.replace('|', '/')} |" not in engines_doc]
     assert missing == [], "add these to docs/engines.md: " + ", ".join(missing)
+
+
+def test_nested_cte_redefining_an_outer_name_is_ambiguous_as_in_spark(tmp_path: Path) -> None:
+    from sparkshim import ShimSession
+    from sparkshim.errors import AnalysisException
+
+    session = ShimSession(warehouse=str(tmp_path))
+    try:
+        with pytest.raises(AnalysisException, match="AMBIGUOUS_ALIAS_IN_NESTED_CTE"):
+            session.sql(
+                "WITH t AS (SELECT 1 AS x), u AS (WITH t AS (SELECT 2 AS x) SELECT * FROM t) "
+                "SELECT x FROM u"
+            )
+    finally:
+        session.stop()
+
+
+def test_transform_index_counts_from_zero() -> None:
+    sql = to_duckdb(parse_spark("SELECT transform(a, (x, i) -> x + i) FROM t"))
+    assert "(i + -1)" in sql
+
+
+def test_pivot_refuses_order_dependent_aggregates() -> None:
+    with pytest.raises(UnsupportedSqlError, match="first/last/any_value in a PIVOT"):
+        to_duckdb(parse_spark("SELECT * FROM (SELECT 1) PIVOT (first(a) FOR b IN (1))"))
+
+
+def test_pivot_of_a_non_aggregate_is_spark_s_error() -> None:
+    from sparkshim.errors import AnalysisException
+
+    with pytest.raises(AnalysisException, match="Aggregate expression required for pivot"):
+        to_duckdb(parse_spark("SELECT * FROM (SELECT 1) PIVOT (sum(a), b FOR c IN (1))"))
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT INTERVAL '2' DAY AS a",
+        "SELECT DATE'2024-03-01' - DATE'2024-01-01' AS a",
+    ],
+)
+def test_an_interval_result_column_is_refused(sql: str) -> None:
+    with pytest.raises(UnsupportedSqlError, match="as a result column"):
+        to_duckdb(parse_spark(sql))
+
+
+def test_interval_spans_are_written_as_duckdb_intervals() -> None:
+    sql = to_duckdb(parse_spark("SELECT t + INTERVAL '1-2' YEAR TO MONTH AS a FROM x"))
+    assert "TO_MONTHS(14)" in sql

@@ -1,0 +1,249 @@
+"""Spark's ANSI interval literals and date/time arithmetic, in DuckDB.
+
+Spark 3.5 types ``INTERVAL '1-2' YEAR TO MONTH`` as a year-month interval and
+``INTERVAL '1 02:03:04' DAY TO SECOND`` / ``INTERVAL 3 HOURS`` as day-time intervals.
+DuckDB has one INTERVAL type and reads neither span, so the literals are written out as
+DuckDB intervals. A DATE plus or minus an interval of whole days, months or years is a DATE
+in Spark and a TIMESTAMP in DuckDB; a DATE minus a DATE is an INTERVAL DAY in Spark and a
+number of days in DuckDB. Which operand is a DATE is read from the statement's types where
+sqlglot can infer them (:func:`annotate_date_arithmetic`), from the operand's form where it
+shows (a DATE literal, a cast to DATE), and is otherwise checked at run time, refusing the
+forms whose answer would differ.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import OptimizeError, SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from sparkshim.errors import UnsupportedSqlError
+
+__all__ = [
+    "annotate_date_arithmetic",
+    "date_arithmetic",
+    "interval_as_number",
+    "interval_literal",
+    "is_interval",
+]
+
+_OPERAND_TYPES = "sparkshim_operand_types"
+_INTERVAL_UNITS = "sparkshim_interval_units"
+_DATE_UNITS = {"YEAR", "YEARS", "MONTH", "MONTHS", "WEEK", "WEEKS", "DAY", "DAYS"}
+_MICROS = {"HOUR": 3_600_000_000, "MINUTE": 60_000_000, "SECOND": 1_000_000}
+
+
+def annotate_date_arithmetic(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
+    """Record on each ``+``/``-`` of ``tree`` its operands' types where sqlglot infers them
+    from the referenced relations' Spark ``schemas``."""
+    nodes = [n for n in tree.find_all(exp.Add, exp.Sub) if _may_be_date_arithmetic(n)]
+    if not nodes:
+        return
+    for number, node in enumerate(nodes):
+        node.meta["arithmetic_number"] = number
+    schema = MappingSchema(dict(schemas), dialect=Spark)
+    try:
+        typed = qualify(tree.copy(), schema=schema, dialect=Spark, validate_qualify_columns=False)
+        typed = annotate_types(typed, schema=schema, dialect=Spark)
+    except (OptimizeError, SqlglotError, KeyError, ValueError):
+        return
+    found: dict[int, tuple[str | None, str | None]] = {}
+    for typed_node in typed.find_all(exp.Add, exp.Sub):
+        typed_number = typed_node.meta.get("arithmetic_number")
+        if typed_number is not None:
+            operands = (_type_name(typed_node.this), _type_name(typed_node.expression))
+            found[typed_number] = operands
+    for number, node in enumerate(nodes):
+        if number in found:
+            node.meta[_OPERAND_TYPES] = found[number]
+
+
+def _may_be_date_arithmetic(node: exp.Expr) -> bool:
+    operands = (node.this, node.expression)
+    if any(isinstance(o, exp.Interval) for o in operands):
+        return True
+    return isinstance(node, exp.Sub) and not any(_never_a_date(o) for o in operands)
+
+
+def _type_name(node: exp.Expr) -> str | None:
+    if isinstance(node, exp.Interval):
+        return "INTERVAL"
+    node_type = node.type
+    if node_type is None or node_type.this == exp.DType.UNKNOWN:
+        return None
+    return str(node_type.this.value).upper()
+
+
+def _never_a_date(node: exp.Expr) -> bool:
+    """Whether ``node`` is a number whatever its columns' types."""
+    if isinstance(node, exp.Paren):
+        return _never_a_date(node.this)
+    if isinstance(node, exp.Literal):
+        return not node.is_string
+    return isinstance(node, (exp.Mul, exp.Div, exp.Mod, exp.Count, exp.Sum, exp.Avg, exp.Neg))
+
+
+def _syntactic_type(node: exp.Expr) -> str | None:
+    if isinstance(node, exp.Paren):
+        return _syntactic_type(node.this)
+    if isinstance(node, exp.Interval):
+        return "INTERVAL"
+    to = node.args.get("to") if isinstance(node, (exp.Cast, exp.TryCast)) else None
+    if isinstance(to, exp.DataType) and to.is_type(exp.DataType.Type.DATE):
+        return "DATE"
+    if isinstance(node, (exp.CurrentDate, exp.DateFromUnixDate, exp.LastDay, exp.NextDay)):
+        return "DATE"
+    if _never_a_date(node):
+        return "NUMBER"
+    return None
+
+
+def _interval_units(node: exp.Expr) -> set[str] | None:
+    """The units of an interval literal (before or after :func:`interval_literal`)."""
+    if isinstance(node, exp.Interval):
+        return _unit_names(node)
+    units = node.meta.get(_INTERVAL_UNITS)
+    return set(units) if units is not None else None
+
+
+def _unit_names(interval: exp.Expr) -> set[str]:
+    unit = interval.args.get("unit")
+    if isinstance(unit, exp.IntervalSpan):
+        return {unit.this.name.upper(), unit.expression.name.upper()}
+    return {unit.name.upper()} if unit is not None else set()
+
+
+def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
+    """The translation of ``node`` (a ``+`` or ``-`` whose operands are translated):
+    kept when it means the same in DuckDB, adjusted where a DATE is involved, and guarded
+    by ``refusal`` (a DuckDB error() call) where an operand's type is only known at run
+    time and the answer would differ for a DATE."""
+    inferred = node.meta.get(_OPERAND_TYPES) or (None, None)
+    original = (node.this, node.expression)
+    kinds = [known or _syntactic_type(o) for known, o in zip(inferred, original, strict=True)]
+    units = [_interval_units(o) for o in original]
+    if any(u is not None for u in units):
+        interval_units = next(u for u in units if u is not None)
+        if not interval_units <= _DATE_UNITS:
+            return node  # a DATE and a time of day make a TIMESTAMP in both engines
+        other, other_kind = next(
+            (o, k) for o, k, u in zip(original, kinds, units, strict=True) if u is None
+        )
+        if other_kind == "DATE":
+            return exp.Cast(this=node.copy(), to=exp.DataType.build("DATE"))
+        if other_kind in ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ", "TIMESTAMPNTZ", "INTERVAL"):
+            return node
+        return _guarded(node, [other], refusal)
+    if not isinstance(node, exp.Sub):
+        return node
+    if kinds == ["DATE", "DATE"]:
+        days = exp.Cast(this=node.copy(), to=exp.DataType.build("INT"))
+        return exp.Anonymous(this="TO_DAYS", expressions=[days])
+    if "NUMBER" in kinds or (kinds[0] is not None and kinds[1] is not None):
+        return node
+    unknown = [o for o, kind in zip(original, kinds, strict=True) if kind != "DATE"]
+    return _guarded(node, unknown, refusal)
+
+
+def is_interval(node: exp.Expr) -> bool:
+    """Whether ``node`` is :func:`date_arithmetic`'s INTERVAL DAY of a DATE minus a DATE."""
+    return isinstance(node, exp.Anonymous) and node.name.upper() == "TO_DAYS"
+
+
+def _guarded(node: exp.Expr, operands: list[exp.Expr], refusal: exp.Expr) -> exp.Expr:
+    """``node``, or ``refusal`` when one of ``operands`` is a DATE or a string at run time."""
+    checks = [
+        exp.In(
+            this=exp.Anonymous(this="TYPEOF", expressions=[operand.copy()]),
+            expressions=[exp.Literal.string("DATE"), exp.Literal.string("VARCHAR")],
+        )
+        for operand in operands
+    ]
+    return exp.Case().when(exp.or_(*checks), refusal).else_(node.copy())
+
+
+_YEAR_MONTH = re.compile(r"([+-]?)(\d+)-(\d+)")
+_DAY_TIME = {
+    ("DAY", "HOUR"): re.compile(r"([+-]?)(?P<DAY>\d+) (?P<HOUR>\d+)"),
+    ("DAY", "MINUTE"): re.compile(r"([+-]?)(?P<DAY>\d+) (?P<HOUR>\d+):(?P<MINUTE>\d+)"),
+    ("DAY", "SECOND"): re.compile(
+        r"([+-]?)(?P<DAY>\d+) (?P<HOUR>\d+):(?P<MINUTE>\d+):(?P<SECOND>\d+(\.\d+)?)"
+    ),
+    ("HOUR", "MINUTE"): re.compile(r"([+-]?)(?P<HOUR>\d+):(?P<MINUTE>\d+)"),
+    ("HOUR", "SECOND"): re.compile(r"([+-]?)(?P<HOUR>\d+):(?P<MINUTE>\d+):(?P<SECOND>\d+(\.\d+)?)"),
+    ("MINUTE", "SECOND"): re.compile(r"([+-]?)(?P<MINUTE>\d+):(?P<SECOND>\d+(\.\d+)?)"),
+}
+
+
+def interval_literal(node: exp.Expr) -> exp.Expr:
+    """An interval literal DuckDB reads the same: a span ``'1-2' YEAR TO MONTH`` or
+    ``'1 02:03:04' DAY TO SECOND`` written as months, or as days and microseconds."""
+    unit = node.args.get("unit")
+    if not isinstance(unit, exp.IntervalSpan):
+        return node
+    text = node.this.name.strip() if isinstance(node.this, exp.Literal) else None
+    span = (unit.this.name.upper(), unit.expression.name.upper())
+    if text is None:
+        raise UnsupportedSqlError("an interval span of a non-literal value")
+    written: exp.Expr
+    if span == ("YEAR", "MONTH"):
+        months = _year_month_months(text)
+        written = exp.Anonymous(this="TO_MONTHS", expressions=[exp.Literal.number(months)])
+    else:
+        written = _days_and_micros(*_day_time(text, span))
+    written = exp.Paren(this=written)
+    written.meta[_INTERVAL_UNITS] = sorted(_unit_names(node))
+    return written
+
+
+def _days_and_micros(days: int, micros: int) -> exp.Expr:
+    return exp.Add(
+        this=exp.Anonymous(this="TO_DAYS", expressions=[exp.Literal.number(days)]),
+        expression=exp.Anonymous(this="TO_MICROSECONDS", expressions=[exp.Literal.number(micros)]),
+    )
+
+
+def _year_month_months(text: str) -> int:
+    match = _YEAR_MONTH.fullmatch(text)
+    if match is None:
+        raise UnsupportedSqlError(f"the year-month interval '{text}'")
+    sign = -1 if match.group(1) == "-" else 1
+    return sign * (int(match.group(2)) * 12 + int(match.group(3)))
+
+
+def _day_time(text: str, span: tuple[str, str]) -> tuple[int, int]:
+    pattern = _DAY_TIME.get(span)
+    match = pattern.fullmatch(text) if pattern is not None else None
+    if match is None:
+        raise UnsupportedSqlError(f"the interval '{text}' {span[0]} TO {span[1]}")
+    sign = -1 if match.group(1) == "-" else 1
+    fields = match.groupdict()
+    micros = sum(
+        Decimal(fields[name]) * factor
+        for name, factor in _MICROS.items()
+        if fields.get(name) is not None
+    )
+    return sign * int(fields.get("DAY") or 0), sign * int(micros)
+
+
+def interval_as_number(node: exp.Expr) -> Decimal | None:
+    """The number Spark casts a single-unit interval literal to (its count of that unit;
+    months for YEAR TO MONTH), or None when it is not such a literal."""
+    if not isinstance(node, exp.Interval) or not isinstance(node.this, exp.Literal):
+        return None
+    text = node.this.name.strip()
+    unit = node.args.get("unit")
+    if isinstance(unit, exp.IntervalSpan):
+        if (unit.this.name.upper(), unit.expression.name.upper()) == ("YEAR", "MONTH"):
+            return Decimal(_year_month_months(text))
+        return None
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
