@@ -38,29 +38,6 @@ QUERIES = Path(__file__).parent.parent / "fixtures" / "tpch"
 SCALE_FACTOR = "0.01"
 TABLES = ("region", "nation", "supplier", "customer", "part", "partsupp", "orders", "lineitem")
 
-# Queries the shim cannot answer yet, each with why (strict=False: flipped once fixed).
-DECIMAL_DIVISION = "needs exact DECIMAL division/avg (issue 19 decimal work)"
-DECIMAL_SUM_TYPE = (
-    "a sum of DECIMAL arithmetic gets another DECIMAL type than Spark's (issue 19 decimal work)"
-)
-YEAR_TYPE = "extract(year FROM ...) is a BIGINT, Spark's is an INT (issue 19 result types work)"
-UNALIASED_SUM_TYPE = (
-    "an unaliased sum of a DECIMAL keeps DuckDB's DECIMAL(38, s), Spark's is DECIMAL(p + 10, s)"
-    " (issue 19 decimal and column names work)"
-)
-KNOWN_FAILURES = {
-    "q01": DECIMAL_DIVISION,
-    "q07": YEAR_TYPE,
-    "q08": f"{DECIMAL_DIVISION}; {YEAR_TYPE}",
-    "q09": YEAR_TYPE,
-    "q11": DECIMAL_SUM_TYPE,
-    "q14": DECIMAL_DIVISION,
-    "q15": DECIMAL_SUM_TYPE,
-    "q17": DECIMAL_DIVISION,
-    "q18": UNALIASED_SUM_TYPE,
-    "q22": DECIMAL_DIVISION,
-}
-
 
 def _tpchgen() -> str | None:
     installed = Path(sysconfig.get_path("scripts")) / "tpchgen-cli"
@@ -108,16 +85,7 @@ def test_tables_have_the_same_types(spark: SparkSession, shim: ShimSession) -> N
         assert shim.table(table).dtypes == spark.table(table).dtypes, table
 
 
-def _query_params() -> list[Any]:
-    params = []
-    for path in sorted(QUERIES.glob("q*.sql")):
-        reason = KNOWN_FAILURES.get(path.stem)
-        marks = [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
-        params.append(pytest.param(path, id=path.stem, marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("query", _query_params())
+@pytest.mark.parametrize("query", sorted(QUERIES.glob("q*.sql")), ids=lambda path: path.stem)
 def test_query(query: Path, spark: SparkSession, shim: ShimSession) -> None:
     sql = query.read_text()
     expected = spark.sql(sql)
