@@ -101,7 +101,7 @@ def pivot_relation(pivot: exp.Expr) -> exp.Expr:
     value_names = [f"__pivot_value_{i}" for i in range(len(aggregates))]
     empty_names = [f"__pivot_empty_{i}" for i in range(len(aggregates))]
     grouped = exp.select(
-        exp.Star(except_=[exp.column(name) for name in consumed]),
+        exp.Star(except_=[exp.column(name, quoted=True) for name in consumed]),
         *[exp.alias_(key.copy(), name) for key, name in zip(keys, key_names, strict=True)],
         *[exp.alias_(a.copy(), n) for a, n in zip(aggregates, value_names, strict=True)],
     ).from_(exp.to_table("__pivot_rows"))
@@ -124,23 +124,8 @@ def pivot_relation(pivot: exp.Expr) -> exp.Expr:
                 for name, row_value in zip(key_names, row_values, strict=True)
             ]
         )
-        present = exp.GT(
-            this=exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=match)),
-            expression=exp.Literal.number(0),
-        )
         for value_name, empty_name in zip(value_names, empty_names, strict=True):
-            picked = exp.Filter(
-                this=_fn("FIRST", exp.column(value_name)), expression=exp.Where(this=match.copy())
-            )
-            empty = exp.Subquery(
-                this=exp.select(exp.column(empty_name)).from_(exp.to_table("__pivot_empty"))
-            )
-            cell = (
-                exp.Case()
-                .when(present.copy(), picked)
-                .when(pivot_first.copy(), exp.Null())
-                .else_(empty)
-            )
+            cell = _cell(match, value_name, empty_name, pivot_first)
             outputs.append(exp.alias_(cell, next(names_left), quoted=True))
     hidden = [exp.column(name) for name in key_names + value_names]
     pivoted = exp.select(exp.Star(except_=hidden), *outputs).from_(exp.to_table("__pivot_groups"))
@@ -150,6 +135,23 @@ def pivot_relation(pivot: exp.Expr) -> exp.Expr:
     table_alias = exp.TableAlias(this=exp.to_identifier(alias.name if alias else "__pivot"))
     source.replace(exp.Subquery(this=pivoted, alias=table_alias))
     return pivot
+
+
+def _cell(match: exp.Expr, value_name: str, empty_name: str, pivot_first: exp.Expr) -> exp.Expr:
+    """One output cell: the group's aggregate over the rows ``match`` selects, taken from
+    the per-(group, value) aggregates; where the group has no such row, NULL under Spark's
+    two-step plan (``pivot_first``), else the aggregate over no rows."""
+    present = exp.GT(
+        this=exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=match.copy())),
+        expression=exp.Literal.number(0),
+    )
+    picked = exp.Filter(
+        this=_fn("FIRST", exp.column(value_name)), expression=exp.Where(this=match.copy())
+    )
+    over_no_rows = exp.Subquery(
+        this=exp.select(exp.column(empty_name)).from_(exp.to_table("__pivot_empty"))
+    )
+    return exp.Case().when(present, picked).when(pivot_first.copy(), exp.Null()).else_(over_no_rows)
 
 
 def _pivot_first_type(value: exp.Expr) -> exp.Expr:
