@@ -23,6 +23,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim import delta
+from sparkshim.error_mapping import check_functions_exist, engine_error
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.translate import annotate_sums, parse_spark, to_duckdb
 from sparkshim.types import to_spark_type
@@ -225,7 +226,7 @@ def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = N
         sql = _translate(session, tree, registrations)
         return _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
     except duckdb.Error as failure:
-        raise _spark_error(failure) from failure
+        raise _spark_error(failure, tree) from failure
     finally:
         registrations.drop_all()
 
@@ -243,25 +244,26 @@ def write_query(
         written = registrations.cursor.execute(copy).fetchone()
         return int(written[0]) if written else 0
     except duckdb.Error as failure:
-        raise _spark_error(failure) from failure
+        raise _spark_error(failure, tree) from failure
     finally:
         registrations.drop_all()
 
 
 def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
     resolved = resolve_tables(session, tree.copy(), registrations)
+    check_functions_exist(resolved)
     annotate_sums(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
 
 
-def _spark_error(failure: duckdb.Error) -> Exception:
+def _spark_error(failure: duckdb.Error, tree: exp.Expr) -> Exception:
     refusal = _RUNTIME_REFUSAL.search(str(failure))
     if refusal is not None:  # a value the translation could only check at run time
         return UnsupportedSqlError(refusal["construct"])
     missing = _MISSING_FILE.search(str(failure))
     if missing is not None:
         return delta.missing_file_error(missing["path"])
-    return AnalysisException(message=_spark_style_message(failure))
+    return engine_error(failure, tree)
 
 
 def _with_spark_types(result: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
@@ -389,28 +391,3 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
 # translate.py plants DuckDB error() calls worded like UnsupportedSqlError's messages.
 _RUNTIME_REFUSAL = re.compile(r"sparkshim does not support (?P<construct>.*)", re.DOTALL)
 _MISSING_FILE = re.compile(r'No files found that match the pattern "(?P<path>[^"]+)"')
-_UNKNOWN_COLUMN = re.compile(
-    r'Referenced column "(?P<name>[^"]+)" not found|does not have a column named "(?P<other>[^"]+)"'
-)
-_CANDIDATES = re.compile(r"Candidate bindings: (?P<names>.*)")
-
-
-def _spark_style_message(failure: duckdb.Error) -> str:
-    """Spark's message for an unknown column; DuckDB's own message for anything else."""
-    text = str(failure)
-    unknown = _UNKNOWN_COLUMN.search(text)
-    if unknown is None:
-        return text.replace("__shim_", "table_")
-    name = unknown["name"] or unknown["other"]
-    candidates = _CANDIDATES.search(text)
-    if candidates is None:
-        return (
-            f"[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column or function parameter with name"
-            f" `{name}` cannot be resolved."
-        )
-    names = [candidate.strip().strip('"') for candidate in candidates["names"].split(",")]
-    suggestions = ", ".join(f"`{candidate}`" for candidate in names)
-    return (
-        f"[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name"
-        f" `{name}` cannot be resolved. Did you mean one of the following? [{suggestions}]."
-    )

@@ -41,6 +41,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
 from sparkshim.errors import ParseException, UnsupportedSqlError
+from sparkshim.syntax import check_statement_start, parse_error, token_error
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -67,6 +68,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("trunc / date_trunc with a non-literal unit", "the unit must be known to map it"),
     ("CAST to ARRAY/MAP/STRUCT", "element-wise cast rules differ"),
+    ("CAST to or from an INTERVAL", "Spark's ANSI interval types have no DuckDB equivalent"),
     (
         "CAST of a DOUBLE/FLOAT outside [1e-3, 1e7) to STRING",
         "Java prints scientific notation there (raised at run time)",
@@ -156,17 +158,13 @@ def parse_spark(sql: str) -> exp.Expression:
             message="[PARSE_EMPTY_STATEMENT] Syntax error, unexpected empty "
             "statement (line 1, pos 0)"
         )
+    check_statement_start(sql)
     try:
         trees = sqlglot.parse(sql, read=ShimSpark)
     except ParseError as failure:
-        first = failure.errors[0] if failure.errors else {}
-        line, col = first.get("line", 1), first.get("col", 0)
-        detail = first.get("description", str(failure))
-        raise ParseException(
-            message=f"[PARSE_SYNTAX_ERROR] Syntax error at line {line}, column {col}: {detail}"
-        ) from failure
+        raise parse_error(sql, failure) from failure
     except TokenError as failure:
-        raise ParseException(message=f"[PARSE_SYNTAX_ERROR] {failure}") from failure
+        raise token_error(sql, failure) from failure
     statements = [tree for tree in trees if isinstance(tree, exp.Expression)]
     if len(statements) != 1:
         raise ParseException(
@@ -898,6 +896,12 @@ _SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
 _STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?"
 
 
+_INTERVAL_HINT = (
+    "Spark's ANSI interval types have no DuckDB equivalent; "
+    "write an interval literal (INTERVAL '1' DAY) or use numbers"
+)
+
+
 def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     to = node.args["to"]
     if not isinstance(to, exp.DataType):
@@ -911,6 +915,12 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
 def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:
     """``value`` cast to ``target`` the way Spark does it with ANSI mode off."""
     kind = to.this if to is not None else exp.DataType.build(target, dialect="duckdb").this
+    if isinstance(kind, exp.Interval) or kind == exp.DType.INTERVAL:
+        # An INTERVAL DAY/YEAR TO MONTH ... is Spark's ANSI interval, which DuckDB has not
+        # (one INTERVAL type, another string form, other field rules).
+        raise UnsupportedSqlError(f"CAST to {to.sql('spark') if to else target}", _INTERVAL_HINT)
+    if isinstance(value, exp.Interval):
+        raise UnsupportedSqlError(f"CAST of an interval to {target}", _INTERVAL_HINT)
     name = kind.value.upper()
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
         raise UnsupportedSqlError(f"CAST to {target}", "element-wise cast rules differ")
