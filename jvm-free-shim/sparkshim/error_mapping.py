@@ -358,6 +358,24 @@ def _cast_out_of_range(match: re.Match[str], tree: exp.Expr | None) -> AnalysisE
     )
 
 
+def _runtime_refusal(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
+    return UnsupportedSqlError(match["construct"])
+
+
+def _user_raised(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
+    """The error a query raised itself (``raise_error``, a failed ``assert_true``: both
+    are DuckDB's ``error()`` in the translation); any other DuckDB input error is not the
+    user's words."""
+    calls = tree.find_all(exp.Anonymous) if tree is not None else iter(())
+    if not any(call.name.lower() in _USER_ERROR_FUNCTIONS for call in calls):
+        return unsupported_statement(tree)
+    message = match["message"].split("\n\nLINE ")[0]
+    return AnalysisException(message=f"[USER_RAISED_EXCEPTION] {message}")
+
+
+_USER_ERROR_FUNCTIONS = frozenset({"raise_error", "assert_true"})
+
+
 # ---- constructs Spark answers and DuckDB cannot run ----
 
 
@@ -371,6 +389,9 @@ def _refusal(construct: str, hint: str) -> Builder:
 _MAPPINGS: tuple[tuple[re.Pattern[str], Builder], ...] = tuple(
     (re.compile(pattern, re.DOTALL), build)
     for pattern, build in (
+        # translate.py plants error() calls worded like UnsupportedSqlError's messages, for
+        # values it can only check at run time.
+        (r"sparkshim does not support (?P<construct>.*)", _runtime_refusal),
         (r'Referenced column "(?P<name>[^"]+)" not found', _unknown_column),
         (
             r'\w[\w ]* "(?P<table>[^"]+)" does not have a column named "(?P<name>[^"]+)"',
@@ -426,6 +447,7 @@ _MAPPINGS: tuple[tuple[re.Pattern[str], Builder], ...] = tuple(
             r"for the destination type (?P<target>\w+)",
             _cast_out_of_range,
         ),
+        (r"^Invalid Input Error: (?P<message>.*)", _user_raised),
         (
             r'Circular reference to CTE "(?P<name>[^"]+)"',
             _refusal("the CTE {name} that reads a table of its own name", "rename the CTE"),

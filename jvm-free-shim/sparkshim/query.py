@@ -257,9 +257,6 @@ def _translate(session: ShimSession, tree: exp.Expr, registrations: Registration
 
 
 def _spark_error(failure: duckdb.Error, tree: exp.Expr) -> Exception:
-    refusal = _RUNTIME_REFUSAL.search(str(failure))
-    if refusal is not None:  # a value the translation could only check at run time
-        return UnsupportedSqlError(refusal["construct"])
     missing = _MISSING_FILE.search(str(failure))
     if missing is not None:
         return delta.missing_file_error(missing["path"])
@@ -388,6 +385,4 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
     table.replace(replacement)
 
 
-# translate.py plants DuckDB error() calls worded like UnsupportedSqlError's messages.
-_RUNTIME_REFUSAL = re.compile(r"sparkshim does not support (?P<construct>.*)", re.DOTALL)
 _MISSING_FILE = re.compile(r'No files found that match the pattern "(?P<path>[^"]+)"')

@@ -68,7 +68,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("trunc / date_trunc with a non-literal unit", "the unit must be known to map it"),
     ("CAST to ARRAY/MAP/STRUCT", "element-wise cast rules differ"),
-    ("CAST to or from an INTERVAL", "Spark's ANSI interval types have no DuckDB equivalent"),
+    ("CAST to or from an INTERVAL", "Spark's ANSI interval types have no equivalent here"),
     (
         "CAST of a DOUBLE/FLOAT outside [1e-3, 1e7) to STRING",
         "Java prints scientific notation there (raised at run time)",
@@ -897,7 +897,7 @@ _STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6
 
 
 _INTERVAL_HINT = (
-    "Spark's ANSI interval types have no DuckDB equivalent; "
+    "Spark's ANSI interval types have no equivalent in the embedded engine; "
     "write an interval literal (INTERVAL '1' DAY) or use numbers"
 )
 
