@@ -18,7 +18,7 @@ import duckdb
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.spark_functions import SPARK_FUNCTIONS
 
 # What a mapping gets: the match of its pattern in DuckDB's message, and the user's
@@ -358,6 +358,10 @@ def _cast_out_of_range(match: re.Match[str], tree: exp.Expr | None) -> AnalysisE
     )
 
 
+def _duplicate_cte(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
+    return ParseException(message=f"CTE definition can't have duplicate names: '{match['name']}'.")
+
+
 def _runtime_refusal(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
     return UnsupportedSqlError(match["construct"])
 
@@ -448,6 +452,25 @@ _MAPPINGS: tuple[tuple[re.Pattern[str], Builder], ...] = tuple(
             _cast_out_of_range,
         ),
         (r"^Invalid Input Error: (?P<message>.*)", _user_raised),
+        (r'Duplicate CTE name "(?P<name>[^"]+)"', _duplicate_cte),
+        (
+            r'Ambiguous reference to table "(?P<name>[^"]+)" \(duplicate alias',
+            _refusal("two tables named {name} in one FROM clause", "alias one of them"),
+        ),
+        (
+            r"(?P<qualifier>\w+ TO \w+) is not supported",
+            _refusal(
+                "the interval qualifier {qualifier}",
+                "add single-unit intervals: INTERVAL '1' DAY + INTERVAL '2' HOUR",
+            ),
+        ),
+        (
+            r"Columns can only be referenced within the aggregate of a PIVOT",
+            _refusal(
+                "this PIVOT (several pivot columns, or a column outside the aggregate)",
+                "pivot one column",
+            ),
+        ),
         (
             r'Circular reference to CTE "(?P<name>[^"]+)"',
             _refusal("the CTE {name} that reads a table of its own name", "rename the CTE"),

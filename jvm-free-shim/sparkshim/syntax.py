@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -140,6 +141,15 @@ def parse_error(sql: str, failure: ParseError) -> AnalysisException:
     if at_end and (description.startswith("Expecting") or not token.text[:1].isalnum()):
         return syntax_error(sql, None)
     return syntax_error(sql, token.start)
+
+
+def extra_statement_error(sql: str) -> ParseException:
+    """Spark's error for text holding more than one statement: at the second one."""
+    tokens = _tokens(sql)
+    for before, token in pairwise(tokens):
+        if before.token_type == TokenType.SEMICOLON and token.token_type != TokenType.SEMICOLON:
+            return syntax_error(sql, token.start, f": extra input '{token.text}'")
+    return syntax_error(sql, None)
 
 
 def token_error(sql: str, failure: TokenError) -> ParseException:

@@ -41,7 +41,12 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
 from sparkshim.errors import ParseException, UnsupportedSqlError
-from sparkshim.syntax import check_statement_start, parse_error, token_error
+from sparkshim.syntax import (
+    check_statement_start,
+    extra_statement_error,
+    parse_error,
+    token_error,
+)
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -167,10 +172,7 @@ def parse_spark(sql: str) -> exp.Expression:
         raise token_error(sql, failure) from failure
     statements = [tree for tree in trees if isinstance(tree, exp.Expression)]
     if len(statements) != 1:
-        raise ParseException(
-            message=f"[PARSE_SYNTAX_ERROR] expected one statement, found {len(statements)} "
-            "(line 1, pos 0)"
-        )
+        raise extra_statement_error(sql)
     return statements[0]
 
 

@@ -46,6 +46,7 @@ SPARK_CLASSES = [
     ("1 + 2", "PARSE_SYNTAX_ERROR", ["'1'", "(line 1, pos 0)"]),
     ("CREATE DYNAMC TABLE x AS SELECT 1", "PARSE_SYNTAX_ERROR", ["'DYNAMC'", "(line 1, pos 7)"]),
     ("INSERT INTO t SELEC 1", "PARSE_SYNTAX_ERROR", ["'SELEC'", "(line 1, pos 14)"]),
+    ("SELECT 1; SELECT 2", "PARSE_SYNTAX_ERROR", ["extra input 'SELECT'", "(line 1, pos 10)"]),
     ("SELECT nosuchfn(1)", "UNRESOLVED_ROUTINE", ["`nosuchfn`", "search path"]),
     ("SELECT abs(1, 2)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`abs`", "actual number is 2"]),
     ("SELECT substr()", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`substr`", "actual number is 0"]),
@@ -92,6 +93,8 @@ REFUSALS = [
     ("SELECT 2147483647 * 2147483647", ["overflows INT", "wider type"]),
     ("SELECT count(a, b) FROM t", ["count()", "(INT, STRING)"]),
     ("SELECT elt(1, 'a', 'b')", ["elt()"]),
+    ("SELECT interval '1 2:3:4' day to second", ["DAY TO SECOND", "INTERVAL '1' DAY +"]),
+    ("WITH t AS (SELECT 1 AS x) SELECT * FROM t JOIN t USING (x)", ["named t", "alias one"]),
 ]
 
 # Statements that Spark also rejects but the shim reports in other words (still Spark's
@@ -205,6 +208,16 @@ def raised(session: ShimSession, sql: str) -> Exception | None:
     except Exception as error:
         return error
     return None
+
+
+def test_duplicate_cte_names_are_spark_s_parse_error(
+    shim: ShimSession, pyspark_session: SparkSession
+) -> None:
+    sql = "WITH t AS (SELECT 1), t AS (SELECT 2) SELECT * FROM t"
+    expected = "CTE definition can't have duplicate names: 't'."
+    assert isinstance(error_of(shim, sql), ParseException)
+    assert str(error_of(shim, sql)).startswith(expected)
+    assert expected in str(error_of(pyspark_session, sql))
 
 
 def test_a_python_error_in_the_translation_is_a_refusal_with_its_cause(
