@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
-from sparkshim.error_mapping import engine_error, unsupported_statement
+from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.maintenance import RETENTION_CHECK_CONF, optimize, vacuum
 from sparkshim.query import run_query
@@ -158,10 +158,7 @@ def drop_table_or_view(session: ShimSession, target: exp.Table, kind: str, if_ex
     if entry is None:
         if if_exists:
             return
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name.database}`."
-            f"`{name.name}` cannot be found."
-        )
+        raise table_not_found("spark_catalog", name.database, name.name)
     if (kind == "VIEW") != entry.is_view:
         expected = "a view" if kind == "VIEW" else "a table"
         raise AnalysisException(
@@ -329,10 +326,7 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     name = session.qualify(target)
     entry = session.catalog_store.lookup(name)
     if entry is None or entry.location is None:
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table `{name.database}`.`{name.name}`"
-            " cannot be found."
-        )
+        raise table_not_found(target.db, target.name)
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)

@@ -77,6 +77,19 @@ def _backticked(name: str) -> str:
     return ".".join(f"`{part}`" for part in name.split("."))
 
 
+def table_not_found(*parts: str) -> AnalysisException:
+    """Spark's error for a table or view that does not exist, named by ``parts`` as Spark
+    names it (as written in a query; fully qualified for DROP)."""
+    name = ".".join(f"`{part}`" for part in parts if part)
+    return AnalysisException(
+        message=f"[TABLE_OR_VIEW_NOT_FOUND] The table or view {name} cannot be found. Verify "
+        "the spelling and correctness of the schema and catalog.\nIf you did not qualify the "
+        "name with a schema, verify the current_schema() output, or qualify the name with the "
+        "correct schema and catalog.\nTo tolerate the error on drop use DROP VIEW IF EXISTS or "
+        "DROP TABLE IF EXISTS."
+    )
+
+
 def _unresolved_column(name: str, candidates: list[str]) -> AnalysisException:
     prefix = f"A column or function parameter with name {_backticked(name)} cannot be resolved."
     if not candidates:

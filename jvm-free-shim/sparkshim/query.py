@@ -23,7 +23,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim import delta
-from sparkshim.error_mapping import check_functions_exist, engine_error
+from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.translate import annotate_sums, parse_spark, to_duckdb
 from sparkshim.types import to_spark_type
@@ -328,11 +328,7 @@ def _resolve_reference(
     name = session.qualify(table)
     entry = session.catalog_store.lookup(name)
     if entry is None:
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name.database}`."
-            f"`{name.name}` cannot be found. Verify the spelling and correctness of the schema"
-            " and catalog."
-        )
+        raise table_not_found(table.db, table.name)
     if entry.view_sql is not None:
         if version is not None:
             raise AnalysisException(message=f"Cannot time travel views: {name}")
