@@ -26,6 +26,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
+from sparkshim.spark_functions import SPARK_ARITIES
 
 # The words a Spark 3.5 (or Delta) statement can begin with; a statement beginning with
 # any other word is a syntax error at that word, whatever sqlglot made of it.
@@ -122,6 +123,110 @@ def check_statement(sql: str, tree: exp.Expr) -> None:
     if not isinstance(tree, exp.Query | exp.DDL | exp.DML) and sql.lstrip().startswith("("):
         first = first_word(sql)
         raise syntax_error(sql, first.offset if first is not None else None)
+
+
+def wrong_argument_count(sql: str) -> AnalysisException | None:
+    """Spark's WRONG_NUM_ARGS for the first call of a built-in function with a number of
+    arguments Spark does not accept (sqlglot parses some: ``round(1, 2, 3)`` drops the
+    third, ``count()`` counts rows), else None."""
+    tokens = _tokens(sql)
+    for index, token in enumerate(tokens[:-1]):
+        name = token.text.lower()
+        if name not in SPARK_ARITIES or tokens[index + 1].token_type != TokenType.L_PAREN:
+            continue
+        if name in _NOT_CALLS or (index and tokens[index - 1].token_type in _NOT_CALL_AFTER):
+            continue
+        count = _argument_count(tokens, index + 1)
+        accepted, required = SPARK_ARITIES[name]
+        if count is None or _accepts(accepted, count):
+            continue
+        line, pos = _line_and_pos(sql, token.start)
+        stated = f"The `{name}` requires {required} parameters but the actual number is {count}."
+        if name == "count" and count == 0:  # Spark names the legacy setting that allows it
+            return AnalysisException(
+                message=f"[WRONG_NUM_ARGS.WITH_SUGGESTION] {stated} If you have to call this "
+                "function with 0 parameters, set the legacy configuration "
+                '"spark.sql.legacy.allowParameterlessCount" to "true".'
+            )
+        return AnalysisException(
+            message=f"[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] {stated} Please, refer to "
+            f"'{_FUNCTIONS_REFERENCE}' for a fix.; line {line} pos {pos}"
+        )
+    return None
+
+
+# Names of functions that are also keywords or types, whose "name (" is not always a
+# call (x IN (...), EXISTS (subquery), DECIMAL(10, 2) ...), and CAST/EXTRACT, written with
+# keywords between their arguments.
+_NOT_CALLS = frozenset(
+    """any some exists filter not and or like ilike rlike regexp between case when in cast
+    try_cast extract boolean tinyint smallint int bigint float double decimal string binary
+    date timestamp char varchar""".split()  # noqa: SIM905
+)
+# Tokens after which a name followed by "(" is not a call: a type (AS, ::), a qualified
+# name, a table or its alias with a column list.
+_NOT_CALL_AFTER = frozenset(
+    {
+        TokenType.ALIAS,
+        TokenType.DCOLON,
+        TokenType.DOT,
+        TokenType.INTO,
+        TokenType.TABLE,
+        TokenType.FROM,
+        TokenType.JOIN,
+        TokenType.VIEW,
+        TokenType.UPDATE,
+        TokenType.USING,
+        TokenType.R_PAREN,
+        TokenType.VAR,
+        TokenType.IDENTIFIER,
+        TokenType.STRING,
+        TokenType.NUMBER,
+    }
+)
+# Keywords that separate the arguments of TRIM(BOTH 'x' FROM s), POSITION(a IN b),
+# SUBSTRING(s FROM 1 FOR 2), OVERLAY(s PLACING t FROM 1): such a call is not counted.
+_ARGUMENT_KEYWORDS = frozenset({"FROM", "FOR", "IN", "PLACING"})
+# Tokens that open something else than an argument list: a subquery, a FILTER or window.
+_NOT_ARGUMENTS = frozenset(
+    {TokenType.SELECT, TokenType.WITH, TokenType.WHERE, TokenType.ORDER_BY, TokenType.PARTITION_BY}
+)
+
+
+def _argument_count(tokens: list[Token], open_index: int) -> int | None:
+    """How many arguments the parenthesis at ``open_index`` holds; None when it holds
+    something else, or does not close."""
+    depth = 0
+    commas = 0
+    for position in range(open_index, len(tokens)):
+        kind = tokens[position].token_type
+        if position == open_index + 1 and kind in _NOT_ARGUMENTS:
+            return None
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                empty = position == open_index + 1
+                return 0 if empty else commas + 1
+        elif kind == TokenType.COMMA and depth == 1:
+            commas += 1
+        elif (
+            depth == 1
+            and kind != TokenType.STRING
+            and tokens[position].text.upper() in _ARGUMENT_KEYWORDS
+        ):
+            return None
+    return None
+
+
+def _accepts(accepted: str, count: int) -> bool:
+    """Whether ``accepted`` (SPARK_ARITIES' pattern for 0 to 6 arguments) takes ``count``;
+    beyond 6 the pattern of 5 and 6 repeats."""
+    if count < len(accepted):
+        return accepted[count] == "1"
+    last = len(accepted) - 1
+    return accepted[last if (count - last) % 2 == 0 else last - 1] == "1"
 
 
 def parse_error(sql: str, failure: ParseError) -> AnalysisException:

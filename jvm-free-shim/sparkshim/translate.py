@@ -46,6 +46,7 @@ from sparkshim.syntax import (
     extra_statement_error,
     parse_error,
     token_error,
+    wrong_argument_count,
 )
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
@@ -164,6 +165,9 @@ def parse_spark(sql: str) -> exp.Expression:
             "statement (line 1, pos 0)"
         )
     check_statement_start(sql)
+    wrong_count = wrong_argument_count(sql)  # sqlglot drops or invents some arguments
+    if wrong_count is not None:
+        raise wrong_count
     try:
         trees = sqlglot.parse(sql, read=ShimSpark)
     except ParseError as failure:

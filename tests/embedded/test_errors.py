@@ -48,8 +48,16 @@ SPARK_CLASSES = [
     ("INSERT INTO t SELEC 1", "PARSE_SYNTAX_ERROR", ["'SELEC'", "(line 1, pos 14)"]),
     ("SELECT 1; SELECT 2", "PARSE_SYNTAX_ERROR", ["extra input 'SELECT'", "(line 1, pos 10)"]),
     ("SELECT nosuchfn(1)", "UNRESOLVED_ROUTINE", ["`nosuchfn`", "search path"]),
-    ("SELECT abs(1, 2)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`abs`", "actual number is 2"]),
-    ("SELECT substr()", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`substr`", "actual number is 0"]),
+    ("SELECT abs(1, 2)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`abs` requires 1 parameters"]),
+    ("SELECT substr()", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["requires [2, 3] parameters"]),
+    # sqlglot would parse these and answer: counting rows, dropping or ignoring an argument.
+    ("SELECT count()", "WRONG_NUM_ARGS.WITH_SUGGESTION", ["allowParameterlessCount"]),
+    ("SELECT if(1 = 1, 2)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`if` requires 3"]),
+    ("SELECT nvl(1)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`nvl` requires 2"]),
+    ("SELECT round(1, 2, 3)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["requires [1, 2]"]),
+    ("SELECT map(1, 2, 3)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["requires 2n (n > 0)"]),
+    ("SELECT explode(array(1), 2)", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["`explode`"]),
+    ("SELECT to_date('x', 'y', 'z')", "WRONG_NUM_ARGS.WITHOUT_SUGGESTION", ["[1, 2]"]),
     ("SELECT a, b FROM t GROUP BY a", "MISSING_AGGREGATION", ['"b"', "any_value(b)"]),
     ("SELECT a, count(*) FROM t", "MISSING_GROUP_BY", ["GROUP BY"]),
     ("SELECT * FROM nosuch", "TABLE_OR_VIEW_NOT_FOUND", ["table or view `nosuch` cannot"]),
@@ -211,6 +219,27 @@ def raised(session: ShimSession, sql: str) -> Exception | None:
     except Exception as error:
         return error
     return None
+
+
+# Calls whose arguments are separated by keywords, or that are not calls: never counted.
+NOT_COUNTED = [
+    "SELECT substring('abc' FROM 2 FOR 1) AS s",
+    "SELECT position('b' IN 'abc') AS p",
+    "SELECT trim(BOTH 'x' FROM 'xax') AS t",
+    "SELECT overlay('abc' PLACING 'x' FROM 2) AS o",
+    "SELECT CAST(1 AS DECIMAL(10, 2)) AS d",
+    "SELECT * FROM VALUES (1, 2) AS e(a, b)",
+    "SELECT EXISTS (SELECT 1) AS x",
+    "SELECT 1 IN (1, 2) AS i",
+    "SELECT count(*) FILTER (WHERE a > 1) AS c FROM t",
+    "SELECT transform(array(1), x -> x + 1) AS t",
+    "SELECT upper('from') AS u",
+]
+
+
+@pytest.mark.parametrize("sql", NOT_COUNTED)
+def test_argument_counts_skip_keyword_syntax(shim: ShimSession, sql: str) -> None:
+    assert len(shim.sql(sql).collect()) >= 1
 
 
 def test_duplicate_cte_names_are_spark_s_parse_error(
