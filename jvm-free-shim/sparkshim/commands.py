@@ -13,18 +13,23 @@ import json
 import math
 import re
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import duckdb
 import pyarrow as pa
+from pyspark.errors import PySparkException
 from sqlglot import exp
 
 from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
+from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.maintenance import RETENTION_CHECK_CONF, optimize, vacuum
 from sparkshim.query import run_query
 from sparkshim.session import OVERWRITE_SCHEMA_CONF
+from sparkshim.syntax import check_statement, statement_words
 from sparkshim.translate import parse_spark
 from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
 
@@ -32,6 +37,7 @@ if TYPE_CHECKING:
     from sparkshim.session import ShimSession
 
 EMPTY = pa.table({})
+_Result = TypeVar("_Result")
 
 # Utility statements sqlglot does not parse; matched on their text.
 _NAME = r"(?P<name>[\w`.]+)"
@@ -72,12 +78,37 @@ def execute(session: ShimSession, text: str) -> pa.Table:
     for pattern, handler in _UTILITY_STATEMENTS:
         match = pattern.match(statement)
         if match:
-            return handler(session, match)
-    tree = parse_spark(statement)
+            return _guarded(None, partial(handler, session, match))
+    tree = _guarded(None, partial(parse_spark, statement))
     for kind, tree_handler in _HANDLERS:
         if isinstance(tree, kind):
-            return tree_handler(session, tree)
-    raise UnsupportedSqlError(f"the statement {type(tree).__name__.upper()}")
+            return _guarded(tree, partial(tree_handler, session, tree))
+    check_statement(statement, tree)  # a statement sqlglot accepts where Spark would not
+    raise UnsupportedSqlError(f"the statement {statement_words(statement)}")
+
+
+# Python errors that mean a defect or a gap of the translation, never the user's mistake.
+_INTERNAL_ERRORS = (
+    AttributeError,
+    IndexError,
+    KeyError,
+    NotImplementedError,
+    TypeError,
+    ValueError,
+)
+
+
+def _guarded(tree: exp.Expr | None, run: Callable[[], _Result]) -> _Result:
+    """``run()``, with DuckDB's errors as Spark's and Python's internal errors as a refusal
+    of the statement (each keeps its cause chained, for debugging)."""
+    try:
+        return run()
+    except PySparkException:
+        raise
+    except duckdb.Error as failure:
+        raise engine_error(failure, tree) from failure
+    except _INTERNAL_ERRORS as failure:
+        raise unsupported_statement(tree) from failure
 
 
 # ---- queries ----
@@ -127,10 +158,7 @@ def drop_table_or_view(session: ShimSession, target: exp.Table, kind: str, if_ex
     if entry is None:
         if if_exists:
             return
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name.database}`."
-            f"`{name.name}` cannot be found."
-        )
+        raise table_not_found("spark_catalog", name.database, name.name)
     if (kind == "VIEW") != entry.is_view:
         expected = "a view" if kind == "VIEW" else "a table"
         raise AnalysisException(
@@ -312,10 +340,7 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     name = session.qualify(target)
     entry = session.catalog_store.lookup(name)
     if entry is None or entry.location is None:
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table `{name.database}`.`{name.name}`"
-            " cannot be found."
-        )
+        raise table_not_found(target.db, target.name)
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)

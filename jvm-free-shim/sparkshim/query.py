@@ -23,6 +23,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim import delta
+from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.intervals import annotate_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
@@ -231,7 +232,7 @@ def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = N
             names = result.column_names
         return result.rename_columns([strip_duplicate_marker(name) for name in names])
     except duckdb.Error as failure:
-        raise _spark_error(failure) from failure
+        raise _spark_error(failure, tree) from failure
     finally:
         registrations.drop_all()
 
@@ -249,7 +250,7 @@ def write_query(
         written = registrations.cursor.execute(copy).fetchone()
         return int(written[0]) if written else 0
     except duckdb.Error as failure:
-        raise _spark_error(failure) from failure
+        raise _spark_error(failure, tree) from failure
     finally:
         registrations.drop_all()
 
@@ -262,6 +263,7 @@ def _translate(
     name_select_items(named)  # Spark's column names, rendered before any rewrite
     names = result_names(named)
     resolved = resolve_tables(session, named, registrations)
+    check_functions_exist(resolved)
     annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
     annotate_date_arithmetic(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False), names  # resolved is a copy of its own
@@ -276,14 +278,11 @@ def _allow_precision_loss(session: ShimSession) -> bool:
     return (session.conf.get(ALLOW_PRECISION_LOSS_CONF, "true") or "true").lower() != "false"
 
 
-def _spark_error(failure: duckdb.Error) -> Exception:
-    refusal = _RUNTIME_REFUSAL.search(str(failure))
-    if refusal is not None:  # a value the translation could only check at run time
-        return UnsupportedSqlError(refusal["construct"])
+def _spark_error(failure: duckdb.Error, tree: exp.Expr) -> Exception:
     missing = _MISSING_FILE.search(str(failure))
     if missing is not None:
         return delta.missing_file_error(missing["path"])
-    return AnalysisException(message=_spark_style_message(failure))
+    return engine_error(failure, tree)
 
 
 def _with_spark_types(result: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelation:
@@ -398,11 +397,7 @@ def _resolve_reference(
     name = session.qualify(table)
     entry = session.catalog_store.lookup(name)
     if entry is None:
-        raise AnalysisException(
-            message=f"[TABLE_OR_VIEW_NOT_FOUND] The table or view `{name.database}`."
-            f"`{name.name}` cannot be found. Verify the spelling and correctness of the schema"
-            " and catalog."
-        )
+        raise table_not_found(table.db, table.name)
     if entry.view_sql is not None:
         if version is not None:
             raise AnalysisException(message=f"Cannot time travel views: {name}")
@@ -459,31 +454,4 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
     table.replace(replacement)
 
 
-# translate.py plants DuckDB error() calls worded like UnsupportedSqlError's messages.
-_RUNTIME_REFUSAL = re.compile(r"sparkshim does not support (?P<construct>.*)", re.DOTALL)
 _MISSING_FILE = re.compile(r'No files found that match the pattern "(?P<path>[^"]+)"')
-_UNKNOWN_COLUMN = re.compile(
-    r'Referenced column "(?P<name>[^"]+)" not found|does not have a column named "(?P<other>[^"]+)"'
-)
-_CANDIDATES = re.compile(r"Candidate bindings: (?P<names>.*)")
-
-
-def _spark_style_message(failure: duckdb.Error) -> str:
-    """Spark's message for an unknown column; DuckDB's own message for anything else."""
-    text = str(failure)
-    unknown = _UNKNOWN_COLUMN.search(text)
-    if unknown is None:
-        return text.replace("__shim_", "table_")
-    name = unknown["name"] or unknown["other"]
-    candidates = _CANDIDATES.search(text)
-    if candidates is None:
-        return (
-            f"[UNRESOLVED_COLUMN.WITHOUT_SUGGESTION] A column or function parameter with name"
-            f" `{name}` cannot be resolved."
-        )
-    names = [candidate.strip().strip('"') for candidate in candidates["names"].split(",")]
-    suggestions = ", ".join(f"`{candidate}`" for candidate in names)
-    return (
-        f"[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column or function parameter with name"
-        f" `{name}` cannot be resolved. Did you mean one of the following? [{suggestions}]."
-    )

@@ -35,6 +35,13 @@ from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
+from sparkshim.syntax import (
+    check_statement_start,
+    extra_statement_error,
+    parse_error,
+    token_error,
+    wrong_argument_count,
+)
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -61,6 +68,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("trunc / date_trunc with a non-literal unit", "the unit must be known to map it"),
     ("CAST to ARRAY/MAP/STRUCT", "element-wise cast rules differ"),
+    ("CAST to or from an INTERVAL", "Spark's ANSI interval types have no equivalent here"),
     (
         "CAST of a DOUBLE/FLOAT outside [1e-3, 1e7) to STRING",
         "Java prints scientific notation there (raised at run time)",
@@ -190,23 +198,19 @@ def parse_spark(sql: str) -> exp.Expression:
             message="[PARSE_EMPTY_STATEMENT] Syntax error, unexpected empty "
             "statement (line 1, pos 0)"
         )
+    check_statement_start(sql)
+    wrong_count = wrong_argument_count(sql)  # sqlglot drops or invents some arguments
+    if wrong_count is not None:
+        raise wrong_count
     try:
         trees = sqlglot.parse(sql, read=ShimSpark)
     except ParseError as failure:
-        first = failure.errors[0] if failure.errors else {}
-        line, col = first.get("line", 1), first.get("col", 0)
-        detail = first.get("description", str(failure))
-        raise ParseException(
-            message=f"[PARSE_SYNTAX_ERROR] Syntax error at line {line}, column {col}: {detail}"
-        ) from failure
+        raise parse_error(sql, failure) from failure
     except TokenError as failure:
-        raise ParseException(message=f"[PARSE_SYNTAX_ERROR] {failure}") from failure
+        raise token_error(sql, failure) from failure
     statements = [tree for tree in trees if isinstance(tree, exp.Expression)]
     if len(statements) != 1:
-        raise ParseException(
-            message=f"[PARSE_SYNTAX_ERROR] expected one statement, found {len(statements)} "
-            "(line 1, pos 0)"
-        )
+        raise extra_statement_error(sql)
     return statements[0]
 
 
@@ -1064,6 +1068,12 @@ _SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
 _STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?"
 
 
+_INTERVAL_HINT = (
+    "Spark's ANSI interval types have no equivalent in the embedded engine; "
+    "write an interval literal (INTERVAL '1' DAY) or use numbers"
+)
+
+
 def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     to = node.args["to"]
     if not isinstance(to, exp.DataType):
@@ -1088,6 +1098,12 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
 def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:
     """``value`` cast to ``target`` the way Spark does it with ANSI mode off."""
     kind = to.this if to is not None else exp.DataType.build(target, dialect="duckdb").this
+    if isinstance(kind, exp.Interval) or kind == exp.DType.INTERVAL:
+        # An INTERVAL DAY/YEAR TO MONTH ... is Spark's ANSI interval, which DuckDB has not
+        # (one INTERVAL type, another string form, other field rules).
+        raise UnsupportedSqlError(f"CAST to {to.sql('spark') if to else target}", _INTERVAL_HINT)
+    if isinstance(value, exp.Interval):
+        raise UnsupportedSqlError(f"CAST of an interval to {target}", _INTERVAL_HINT)
     name = kind.value.upper()
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
         raise UnsupportedSqlError(f"CAST to {target}", "element-wise cast rules differ")

@@ -145,7 +145,7 @@ def test_install_twice_is_harmless_and_uninstall_restores(spark: ShimSession) ->
     assert "sql" not in vars(spark)
     assert installation(spark) is None
     assert dyntables.uninstall(spark) is False
-    with pytest.raises(Exception, match="does not support the statement"):
+    with pytest.raises(Exception, match=r"Syntax error at or near .DYNAMIC."):  # as on Spark
         spark.sql("DROP DYNAMIC TABLE IF EXISTS d")
 
 
@@ -183,3 +183,27 @@ def test_installed_session_runs_the_scheduler(spark: ShimSession) -> None:
     dt.start(poll_seconds=0.1)
     dt.stop()
     assert "d" in dt.graph().to_text()
+
+
+@pytest.mark.parametrize(
+    ("sql", "word"),
+    [
+        ("CREATE DYNAMC TABLE d TARGET_LAG = '1 hour' AS SELECT * FROM src", "DYNAMC"),
+        ("ALTER DYNAMIC TABL d REFRESH", "TABL"),
+        ("SHOW DYNAMIC TABLS", "TABLS"),
+    ],
+)
+def test_a_misspelt_keyword_never_reaches_the_session(
+    spark: ShimSession, monkeypatch: pytest.MonkeyPatch, sql: str, word: str
+) -> None:
+    sent: list[str] = []
+    original = ShimSession.sql
+    monkeypatch.setattr(
+        ShimSession, "sql", lambda self, text, args=None: sent.append(text) or original(self, text)
+    )
+    dyntables.install(spark)
+    with pytest.raises(dyntables.DynamicTableSyntaxError, match=f"'{word}': did you mean"):
+        spark.sql(sql)
+    assert [text for text in sent if word in text] == []  # (dyntables' own reads may run)
+    spark.sql("SELECT 1")
+    assert "SELECT 1" in sent  # what does reach the session is seen

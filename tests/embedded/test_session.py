@@ -179,7 +179,7 @@ def test_show_tables_describe_and_views(spark: ShimSession) -> None:
 
 
 def test_errors_name_what_is_wrong(spark: ShimSession) -> None:
-    with pytest.raises(AnalysisException, match=r"`default`\.`missing` cannot be found"):
+    with pytest.raises(AnalysisException, match=r"The table or view `missing` cannot be found"):
         spark.sql("SELECT * FROM missing")
     spark.sql("CREATE TABLE t (id INT)")
     with pytest.raises(AnalysisException, match="nope"):

@@ -234,3 +234,62 @@ def test_statements_of_a_script_are_recognised_one_by_one() -> None:
         PassThrough,
         DropDynamicTable,
     ]
+
+
+# ---- misspelt keywords of our forms ----------------------------------------------------------
+
+# (statement, the misspelt word as written, its 1-based line and column, the keyword meant)
+MISSPELT = [
+    ("CREATE DYNAMC TABLE t TARGET_LAG = '1 hour' AS SELECT 1", "DYNAMC", 1, 8, "DYNAMIC"),
+    ("CREATE DYNAMIC TABEL t TARGET_LAG = '1 hour' AS SELECT 1", "TABEL", 1, 16, "TABLE"),
+    ("CREAT DYNAMIC TABLE t TARGET_LAG = '1 hour' AS SELECT 1", "CREAT", 1, 1, "CREATE"),
+    ("create or replace dynamc table `t` as select 1", "dynamc", 1, 19, "DYNAMIC"),
+    ("CREATE TRANSIENT DYNAMIK TABLE t AS SELECT 1", "DYNAMIK", 1, 18, "DYNAMIC"),
+    ("ALTER DYNAMIC TABL t REFRESH", "TABL", 1, 15, "TABLE"),
+    ("DROP DYNAMC TABLE t", "DYNAMC", 1, 6, "DYNAMIC"),
+    ("DROP DYNAMIC TABLE t", None, 0, 0, ""),  # spelt right: ours, parsed
+    ("SHOW DYNAMIC TABLS", "TABLS", 1, 14, "TABLES"),
+    ("SHOW DYNAMC TABLES LIKE 'x%'", "DYNAMC", 1, 6, "DYNAMIC"),
+    ("DESCRIBE DYNAMIC TABL t", "TABL", 1, 18, "TABLE"),
+    ("EXPLAIN CREAT DYNAMIC TABLE t AS SELECT 1", "CREAT", 1, 9, "CREATE"),
+    ("CREATE MATERIALZED VIEW v AS SELECT 1", "MATERIALZED", 1, 8, "MATERIALIZED"),
+    ("REFRESH MATERIALIZD VIEW v", "MATERIALIZD", 1, 9, "MATERIALIZED"),
+    ("SELECT 1;\n  /* c */ DROP DYNAMIC TABEL t", "TABEL", 2, 24, "TABLE"),
+]
+
+
+@pytest.mark.parametrize(("sql", "word", "line", "column", "keyword"), MISSPELT)
+def test_a_misspelt_keyword_of_our_forms_is_a_located_syntax_error(
+    sql: str, word: str | None, line: int, column: int, keyword: str
+) -> None:
+    if word is None:
+        assert type(parse(sql)[-1]) is DropDynamicTable
+        return
+    with pytest.raises(DynamicTableSyntaxError) as caught:
+        parse(sql)
+    error = caught.value
+    assert (error.line, error.column) == (line, column)
+    assert f"'{word}'" in error.reason
+    assert f"did you mean {keyword}?" in error.reason
+
+
+# Ordinary SQL that is a letter or two away from our forms, and runs on Spark.
+NEAR_BUT_SPARK = [
+    "DESC dynamic tabl",  # column `tabl` of table `dynamic`
+    "DESC dynamic table_x",
+    "CREATE TABLE dynamc (id INT)",
+    "CREATE TABLE dynamic_x (id INT) USING delta",
+    "CREATE TEMP VIEW materialzed AS SELECT 1",
+    "CREATE OR REPLACE TEMPORARY VIEW v AS SELECT 1",
+    "CREATE OR REPLACE TABLE t AS SELECT 1",
+    "SHOW TABLES LIKE 'dynamc*'",
+    "REFRESH TABLE dynamc",
+    "DROP TABLE dynamc",
+    "DELETE FROM dynamic WHERE table = 1",
+    "SELECT dynamic, table FROM t",
+]
+
+
+@pytest.mark.parametrize("sql", NEAR_BUT_SPARK)
+def test_spark_statements_near_our_forms_pass_through(sql: str) -> None:
+    assert parse(sql) == [PassThrough(sql)]

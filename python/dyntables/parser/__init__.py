@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dyntables.errors import DynamicTableError, line_and_column, syntax_error_at
 from dyntables.parser.ddl import parse_dynamic_table_statement
+from dyntables.parser.misspelling import find_misspelt_keyword
 from dyntables.parser.recognizer import is_dynamic_table_statement
 from dyntables.parser.splitter import split_statements
 from dyntables.statements import PassThrough, Span, Statement
@@ -32,6 +33,7 @@ def parse(text: str) -> list[Statement]:
     for piece in split_statements(text):
         sql = text[piece.start : piece.stop]
         if not is_dynamic_table_statement(sql):
+            _check_spelling(text, piece.start, sql)
             span = Span(piece.start, piece.stop, *line_and_column(text, piece.start))
             statements.append(PassThrough(sql, span))
             continue
@@ -47,6 +49,19 @@ def parse(text: str) -> list[Statement]:
                 piece.start,
             ) from problem
     return statements
+
+
+def _check_spelling(text: str, start: int, sql: str) -> None:
+    """Raise a syntax error for a statement that would be ours but for a misspelt keyword
+    (``CREATE DYNAMC TABLE``), rather than let it reach Spark, whose error would not
+    mention dynamic tables."""
+    misspelling = find_misspelt_keyword(sql)
+    if misspelling is not None:
+        raise syntax_error_at(
+            f"syntax error at or near '{misspelling.word}': did you mean {misspelling.keyword}?",
+            text,
+            start + misspelling.offset,
+        )
 
 
 __all__ = ["parse"]
