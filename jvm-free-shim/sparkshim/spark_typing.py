@@ -39,15 +39,22 @@ from sqlglot.schema import MappingSchema
 __all__ = [
     "COUNT_TYPE",
     "MAX_PRECISION",
+    "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
     "SPARK_TYPE",
     "DecimalType",
     "SparkType",
+    "adjust_precision_scale",
     "annotate",
+    "as_decimal",
     "avg_type",
+    "bounded",
     "literal_type",
+    "parse_type",
     "result_type",
     "sum_type",
+    "wider_decimal",
+    "wider_type",
 ]
 
 MAX_PRECISION = 38
