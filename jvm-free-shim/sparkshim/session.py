@@ -164,6 +164,8 @@ class ShimSession:
         self._temp_views: dict[str, pa.Table | str] = {}
         self._lock = threading.RLock()
         self._database = duckdb.connect()
+        # Spark's exact DECIMAL arithmetic where DuckDB's is not (shared by every cursor).
+        decimals.register(self._database)
         self._cursors = threading.local()
         self._stopped = False
 
@@ -208,7 +210,6 @@ class ShimSession:
         if cursor is None:
             cursor = self._database.cursor()
             cursor.execute(f"SET TimeZone = '{self.time_zone}'")
-            decimals.register(cursor)  # Spark's exact DECIMAL arithmetic, where DuckDB's is not
             self._cursors.cursor = cursor
         return cursor
 

@@ -39,15 +39,22 @@ from sqlglot.schema import MappingSchema
 __all__ = [
     "COUNT_TYPE",
     "MAX_PRECISION",
+    "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
     "SPARK_TYPE",
     "DecimalType",
     "SparkType",
+    "adjust_precision_scale",
     "annotate",
+    "as_decimal",
     "avg_type",
+    "bounded",
     "literal_type",
+    "parse_type",
     "result_type",
     "sum_type",
+    "wider_decimal",
+    "wider_type",
 ]
 
 MAX_PRECISION = 38
@@ -510,14 +517,24 @@ _RECORDED = (
 _NODE_NUMBER = "spark_typing_number"
 
 
+def _translation_reads_type(node: exp.Expr) -> bool:
+    """Whether the translation of ``node`` depends on its Spark type (a literal only if
+    it is a DECIMAL one, an unknown function only if it is bround)."""
+    if isinstance(node, exp.Literal):
+        return isinstance(literal_type(node), DecimalType)
+    if isinstance(node, exp.Anonymous):
+        return _is_function(node, "BROUND")
+    return True
+
+
 def annotate(
     tree: exp.Expr, schemas: dict[str, dict[str, str]], *, allow_precision_loss: bool = True
 ) -> None:
     """Record the Spark types of ``tree``'s nodes (see the module's docstring), given the
     Spark ``schemas`` of the relations it reads, by their registered names."""
     recorded = list(tree.find_all(*_RECORDED))
-    if not recorded:
-        return
+    if not any(_translation_reads_type(node) for node in recorded):
+        return  # typing costs a qualification of the whole statement: skipped when unused
     for number, node in enumerate(recorded):
         node.meta[_NODE_NUMBER] = number
     schema = MappingSchema(dict(schemas), dialect=Spark)

@@ -523,8 +523,9 @@ def _may_pass_38_digits(node: exp.Expr) -> bool:
 
 
 def _decimal_total(value: exp.Expr, total_type: DecimalType, window: exp.Window | None) -> exp.Expr:
-    """Spark's sum of DECIMAL ``value``s, typed ``total_type``, NULL where it overflows."""
-    if total_type.precision == MAX_PRECISION:
+    """Spark's sum of DECIMAL ``value``s, typed ``total_type``, NULL where it overflows
+    (a sum of DISTINCT values of 28 digits or more fails in DuckDB beyond 38 digits)."""
+    if total_type.precision == MAX_PRECISION and not isinstance(value, exp.Distinct):
         return decimals.wide_sum(_c(value), total_type, lambda total: _over(window, total))
     return _try_cast(_over(window, exp.Sum(this=_c(value))), total_type.sql())
 

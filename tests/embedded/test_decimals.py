@@ -216,6 +216,7 @@ QUERIES = [
     "SELECT sum(a) / 7.0 AS y FROM dec_t o WHERE b < (SELECT 2 * avg(b) FROM dec_t i "
     "WHERE i.grp = o.grp)",
     "SELECT -0.5 * a AS h, a * -2 AS d, -a / 4 AS q, bround(a, 1) AS b FROM dec_t",
+    "SELECT avg(DISTINCT a) AS m, sum(DISTINCT b) AS s, avg(DISTINCT w) AS mw FROM dec_t",
 ]
 
 
