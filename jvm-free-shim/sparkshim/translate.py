@@ -401,8 +401,8 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_interval(node: exp.Expr) -> exp.Expr:
-    if isinstance(node.parent, (exp.Cast, exp.TryCast)):
-        return node  # the cast reads the literal (_rewrite_cast)
+    if isinstance(node.parent, (exp.Cast, exp.TryCast, exp.DataType)):
+        return node  # the cast reads the literal (_rewrite_cast), or a type's qualifier
     if _is_result_column(node):
         raise UnsupportedSqlError(
             "an interval as a result column", "Spark returns an INTERVAL DAY/YEAR TO MONTH value"
