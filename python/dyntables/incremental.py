@@ -100,7 +100,7 @@ def is_linear(definition: Definition) -> bool:
 def merges_groups(definition: Definition) -> bool:
     """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
     change arithmetic, so that most affected groups are updated without a rescan."""
-    tree = inlined_query(definition.query)
+    tree = with_output_names(inlined_query(definition.query), definition.columns)
     if not isinstance(tree, exp.Select):
         return False
     keys = group_keys(tree)
@@ -110,6 +110,21 @@ def merges_groups(definition: Definition) -> bool:
     # A GROUP BY or DISTINCT below the top is recomputed by key, rescanning its sources.
     below = [node for node in tree.find_all(exp.Select) if node is not tree]
     return not any(node.args.get("group") or node.args.get("distinct") for node in below)
+
+
+def with_output_names(tree: exp.Query, columns: list[tuple[str, str]]) -> exp.Query:
+    """``tree`` with each unaliased expression of its (first) SELECT list named by the table
+    column that holds it: the engine named that column (Spark names ``count(*)`` as
+    ``count(1)``), and the change rules refer to outputs by name."""
+    select = tree if isinstance(tree, exp.Select) else next(tree.find_all(exp.Select), None)
+    if select is None or any(p.is_star for p in select.expressions):
+        return tree
+    if len(select.expressions) != len(columns):
+        return tree
+    for projection, (name, _) in zip(list(select.expressions), columns, strict=True):
+        if not isinstance(projection, (exp.Alias, exp.Column)):
+            projection.replace(exp.alias_(projection.copy(), name, quoted=True))
+    return tree
 
 
 # Internal column names of the queries an incremental refresh runs (never in the table).
@@ -178,7 +193,7 @@ class IncrementalRefresh:
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
         """Derive, net and write the change in one commit carrying ``watermark``."""
-        tree = inlined_query(self.definition.query)
+        tree = with_output_names(inlined_query(self.definition.query), self.columns)
         keys = group_keys(tree) if isinstance(tree, exp.Select) else None
         try:
             if keys is not None:

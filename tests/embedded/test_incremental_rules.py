@@ -285,3 +285,21 @@ def test_a_decimal_sum_spark_cannot_add_exactly_is_recomputed(
     assert refreshed.action == "INCREMENTAL"
     assert _rows(dt, "SELECT * FROM fourths_kept") == _rows(dt, query)
     assert [text for text in statements if _reads_a_version(text)], statements
+
+
+def test_unaliased_outputs_refresh_incrementally_by_the_names_the_engine_gave_them(
+    dt: DynamicTables,
+) -> None:
+    # Spark names `count(*)` as `count(1)` and `sum(amount)` as is; the change rules refer
+    # to outputs by those names (they failed with UNRESOLVED_COLUMN `count(1)` before).
+    grouped = "SELECT status, count(*), sum(amount) FROM orders GROUP BY status"
+    linear = "SELECT order_id + 1, upper(status) FROM orders WHERE amount > 0"
+    dt.sql(f"CREATE DYNAMIC TABLE grouped TARGET_LAG = '1 minute' AS {grouped}")
+    dt.sql(f"CREATE DYNAMIC TABLE linear TARGET_LAG = '1 minute' AS {linear}")
+    dt.sql("INSERT INTO orders VALUES (4, 5.00, 'paid', NULL)")
+    dt.sql("DELETE FROM orders WHERE order_id = 1")
+    for table, query in (("grouped", grouped), ("linear", linear)):
+        (result,) = dt.sql(f"ALTER DYNAMIC TABLE {table} REFRESH").collect()
+        assert result.action == "INCREMENTAL", result
+        assert dt.sql(f"SELECT * FROM {table}").columns == dt.sql(query).columns
+        assert _rows(dt, f"SELECT * FROM {table}") == _rows(dt, query)
