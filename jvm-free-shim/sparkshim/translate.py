@@ -815,17 +815,45 @@ def _rewrite_current_timestamp(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_values(node: exp.Expr) -> exp.Expr:
     # Spark names VALUES columns col1, col2, ...; DuckDB names them col0, col1, ...
+    _recover_table_alias(node)
     alias = node.args.get("alias")
-    if alias is not None and alias.columns:
-        return node
-    width = len(node.expressions[0].expressions) if node.expressions else 0
-    name = alias.name if alias is not None and alias.name else "_values"
-    columns = [exp.to_identifier(f"col{i + 1}") for i in range(width)]
     renamed = node.copy()
-    renamed.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
-    if node.parent is None or isinstance(node.parent, (exp.Union, exp.Except, exp.Intersect)):
-        return exp.select("*").from_(renamed)
+    if alias is None or not alias.columns:
+        width = len(node.expressions[0].expressions) if node.expressions else 0
+        name = alias.name if alias is not None and alias.name else "_values"
+        columns = [exp.to_identifier(f"col{i + 1}") for i in range(width)]
+        renamed.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
+    elif not alias.name:
+        renamed.set(
+            "alias",
+            exp.TableAlias(
+                this=exp.to_identifier("_values"), columns=[_c(column) for column in alias.columns]
+            ),
+        )
+    elif node.parent is not None and not isinstance(node.parent, _SET_OPERATIONS):
+        return node
+    if node.parent is None or isinstance(node.parent, _SET_OPERATIONS):
+        return exp.select("*").from_(renamed)  # DuckDB takes no alias on a bare VALUES
     return renamed
+
+
+_SET_OPERATIONS = (exp.Union, exp.Except, exp.Intersect)
+
+
+def _recover_table_alias(node: exp.Expr) -> None:
+    # `VALUES 0, 1 AS t(id)` / `VALUES 1 T(col)`: without parentheses around the rows
+    # sqlglot reads the table alias's name as an alias of the last value (Spark allows no
+    # alias inside VALUES rows, so such an alias is always the table's).
+    last_row = node.expressions[-1] if node.expressions else None
+    if not isinstance(last_row, exp.Tuple) or not last_row.expressions:
+        return
+    last_value = last_row.expressions[-1]
+    if not isinstance(last_value, exp.Alias):
+        return
+    last_value.replace(last_value.this)
+    alias = node.args.get("alias")
+    columns = [_c(column) for column in alias.columns] if alias is not None else []
+    node.set("alias", exp.TableAlias(this=_c(last_value.args["alias"]), columns=columns))
 
 
 # ---- regular expressions ----
