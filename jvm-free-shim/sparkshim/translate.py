@@ -40,6 +40,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.schema import MappingSchema
 
+from sparkshim import function_gaps
 from sparkshim.errors import ParseException, UnsupportedSqlError
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
@@ -194,6 +195,7 @@ Rewrite = Callable[[exp.Expr], exp.Expr]
 
 
 def _rewrite(tree: exp.Expr) -> exp.Expr:
+    _fold_integral_rounds(tree)
     for node in list(tree.walk(bfs=False))[::-1]:
         rule = _RULES.get(type(node))
         if rule is None:
@@ -205,6 +207,17 @@ def _rewrite(tree: exp.Expr) -> exp.Expr:
             else:
                 node.replace(new)
     return tree
+
+
+def _fold_integral_rounds(tree: exp.Expr) -> None:
+    # Before the bottom-up pass, which rewrites the typed literals these recognize.
+    for node in list(tree.find_all(exp.Round, exp.Anonymous)):
+        is_bround = isinstance(node, exp.Anonymous) and str(node.this).upper() == "BROUND"
+        if not isinstance(node, exp.Round) and not is_bround:
+            continue
+        folded = function_gaps.fold_integral_round(node, half_even=is_bround)
+        if folded is not None and node is not tree:
+            node.replace(folded)
 
 
 # ---- small builders ----
@@ -747,6 +760,49 @@ def _rewrite_count(node: exp.Expr) -> exp.Expr:
     return exp.Count(this=exp.Distinct(expressions=[row]))
 
 
+def _spark_int(length: exp.Expr) -> exp.Expr:
+    # A length argument: Spark casts it to INT (a non-numeric string gives NULL, 2.7 gives 2).
+    return _c(length) if _int_value(length) is not None else _spark_cast(length, "INT")
+
+
+def _rewrite_pad(node: exp.Expr) -> exp.Expr:
+    value, length, pad = node.this, node.expression, node.args.get("fill_pattern")
+    left = bool(node.args.get("is_left"))
+    if function_gaps.is_binary(value) and (
+        pad is None or isinstance(pad, exp.Null) or function_gaps.is_binary(pad)
+    ):
+        return function_gaps.binary_pad(left, value, _spark_int(length), pad)
+    if function_gaps.is_binary(value) or (pad is not None and function_gaps.is_binary(pad)):
+        raise UnsupportedSqlError("lpad/rpad of a BINARY and a STRING", "cast both to one type")
+    padded = node.copy()
+    padded.set("expression", _spark_int(length))
+    return padded
+
+
+def _rewrite_left_right(node: exp.Expr) -> exp.Expr:
+    # Spark: '' for a length <= 0 (DuckDB's LEFT/RIGHT then drop characters from the end).
+    length = _spark_int(node.expression)
+    cut = node.copy()
+    cut.set("expression", length)
+    if (_int_value(length) or 0) > 0:
+        return cut
+    return _case((exp.LTE(this=length.copy(), expression=_lit(0)), _lit("")), default=cut)
+
+
+def _rewrite_map_contains_key(node: exp.Expr) -> exp.Expr:
+    return function_gaps.map_contains_key(node.this, node.args["key"])
+
+
+def _rewrite_contains(node: exp.Expr) -> exp.Expr:
+    return function_gaps.null_safe_contains(node.this, node.expression)
+
+
+def _rewrite_replace(node: exp.Expr) -> exp.Expr:
+    if node.args.get("replacement") is None:
+        return function_gaps.replace_with_empty(node.this, node.expression)
+    return node
+
+
 def _rewrite_array_contains(node: exp.Expr) -> exp.Expr:
     # Three-valued like Spark: NULL when not found but the array holds a NULL.
     array, value = node.this, node.expression
@@ -1158,6 +1214,22 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
     if name == "BROUND":
         return _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+    if name in function_gaps.CAST_SHORTHANDS and len(args) == 1:
+        to = exp.DataType.build(function_gaps.CAST_SHORTHANDS[name], dialect="spark")
+        return _spark_cast(args[0], to.sql(dialect="duckdb"), to)
+    if name in ("TIMESTAMP_SECONDS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS") and len(args) == 1:
+        return function_gaps.epoch_timestamp(name, args[0])
+    if name == "POSITIVE" and len(args) == 1:
+        # Spark's unary plus; a bare NULL is typed DOUBLE there.
+        return (
+            _cast(exp.Null(), "DOUBLE")
+            if isinstance(args[0], exp.Null)
+            else exp.Paren(this=_c(args[0]))
+        )
+    if name == "BIN" and len(args) == 1:
+        return function_gaps.bin_string(_spark_cast(args[0], "BIGINT"))
+    if name == "BTRIM" and len(args) in (1, 2):
+        return function_gaps.btrim(args[0], args[1] if len(args) == 2 else None)
     if name == "OCTET_LENGTH":
         return _cast(_fn("STRLEN", _as_varchar(args[0])), "INTEGER")
     if name == "CARDINALITY":
@@ -1331,6 +1403,12 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.ArrayUniqueAgg: lambda node: _collect(node, distinct=True),
     exp.Count: _rewrite_count,
     exp.ArrayContains: _rewrite_array_contains,
+    exp.Pad: _rewrite_pad,
+    exp.Left: _rewrite_left_right,
+    exp.Right: _rewrite_left_right,
+    exp.MapContainsKey: _rewrite_map_contains_key,
+    exp.Contains: _rewrite_contains,
+    exp.Replace: _rewrite_replace,
     exp.Bracket: _rewrite_bracket,
     exp.ArraySort: _rewrite_array_sort,
     exp.Like: _rewrite_like,
