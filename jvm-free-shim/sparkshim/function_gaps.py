@@ -110,7 +110,9 @@ def epoch_timestamp(function: str, amount: exp.Expr) -> exp.Expr:
     NULL); a DECIMAL scaled exactly, an error where a fraction of a microsecond remains."""
     factor = exp.Literal.number(_MICROS_PER_UNIT[function])
     as_bigint = exp.DataType.build("BIGINT")
-    integral = exp.Mul(this=exp.cast(_c(amount), as_bigint), expression=factor)
+    # TRY_CAST and a DECIMAL factor: DuckDB folds constants in the branches not taken too,
+    # where a plain CAST or an INTEGER product could overflow.
+    integral = exp.Mul(this=exp.TryCast(this=_c(amount), to=as_bigint), expression=factor)
     if function != "TIMESTAMP_SECONDS":
         return _fn("MAKE_TIMESTAMP", integral)
     as_double = exp.cast(_c(amount), exp.DataType.build("DOUBLE"))
@@ -119,16 +121,16 @@ def epoch_timestamp(function: str, amount: exp.Expr) -> exp.Expr:
         ifs=[
             exp.If(
                 this=_fn("ISFINITE", as_double.copy()),
-                true=exp.cast(_fn("TRUNC", scaled_double), as_bigint),
+                true=exp.TryCast(this=_fn("TRUNC", scaled_double), to=as_bigint),
             )
         ]
     )
-    scaled = exp.Mul(this=_c(amount), expression=factor.copy())
+    scaled = exp.Mul(this=_c(amount), expression=exp.cast(factor.copy(), "DECIMAL(7, 0)"))
     from_decimal = exp.Case(
         ifs=[
             exp.If(
                 this=exp.EQ(this=scaled, expression=_fn("TRUNC", scaled.copy())),
-                true=exp.cast(scaled.copy(), as_bigint),
+                true=exp.TryCast(this=scaled.copy(), to=as_bigint),
             )
         ],
         default=_fn(

@@ -383,6 +383,9 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
         replacement: exp.Expr = exp.Subquery(this=resolved.this, alias=table_alias)
     else:
         replacement = exp.alias_(resolved, alias, table=True)
+    joins = table.args.get("joins")
+    if joins:  # `(A JOIN B ON ...)`: sqlglot hangs the joins on the parenthesized A
+        replacement.set("joins", [join.pop() for join in list(joins)])
     table.replace(replacement)
 
 

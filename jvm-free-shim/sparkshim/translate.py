@@ -786,7 +786,11 @@ def _rewrite_left_right(node: exp.Expr) -> exp.Expr:
     cut.set("expression", length)
     if (_int_value(length) or 0) > 0:
         return cut
-    return _case((exp.LTE(this=length.copy(), expression=_lit(0)), _lit("")), default=cut)
+    return _case(
+        (exp.Is(this=_c(node.this), expression=exp.Null()), exp.Null()),
+        (exp.LTE(this=length.copy(), expression=_lit(0)), _lit("")),
+        default=cut,
+    )
 
 
 def _rewrite_map_contains_key(node: exp.Expr) -> exp.Expr:
@@ -1220,12 +1224,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
     if name in ("TIMESTAMP_SECONDS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS") and len(args) == 1:
         return function_gaps.epoch_timestamp(name, args[0])
     if name == "POSITIVE" and len(args) == 1:
-        # Spark's unary plus; a bare NULL is typed DOUBLE there.
-        return (
-            _cast(exp.Null(), "DOUBLE")
-            if isinstance(args[0], exp.Null)
-            else exp.Paren(this=_c(args[0]))
-        )
+        return _positive(args[0])
     if name == "BIN" and len(args) == 1:
         return function_gaps.bin_string(_spark_cast(args[0], "BIGINT"))
     if name == "BTRIM" and len(args) in (1, 2):
@@ -1292,6 +1291,17 @@ _DATE_TRUNC_UNITS = {
     "MILLISECOND": "millisecond",
     "MICROSECOND": "microsecond",
 }
+
+
+def _positive(value: exp.Expr) -> exp.Expr:
+    # Spark's unary plus: a number unchanged; a string cast to DOUBLE, a bare NULL DOUBLE.
+    if isinstance(value, exp.Null) or _string_value(value) is not None:
+        return _spark_cast(value, "DOUBLE")
+    not_a_string = _case(
+        (_typeof_in(value, "VARCHAR"), _runtime_refusal("positive() of a STRING column")),
+        default=_c(value),
+    )
+    return not_a_string
 
 
 def _unit(node: exp.Expr, units: dict[str, str], function: str) -> exp.Expr:
