@@ -113,6 +113,21 @@ def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
     return build
 
 
+def _with_nulls_flag(function: type[exp.Expr]) -> Callable[[list[exp.Expr]], exp.Expr]:
+    """first/last/first_value/last_value(x[, ignoreNulls]): TRUE means IGNORE NULLS,
+    FALSE RESPECT NULLS (sqlglot rejects the FALSE form as having too many arguments)."""
+
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        value = function(this=args[0] if args else None)
+        if len(args) == 2 and args[1] == exp.true():
+            return exp.IgnoreNulls(this=value)
+        if len(args) == 2 and args[1] == exp.false():
+            return exp.RespectNulls(this=value)
+        return value if len(args) == 1 else exp.Anonymous(this=function.key, expressions=args)
+
+    return build
+
+
 class ShimSpark(Spark):
     """Spark 3.5, keeping date/time functions whose Java pattern argument must be seen
     verbatim (sqlglot would convert it to strftime on the way in)."""
@@ -127,6 +142,10 @@ class ShimSpark(Spark):
             "TRUNC": _verbatim("TRUNC"),
             "DATE_TRUNC": _verbatim("DATE_TRUNC"),
             "BROUND": _verbatim("BROUND"),
+            "FIRST": _with_nulls_flag(exp.First),
+            "LAST": _with_nulls_flag(exp.Last),
+            "FIRST_VALUE": _with_nulls_flag(exp.FirstValue),
+            "LAST_VALUE": _with_nulls_flag(exp.LastValue),
         }
 
 
@@ -527,6 +546,10 @@ def _rewrite_exists(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_group(node: exp.Expr) -> exp.Expr:
+    # GROUP BY a, b GROUPING SETS (...): the sets alone say how to group (a, b only list
+    # the grouping columns); DuckDB has no such suffix form.
+    if node.args.get("grouping_sets") and node.expressions:
+        node.set("expressions", [])
     # GROUP BY a, b WITH ROLLUP/CUBE: DuckDB wants ROLLUP (a, b) / CUBE (a, b).
     for kind, builder in (("rollup", exp.Rollup), ("cube", exp.Cube)):
         modifiers = node.args.get(kind) or []
@@ -726,6 +749,11 @@ def _rewrite_ignore_nulls(node: exp.Expr) -> exp.Expr:
     return exp.Filter(this=_fn(name, _c(value)), expression=exp.Where(this=not_null))
 
 
+def _rewrite_respect_nulls(node: exp.Expr) -> exp.Expr:
+    # first(x, false) and the like: NULLs respected, as without the flag.
+    return _c(node.this)
+
+
 def _rewrite_first_last(node: exp.Expr) -> exp.Expr:
     if isinstance(node.parent, exp.IgnoreNulls):
         return node
@@ -805,6 +833,23 @@ def _rewrite_replace(node: exp.Expr) -> exp.Expr:
     if node.args.get("replacement") is None:
         return function_gaps.replace_with_empty(node.this, node.expression)
     return node
+
+
+def _rewrite_join(node: exp.Expr) -> exp.Expr:
+    # Spark reads `a CROSS JOIN b ON cond` as an inner join on cond.
+    if node.args.get("kind", "").upper() == "CROSS" and node.args.get("on") is not None:
+        node.set("kind", None)
+    return node
+
+
+def _rewrite_literal(node: exp.Expr) -> exp.Expr:
+    # An integer literal beyond BIGINT is a DECIMAL(digits, 0) in Spark (DuckDB: HUGEINT).
+    if not node.is_int or isinstance(node.parent, (exp.Cast, exp.TryCast)):
+        return node
+    digits = str(node.this).lstrip("-")
+    if -(2**63) <= int(node.this) < 2**63 or len(digits) > 38:
+        return node
+    return _cast(_c(node), f"DECIMAL({len(digits)}, 0)")
 
 
 def _rewrite_array_contains(node: exp.Expr) -> exp.Expr:
@@ -990,6 +1035,8 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     to = node.args["to"]
     if not isinstance(to, exp.DataType):
         raise UnsupportedSqlError("CAST to a non-type")
+    if to.is_type(exp.DataType.Type.DECIMAL) and not to.expressions:
+        to = exp.DataType.build("DECIMAL(10, 0)")  # Spark's DECIMAL / DEC without precision
     if to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ):
         # Spark's TIMESTAMP is an instant shown in the session time zone (UTC here).
         to = exp.DataType.build("TIMESTAMP")
@@ -1407,6 +1454,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.TableSample: _refuse("TABLESAMPLE", "different sampling"),
     exp.ArraySize: _rewrite_size,
     exp.IgnoreNulls: _rewrite_ignore_nulls,
+    exp.RespectNulls: _rewrite_respect_nulls,
     exp.First: _rewrite_first_last,
     exp.Last: _rewrite_first_last,
     exp.ArrayAgg: lambda node: _collect(node, distinct=False),
@@ -1414,6 +1462,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Count: _rewrite_count,
     exp.ArrayContains: _rewrite_array_contains,
     exp.Pad: _rewrite_pad,
+    exp.Join: _rewrite_join,
+    exp.Literal: _rewrite_literal,
     exp.Left: _rewrite_left_right,
     exp.Right: _rewrite_left_right,
     exp.MapContainsKey: _rewrite_map_contains_key,
