@@ -354,7 +354,40 @@ def _open_snapshot(path: Path, version: exp.Expr | None) -> DeltaTable:
     return delta.open_table_at(path, datetime.fromisoformat(point.name))
 
 
+_MAX_RANGE_ROWS = 10_000_000
+
+
+def _range_table(call: exp.Anonymous) -> pa.Table:
+    """Spark's range(end) / range(start, end[, step[, numPartitions]]): BIGINT ``id``s,
+    materialized here (the bounds must be integer literals)."""
+    bounds = []
+    for argument in call.expressions:
+        negative = isinstance(argument, exp.Neg)
+        literal = argument.this if negative else argument
+        if not isinstance(literal, exp.Literal) or not literal.is_int:
+            raise UnsupportedSqlError("range() with non-literal bounds", "write integer literals")
+        bounds.append(-int(literal.this) if negative else int(literal.this))
+    if not 1 <= len(bounds) <= 4:
+        raise AnalysisException(
+            message="[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `range` requires [1, 2, 3, 4] "
+            f"parameters but the actual number is {len(bounds)}."
+        )
+    start, end = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    step = bounds[2] if len(bounds) >= 3 else 1
+    if step == 0:
+        raise AnalysisException(
+            message="[FAILED_FUNCTION_CALL] Failed preparing of the function `range` for call. "
+            "Please, double check function's arguments."
+        )
+    ids = range(start, end, step)
+    if len(ids) > _MAX_RANGE_ROWS:
+        raise UnsupportedSqlError(f"range() of more than {_MAX_RANGE_ROWS} rows")
+    return pa.table({"id": pa.array(ids, pa.int64())})
+
+
 def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
+    if call.name.lower() == "range":
+        return _range_table(call)
     if call.name.lower() != "table_changes":
         raise UnsupportedSqlError(f"the table-valued function {call.name}")
     arguments = [argument.name for argument in call.expressions]

@@ -549,6 +549,7 @@ def _rewrite_group(node: exp.Expr) -> exp.Expr:
     # GROUP BY a, b GROUPING SETS (...): the sets alone say how to group (a, b only list
     # the grouping columns); DuckDB has no such suffix form.
     if node.args.get("grouping_sets") and node.expressions:
+        node.meta["grouping_columns"] = [_c(e) for e in node.expressions]
         node.set("expressions", [])
     # GROUP BY a, b WITH ROLLUP/CUBE: DuckDB wants ROLLUP (a, b) / CUBE (a, b).
     for kind, builder in (("rollup", exp.Rollup), ("cube", exp.Cube)):
@@ -580,7 +581,40 @@ def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
 # ---- LATERAL VIEW and generators ----
 
 
+def _grouping_columns(group: exp.Expr) -> list[exp.Expr]:
+    """The columns a GROUP BY with CUBE/ROLLUP/GROUPING SETS groups by, in Spark's order."""
+    if "grouping_columns" in group.meta:
+        return [_c(e) for e in group.meta["grouping_columns"]]
+    columns: list[exp.Expr] = []
+    sources = [*group.expressions]
+    for key in ("cube", "rollup", "grouping_sets"):
+        sources.extend(group.args.get(key) or [])
+    while sources:
+        item = sources.pop(0)
+        if isinstance(item, (exp.Cube, exp.Rollup, exp.GroupingSets, exp.Tuple)):
+            sources[:0] = item.expressions
+        elif isinstance(item, exp.Paren):
+            sources.insert(0, item.this)
+        elif all(item != seen for seen in columns):
+            columns.append(_c(item))
+    return columns
+
+
+def _replace_grouping_id_column(select: exp.Expr) -> None:
+    # Spark's virtual column grouping__id is grouping_id() of all the grouping columns.
+    group = select.args.get("group")
+    if group is None:
+        return
+    for column in list(select.find_all(exp.Column)):
+        if column.name.lower() != "grouping__id" or column.table:
+            continue
+        if column.find_ancestor(exp.Select) is not select:
+            continue
+        column.replace(exp.GroupingId(expressions=_grouping_columns(group)))
+
+
 def _rewrite_select(node: exp.Expr) -> exp.Expr:
+    _replace_grouping_id_column(node)
     for lateral in list(node.args.get("laterals") or []):
         node.append("joins", _lateral_view_join(lateral))
     node.set("laterals", None)
