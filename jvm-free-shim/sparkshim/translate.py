@@ -93,6 +93,15 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("exists(array, lambda)", "Spark's three-valued result is not translated"),
     ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
     ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
+    (
+        "lpad / rpad of a BINARY and a STRING",
+        "Spark decodes the bytes as UTF-8 text first; cast both to one type",
+    ),
+    ("positive() of a STRING column", "Spark casts it to DOUBLE (raised at run time)"),
+    ("range() with non-literal bounds", "the rows are made before the query runs"),
+    ("conv()", "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated"),
+    ("histogram_numeric()", "Spark's streaming histogram bins cannot be reproduced exactly"),
+    ("btrim() of a BINARY", "Spark trims bytes, not characters"),
 )
 
 _LOG_FILTER_TEXT = "contains unsupported syntax"
@@ -835,7 +844,7 @@ def _rewrite_pad(node: exp.Expr) -> exp.Expr:
     ):
         return function_gaps.binary_pad(left, value, _spark_int(length), pad)
     if function_gaps.is_binary(value) or (pad is not None and function_gaps.is_binary(pad)):
-        raise UnsupportedSqlError("lpad/rpad of a BINARY and a STRING", "cast both to one type")
+        raise UnsupportedSqlError("lpad / rpad of a BINARY and a STRING", "cast both to one type")
     padded = node.copy()
     padded.set("expression", _spark_int(length))
     return padded
@@ -1308,6 +1317,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _positive(args[0])
     if name == "BIN" and len(args) == 1:
         return function_gaps.bin_string(_spark_cast(args[0], "BIGINT"))
+    if name == "BTRIM" and any(function_gaps.is_binary(arg) for arg in args):
+        raise UnsupportedSqlError("btrim() of a BINARY", "Spark trims bytes, not characters")
     if name == "BTRIM" and len(args) in (1, 2):
         return function_gaps.btrim(args[0], args[1] if len(args) == 2 else None)
     if name == "OCTET_LENGTH":
@@ -1412,6 +1423,8 @@ _REFUSED_FUNCTIONS = {
     "MONOTONICALLY_INCREASING_ID": "depends on Spark partitioning",
     "SPARK_PARTITION_ID": "depends on Spark partitioning",
     "INPUT_FILE_NAME": "depends on Spark's scan",
+    "CONV": "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated",
+    "HISTOGRAM_NUMERIC": "Spark's streaming histogram bins cannot be reproduced exactly",
 }
 # Functions sqlglot leaves anonymous whose DuckDB namesake has Spark's semantics.
 _SAME_IN_DUCKDB = frozenset(
