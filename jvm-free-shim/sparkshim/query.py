@@ -250,8 +250,23 @@ def write_query(
 
 def _translate(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> str:
     resolved = resolve_tables(session, tree.copy(), registrations)
+    if str(session.conf.get(_HAVING_AS_WHERE_CONF, "false")).lower() == "true":
+        _having_as_where(resolved)
     annotate_sums(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
+
+
+_HAVING_AS_WHERE_CONF = "spark.sql.legacy.parser.havingWithoutGroupByAsWhere"
+
+
+def _having_as_where(tree: exp.Expr) -> None:
+    """Spark's legacy reading of a HAVING without GROUP BY: a WHERE."""
+    for select in list(tree.find_all(exp.Select)):
+        having = select.args.get("having")
+        if having is None or select.args.get("group") is not None:
+            continue
+        select.set("having", None)
+        select.where(having.this.copy(), copy=False)
 
 
 def _spark_error(failure: duckdb.Error) -> Exception:

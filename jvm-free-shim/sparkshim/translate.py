@@ -35,6 +35,7 @@ from sqlglot.errors import (
     UnsupportedError,
 )
 from sqlglot.generators.duckdb import DuckDBGenerator
+from sqlglot.helper import seq_get
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.parsers.spark import SparkParser
@@ -122,6 +123,14 @@ def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
     return build
 
 
+def _corr(args: list[exp.Expr]) -> exp.Expr:
+    """corr(x, y), and corr(DISTINCT x, y) (over distinct pairs in Spark and DuckDB)."""
+    if len(args) == 1 and isinstance(args[0], exp.Distinct) and len(args[0].expressions) == 2:
+        first, second = args[0].expressions
+        return exp.Corr(this=exp.Distinct(expressions=[first]), expression=second)
+    return exp.Corr(this=seq_get(args, 0), expression=seq_get(args, 1))
+
+
 def _with_nulls_flag(function: type[exp.Expr]) -> Callable[[list[exp.Expr]], exp.Expr]:
     """first/last/first_value/last_value(x[, ignoreNulls]): TRUE means IGNORE NULLS,
     FALSE RESPECT NULLS (sqlglot rejects the FALSE form as having too many arguments)."""
@@ -151,6 +160,7 @@ class ShimSpark(Spark):
             "TRUNC": _verbatim("TRUNC"),
             "DATE_TRUNC": _verbatim("DATE_TRUNC"),
             "BROUND": _verbatim("BROUND"),
+            "CORR": _corr,
             "FIRST": _with_nulls_flag(exp.First),
             "LAST": _with_nulls_flag(exp.Last),
             "FIRST_VALUE": _with_nulls_flag(exp.FirstValue),
@@ -890,7 +900,9 @@ def _rewrite_literal(node: exp.Expr) -> exp.Expr:
     if not node.is_int or isinstance(node.parent, (exp.Cast, exp.TryCast)):
         return node
     digits = str(node.this).lstrip("-")
-    if -(2**63) <= int(node.this) < 2**63 or len(digits) > 38:
+    # Spark reads the sign as part of the literal: -9223372036854775808 is a BIGINT.
+    value = -int(node.this) if isinstance(node.parent, exp.Neg) else int(node.this)
+    if -(2**63) <= value < 2**63 or len(digits) > 38:
         return node
     return _cast(_c(node), f"DECIMAL({len(digits)}, 0)")
 
