@@ -252,6 +252,8 @@ def _translate(session: ShimSession, tree: exp.Expr, registrations: Registration
     resolved = resolve_tables(session, tree.copy(), registrations)
     if str(session.conf.get(_HAVING_AS_WHERE_CONF, "false")).lower() == "true":
         _having_as_where(resolved)
+    if str(session.conf.get(_SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
+        _check_left_to_right_set_operations(resolved)
     annotate_sums(resolved, registrations.schemas)
     return to_duckdb(resolved, copy=False)  # resolved is a copy of its own
 
@@ -267,6 +269,23 @@ def _having_as_where(tree: exp.Expr) -> None:
             continue
         select.set("having", None)
         select.where(having.this.copy(), copy=False)
+
+
+_SETOPS_PRECEDENCE_CONF = "spark.sql.legacy.setopsPrecedence.enabled"
+
+
+def _check_left_to_right_set_operations(tree: exp.Expr) -> None:
+    """Spark's legacy precedence evaluates a chain of set operations left to right. It
+    differs from the standard one only where an INTERSECT follows a UNION/EXCEPT, which
+    sqlglot parses as a parenthesized INTERSECT, as it parses explicit parentheses: such a
+    query is refused under the legacy setting (every other chain means the same)."""
+    for node in tree.find_all(exp.SetOperation):
+        right = node.expression
+        if isinstance(right, exp.Subquery) and isinstance(right.this, exp.Intersect):
+            raise UnsupportedSqlError(
+                "INTERSECT after UNION/EXCEPT with spark.sql.legacy.setopsPrecedence.enabled",
+                "parenthesize the set operations as meant and unset the setting",
+            )
 
 
 def _spark_error(failure: duckdb.Error) -> Exception:

@@ -103,6 +103,10 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("conv()", "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated"),
     ("histogram_numeric()", "Spark's streaming histogram bins cannot be reproduced exactly"),
     ("btrim() of a BINARY", "Spark trims bytes, not characters"),
+    (
+        "INTERSECT after UNION/EXCEPT with spark.sql.legacy.setopsPrecedence.enabled",
+        "sqlglot cannot tell the implicit precedence from parentheses",
+    ),
 )
 
 _LOG_FILTER_TEXT = "contains unsupported syntax"
@@ -348,6 +352,15 @@ def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
     # Spark casts a string operand of + - * / to DOUBLE (and the result is DOUBLE); with
     # an INTERVAL or a date/time literal the string means a date/time instead: left alone.
     operands = (node.this, node.expression)
+    is_date_arithmetic = isinstance(node, (exp.Add, exp.Sub)) and isinstance(
+        node.expression, exp.Interval
+    )
+    if is_date_arithmetic and _string_value(node.this) is not None:
+        # '2011-11-11' - INTERVAL '2' DAY: Spark reads the string as a TIMESTAMP and gives
+        # the result back as a STRING.
+        moved = node.copy()
+        moved.set("this", _spark_cast(node.this, "TIMESTAMP"))
+        return _spark_cast(moved, "VARCHAR")
     if any(isinstance(o, (exp.Interval, exp.Cast)) for o in operands):
         return node
     for key in ("this", "expression"):
