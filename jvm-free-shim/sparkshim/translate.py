@@ -104,6 +104,10 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("histogram_numeric()", "Spark's streaming histogram bins cannot be reproduced exactly"),
     ("btrim() of a BINARY", "Spark trims bytes, not characters"),
     (
+        "GROUP BY ... GROUPING SETS with a grouping column in no set",
+        "Spark groups by it as NULL; DuckDB refuses it",
+    ),
+    (
         "INTERSECT after UNION/EXCEPT with spark.sql.legacy.setopsPrecedence.enabled",
         "sqlglot cannot tell the implicit precedence from parentheses",
     ),
@@ -581,8 +585,16 @@ def _rewrite_group(node: exp.Expr) -> exp.Expr:
     # GROUP BY a, b GROUPING SETS (...): the sets alone say how to group (a, b only list
     # the grouping columns); DuckDB has no such suffix form.
     if node.args.get("grouping_sets") and node.expressions:
-        node.meta["grouping_columns"] = [_c(e) for e in node.expressions]
+        leading = [_c(e) for e in node.expressions]
         node.set("expressions", [])
+        in_sets = _grouping_columns(node)
+        if any(all(column != seen for seen in in_sets) for column in leading):
+            # Spark groups by it as NULL in every set; DuckDB refuses a column in no set.
+            raise UnsupportedSqlError(
+                "GROUP BY ... GROUPING SETS with a grouping column in no set",
+                "list the column in a set or drop it from GROUP BY",
+            )
+        node.meta["grouping_columns"] = leading
     # GROUP BY a, b WITH ROLLUP/CUBE: DuckDB wants ROLLUP (a, b) / CUBE (a, b).
     for kind, builder in (("rollup", exp.Rollup), ("cube", exp.Cube)):
         modifiers = node.args.get(kind) or []

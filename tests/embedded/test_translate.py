@@ -420,6 +420,7 @@ REFUSED_CASES = [
     "SELECT btrim(encode('xax', 'utf-8'))",
     "SELECT conv('100', 2, 10)",
     "SELECT histogram_numeric(a, 2) FROM t",
+    "SELECT a, b FROM t GROUP BY a, b GROUPING SETS (a)",
 ]
 
 
