@@ -306,16 +306,21 @@ def _declared_schema(tree: exp.Create) -> pa.Schema | None:
 
 def create_view(session: ShimSession, tree: exp.Create) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
-    if isinstance(tree.this, exp.Schema):
-        raise UnsupportedSqlError(
-            "CREATE VIEW with a column list", "alias the columns in the query"
-        )
-    view_sql = tree.expression.sql("spark")
-    run_query(session, tree.expression)  # a view that cannot be queried is an error now
     temporary = any(
         isinstance(prop, exp.TemporaryProperty)
         for prop in (tree.args.get("properties") or exp.Properties(expressions=[])).expressions
     )
+    body = tree.expression
+    data = run_query(session, body)  # a view that cannot be queried is an error now
+    if isinstance(tree.this, exp.Schema):
+        qualified = session.qualify(target)
+        shown_name = (
+            f"`{target.name}`"
+            if temporary
+            else f"`spark_catalog`.`{qualified.database}`.`{qualified.name}`"
+        )
+        body = _renamed_view_body(body, tree.this.expressions, data.schema.names, shown_name)
+    view_sql = body.sql("spark")
     if temporary:
         if session.temp_view(target.name) is not None and not tree.args.get("replace"):
             raise AnalysisException(message=f"Temporary view `{target.name}` already exists")
@@ -333,6 +338,31 @@ def create_view(session: ShimSession, tree: exp.Create) -> pa.Table:
             )
     session.catalog_store.save_view(name, view_sql)
     return EMPTY
+
+
+def _renamed_view_body(
+    body: exp.Expr, declared: list[exp.Expr], data_columns: list[str], view: str
+) -> exp.Expr:
+    """``CREATE VIEW v(a, b) AS q``: q's columns renamed a, b (a column's COMMENT is
+    kept by no one here: sparkshim has no DESCRIBE of view columns); the counts must match
+    as in Spark."""
+    names = [column.this if isinstance(column, exp.ColumnDef) else column for column in declared]
+    if len(names) != len(data_columns):
+        reason = (
+            ("NOT_ENOUGH_DATA_COLUMNS", "not enough data columns")
+            if len(names) > len(data_columns)
+            else ("TOO_MANY_DATA_COLUMNS", "too many data columns")
+        )
+        view_list = ", ".join(f"`{name.name}`" for name in names)
+        data_list = ", ".join(f"`{name}`" for name in data_columns)
+        raise AnalysisException(
+            message=f"[CREATE_VIEW_COLUMN_ARITY_MISMATCH.{reason[0]}] Cannot create view "
+            f"{view}, the reason is {reason[1]}:\nView columns: {view_list}.\n"
+            f"Data columns: {data_list}."
+        )
+    alias = exp.TableAlias(this=exp.to_identifier("_view"), columns=[name.copy() for name in names])
+    query = exp.select("*").from_(body.copy()) if isinstance(body, exp.Values) else body.copy()
+    return exp.select("*").from_(exp.Subquery(this=query, alias=alias))
 
 
 def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:

@@ -263,6 +263,10 @@ def _translate(
     name_select_items(named)  # Spark's column names, rendered before any rewrite
     names = result_names(named)
     resolved = resolve_tables(session, named, registrations)
+    if str(session.conf.get(_HAVING_AS_WHERE_CONF, "false")).lower() == "true":
+        _having_as_where(resolved)
+    if str(session.conf.get(_SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
+        _check_left_to_right_set_operations(resolved)
     check_functions_exist(resolved)
     annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
     annotate_date_arithmetic(resolved, registrations.schemas)
@@ -276,6 +280,36 @@ def _allow_precision_loss(session: ShimSession) -> bool:
     """Spark's setting: whether a DECIMAL result beyond 38 digits drops fractional digits
     (true, the default) or is bounded to 38 digits as it is."""
     return (session.conf.get(ALLOW_PRECISION_LOSS_CONF, "true") or "true").lower() != "false"
+
+
+_HAVING_AS_WHERE_CONF = "spark.sql.legacy.parser.havingWithoutGroupByAsWhere"
+
+
+def _having_as_where(tree: exp.Expr) -> None:
+    """Spark's legacy reading of a HAVING without GROUP BY: a WHERE."""
+    for select in list(tree.find_all(exp.Select)):
+        having = select.args.get("having")
+        if having is None or select.args.get("group") is not None:
+            continue
+        select.set("having", None)
+        select.where(having.this.copy(), copy=False)
+
+
+_SETOPS_PRECEDENCE_CONF = "spark.sql.legacy.setopsPrecedence.enabled"
+
+
+def _check_left_to_right_set_operations(tree: exp.Expr) -> None:
+    """Spark's legacy precedence evaluates a chain of set operations left to right. It
+    differs from the standard one only where an INTERSECT follows a UNION/EXCEPT, which
+    sqlglot parses as a parenthesized INTERSECT, as it parses explicit parentheses: such a
+    query is refused under the legacy setting (every other chain means the same)."""
+    for node in tree.find_all(exp.SetOperation):
+        right = node.expression
+        if isinstance(right, exp.Subquery) and isinstance(right.this, exp.Intersect):
+            raise UnsupportedSqlError(
+                "INTERSECT after UNION/EXCEPT with spark.sql.legacy.setopsPrecedence.enabled",
+                "parenthesize the set operations as meant and unset the setting",
+            )
 
 
 def _spark_error(failure: duckdb.Error, tree: exp.Expr) -> Exception:
@@ -418,7 +452,40 @@ def _open_snapshot(path: Path, version: exp.Expr | None) -> DeltaTable:
     return delta.open_table_at(path, datetime.fromisoformat(point.name))
 
 
+_MAX_RANGE_ROWS = 10_000_000
+
+
+def _range_table(call: exp.Anonymous) -> pa.Table:
+    """Spark's range(end) / range(start, end[, step[, numPartitions]]): BIGINT ``id``s,
+    materialized here (the bounds must be integer literals)."""
+    bounds = []
+    for argument in call.expressions:
+        negative = isinstance(argument, exp.Neg)
+        literal = argument.this if negative else argument
+        if not isinstance(literal, exp.Literal) or not literal.is_int:
+            raise UnsupportedSqlError("range() with non-literal bounds", "write integer literals")
+        bounds.append(-int(literal.this) if negative else int(literal.this))
+    if not 1 <= len(bounds) <= 4:
+        raise AnalysisException(
+            message="[WRONG_NUM_ARGS.WITHOUT_SUGGESTION] The `range` requires [1, 2, 3, 4] "
+            f"parameters but the actual number is {len(bounds)}."
+        )
+    start, end = (0, bounds[0]) if len(bounds) == 1 else (bounds[0], bounds[1])
+    step = bounds[2] if len(bounds) >= 3 else 1
+    if step == 0:
+        raise AnalysisException(
+            message="[FAILED_FUNCTION_CALL] Failed preparing of the function `range` for call. "
+            "Please, double check function's arguments."
+        )
+    ids = range(start, end, step)
+    if len(ids) > _MAX_RANGE_ROWS:
+        raise UnsupportedSqlError(f"range() of more than {_MAX_RANGE_ROWS} rows")
+    return pa.table({"id": pa.array(ids, pa.int64())})
+
+
 def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
+    if call.name.lower() == "range":
+        return _range_table(call)
     if call.name.lower() != "table_changes":
         raise UnsupportedSqlError(f"the table-valued function {call.name}")
     arguments = [argument.name for argument in call.expressions]
@@ -451,6 +518,9 @@ def _replace(table: exp.Table, resolved: exp.Expr) -> None:
         replacement = exp.alias_(resolved, alias, table=True)
     # FROM t PIVOT (...): the pivot stays on what t resolves to (translate.py rewrites it).
     replacement.set("pivots", table.args.get("pivots"))
+    joins = table.args.get("joins")
+    if joins:  # `(A JOIN B ON ...)`: sqlglot hangs the joins on the parenthesized A
+        replacement.set("joins", [join.pop() for join in list(joins)])
     table.replace(replacement)
 
 

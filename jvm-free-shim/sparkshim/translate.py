@@ -28,9 +28,10 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 from sqlglot.generators.duckdb import DuckDBGenerator
+from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
 
-from sparkshim import decimals, functions, intervals
+from sparkshim import decimals, function_gaps, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
@@ -113,6 +114,23 @@ REFUSED: tuple[tuple[str, str], ...] = (
         "Spark's pivot plans differ there (the type check is raised at run time); "
         "an unaliased value or aggregate other than a literal or f(column) must be named with AS",
     ),
+    (
+        "lpad / rpad of a BINARY and a STRING",
+        "Spark decodes the bytes as UTF-8 text first; cast both to one type",
+    ),
+    ("positive() of a STRING column", "Spark casts it to DOUBLE (raised at run time)"),
+    ("range() with non-literal bounds", "the rows are made before the query runs"),
+    ("conv()", "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated"),
+    ("histogram_numeric()", "Spark's streaming histogram bins cannot be reproduced exactly"),
+    ("btrim() of a BINARY", "Spark trims bytes, not characters"),
+    (
+        "GROUP BY ... GROUPING SETS with a grouping column in no set",
+        "Spark groups by it as NULL; DuckDB refuses it",
+    ),
+    (
+        "INTERSECT after UNION/EXCEPT with spark.sql.legacy.setopsPrecedence.enabled",
+        "sqlglot cannot tell the implicit precedence from parentheses",
+    ),
 )
 
 _LOG_FILTER_TEXT = "contains unsupported syntax"
@@ -133,6 +151,29 @@ def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
     return build
 
 
+def _corr(args: list[exp.Expr]) -> exp.Expr:
+    """corr(x, y), and corr(DISTINCT x, y) (over distinct pairs in Spark and DuckDB)."""
+    if len(args) == 1 and isinstance(args[0], exp.Distinct) and len(args[0].expressions) == 2:
+        first, second = args[0].expressions
+        return exp.Corr(this=exp.Distinct(expressions=[first]), expression=second)
+    return exp.Corr(this=seq_get(args, 0), expression=seq_get(args, 1))
+
+
+def _with_nulls_flag(function: type[exp.Expr]) -> Callable[[list[exp.Expr]], exp.Expr]:
+    """first/last/first_value/last_value(x[, ignoreNulls]): TRUE means IGNORE NULLS,
+    FALSE RESPECT NULLS (sqlglot rejects the FALSE form as having too many arguments)."""
+
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        value = function(this=args[0] if args else None)
+        if len(args) == 2 and args[1] == exp.true():
+            return exp.IgnoreNulls(this=value)
+        if len(args) == 2 and args[1] == exp.false():
+            return exp.RespectNulls(this=value)
+        return value if len(args) == 1 else exp.Anonymous(this=function.key, expressions=args)
+
+    return build
+
+
 class ShimSpark(Spark):
     """Spark 3.5, keeping date/time functions whose Java pattern argument must be seen
     verbatim (sqlglot would convert it to strftime on the way in)."""
@@ -147,6 +188,11 @@ class ShimSpark(Spark):
             "TRUNC": _verbatim("TRUNC"),
             "DATE_TRUNC": _verbatim("DATE_TRUNC"),
             "BROUND": _verbatim("BROUND"),
+            "CORR": _corr,
+            "FIRST": _with_nulls_flag(exp.First),
+            "LAST": _with_nulls_flag(exp.Last),
+            "FIRST_VALUE": _with_nulls_flag(exp.FirstValue),
+            "LAST_VALUE": _with_nulls_flag(exp.LastValue),
         }
 
         def _parse_function_call(
@@ -236,6 +282,7 @@ Rewrite = Callable[[exp.Expr], exp.Expr]
 
 
 def _rewrite(tree: exp.Expr) -> exp.Expr:
+    _fold_integral_rounds(tree)
     for node in list(tree.walk(bfs=False))[::-1]:
         rule = _RULES.get(type(node))
         if rule is None:
@@ -247,6 +294,17 @@ def _rewrite(tree: exp.Expr) -> exp.Expr:
             else:
                 node.replace(new)
     return tree
+
+
+def _fold_integral_rounds(tree: exp.Expr) -> None:
+    # Before the bottom-up pass, which rewrites the typed literals these recognize.
+    for node in list(tree.find_all(exp.Round, exp.Anonymous)):
+        is_bround = isinstance(node, exp.Anonymous) and str(node.this).upper() == "BROUND"
+        if not isinstance(node, exp.Round) and not is_bround:
+            continue
+        folded = function_gaps.fold_integral_round(node, half_even=is_bround)
+        if folded is not None and node is not tree:
+            node.replace(folded)
 
 
 # ---- small builders ----
@@ -346,6 +404,15 @@ def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
     # Spark casts a string operand of + - * / to DOUBLE (and the result is DOUBLE); with
     # an INTERVAL or a date/time literal the string means a date/time instead: left alone.
     operands = (node.this, node.expression)
+    is_date_arithmetic = isinstance(node, (exp.Add, exp.Sub)) and isinstance(
+        node.expression, exp.Interval
+    )
+    if is_date_arithmetic and _string_value(node.this) is not None:
+        # '2011-11-11' - INTERVAL '2' DAY: Spark reads the string as a TIMESTAMP and gives
+        # the result back as a STRING.
+        moved = node.copy()
+        moved.set("this", _spark_cast(node.this, "TIMESTAMP"))
+        return _spark_cast(moved, "VARCHAR")
     if any(isinstance(o, (exp.Interval, exp.Cast)) for o in operands):
         return node
     for key in ("this", "expression"):
@@ -653,6 +720,19 @@ def _rewrite_exists(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_group(node: exp.Expr) -> exp.Expr:
+    # GROUP BY a, b GROUPING SETS (...): the sets alone say how to group (a, b only list
+    # the grouping columns); DuckDB has no such suffix form.
+    if node.args.get("grouping_sets") and node.expressions:
+        leading = [_c(e) for e in node.expressions]
+        node.set("expressions", [])
+        in_sets = _grouping_columns(node)
+        if any(all(column != seen for seen in in_sets) for column in leading):
+            # Spark groups by it as NULL in every set; DuckDB refuses a column in no set.
+            raise UnsupportedSqlError(
+                "GROUP BY ... GROUPING SETS with a grouping column in no set",
+                "list the column in a set or drop it from GROUP BY",
+            )
+        node.meta["grouping_columns"] = leading
     # GROUP BY a, b WITH ROLLUP/CUBE: DuckDB wants ROLLUP (a, b) / CUBE (a, b).
     for kind, builder in (("rollup", exp.Rollup), ("cube", exp.Cube)):
         modifiers = node.args.get(kind) or []
@@ -688,8 +768,41 @@ def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
 # ---- LATERAL VIEW and generators ----
 
 
+def _grouping_columns(group: exp.Expr) -> list[exp.Expr]:
+    """The columns a GROUP BY with CUBE/ROLLUP/GROUPING SETS groups by, in Spark's order."""
+    if "grouping_columns" in group.meta:
+        return [_c(e) for e in group.meta["grouping_columns"]]
+    columns: list[exp.Expr] = []
+    sources = [*group.expressions]
+    for key in ("cube", "rollup", "grouping_sets"):
+        sources.extend(group.args.get(key) or [])
+    while sources:
+        item = sources.pop(0)
+        if isinstance(item, (exp.Cube, exp.Rollup, exp.GroupingSets, exp.Tuple)):
+            sources[:0] = item.expressions
+        elif isinstance(item, exp.Paren):
+            sources.insert(0, item.this)
+        elif all(item != seen for seen in columns):
+            columns.append(_c(item))
+    return columns
+
+
+def _replace_grouping_id_column(select: exp.Expr) -> None:
+    # Spark's virtual column grouping__id is grouping_id() of all the grouping columns.
+    group = select.args.get("group")
+    if group is None:
+        return
+    for column in list(select.find_all(exp.Column)):
+        if column.name.lower() != "grouping__id" or column.table:
+            continue
+        if column.find_ancestor(exp.Select) is not select:
+            continue
+        column.replace(exp.GroupingId(expressions=_grouping_columns(group)))
+
+
 def _rewrite_select(node: exp.Expr) -> exp.Expr:
     _drop_grand_total_of_no_rows(node)
+    _replace_grouping_id_column(node)
     for lateral in list(node.args.get("laterals") or []):
         node.append("joins", _lateral_view_join(lateral))
     node.set("laterals", None)
@@ -879,6 +992,11 @@ def _rewrite_ignore_nulls(node: exp.Expr) -> exp.Expr:
     return exp.Filter(this=_fn(name, _c(value)), expression=exp.Where(this=not_null))
 
 
+def _rewrite_respect_nulls(node: exp.Expr) -> exp.Expr:
+    # first(x, false) and the like: NULLs respected, as without the flag.
+    return _c(node.this)
+
+
 def _rewrite_first_last(node: exp.Expr) -> exp.Expr:
     if isinstance(node.parent, exp.IgnoreNulls):
         return node
@@ -916,6 +1034,72 @@ def _rewrite_count(node: exp.Expr) -> exp.Expr:
     any_null = exp.or_(*[exp.Is(this=_c(v), expression=exp.Null()) for v in values])
     row = _case((any_null, exp.Null()), default=_fn("ROW", *[_c(v) for v in values]))
     return exp.Count(this=exp.Distinct(expressions=[row]))
+
+
+def _spark_int(length: exp.Expr) -> exp.Expr:
+    # A length argument: Spark casts it to INT (a non-numeric string gives NULL, 2.7 gives 2).
+    return _c(length) if _int_value(length) is not None else _spark_cast(length, "INT")
+
+
+def _rewrite_pad(node: exp.Expr) -> exp.Expr:
+    value, length, pad = node.this, node.expression, node.args.get("fill_pattern")
+    left = bool(node.args.get("is_left"))
+    if function_gaps.is_binary(value) and (
+        pad is None or isinstance(pad, exp.Null) or function_gaps.is_binary(pad)
+    ):
+        return function_gaps.binary_pad(left, value, _spark_int(length), pad)
+    if function_gaps.is_binary(value) or (pad is not None and function_gaps.is_binary(pad)):
+        raise UnsupportedSqlError("lpad / rpad of a BINARY and a STRING", "cast both to one type")
+    padded = node.copy()
+    padded.set("expression", _spark_int(length))
+    return padded
+
+
+def _rewrite_left_right(node: exp.Expr) -> exp.Expr:
+    # Spark: '' for a length <= 0 (DuckDB's LEFT/RIGHT then drop characters from the end).
+    length = _spark_int(node.expression)
+    cut = node.copy()
+    cut.set("expression", length)
+    if (_int_value(length) or 0) > 0:
+        return cut
+    return _case(
+        (exp.Is(this=_c(node.this), expression=exp.Null()), exp.Null()),
+        (exp.LTE(this=length.copy(), expression=_lit(0)), _lit("")),
+        default=cut,
+    )
+
+
+def _rewrite_map_contains_key(node: exp.Expr) -> exp.Expr:
+    return function_gaps.map_contains_key(node.this, node.args["key"])
+
+
+def _rewrite_contains(node: exp.Expr) -> exp.Expr:
+    return function_gaps.null_safe_contains(node.this, node.expression)
+
+
+def _rewrite_replace(node: exp.Expr) -> exp.Expr:
+    if node.args.get("replacement") is None:
+        return function_gaps.replace_with_empty(node.this, node.expression)
+    return node
+
+
+def _rewrite_join(node: exp.Expr) -> exp.Expr:
+    # Spark reads `a CROSS JOIN b ON cond` as an inner join on cond.
+    if node.args.get("kind", "").upper() == "CROSS" and node.args.get("on") is not None:
+        node.set("kind", None)
+    return node
+
+
+def _rewrite_literal(node: exp.Expr) -> exp.Expr:
+    # An integer literal beyond BIGINT is a DECIMAL(digits, 0) in Spark (DuckDB: HUGEINT).
+    if not node.is_int or isinstance(node.parent, (exp.Cast, exp.TryCast)):
+        return node
+    digits = str(node.this).lstrip("-")
+    # Spark reads the sign as part of the literal: -9223372036854775808 is a BIGINT.
+    value = -int(node.this) if isinstance(node.parent, exp.Neg) else int(node.this)
+    if -(2**63) <= value < 2**63 or len(digits) > 38:
+        return node
+    return _cast(_c(node), f"DECIMAL({len(digits)}, 0)")
 
 
 def _rewrite_array_contains(node: exp.Expr) -> exp.Expr:
@@ -986,17 +1170,45 @@ def _rewrite_current_timestamp(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_values(node: exp.Expr) -> exp.Expr:
     # Spark names VALUES columns col1, col2, ...; DuckDB names them col0, col1, ...
+    _recover_table_alias(node)
     alias = node.args.get("alias")
-    if alias is not None and alias.columns:
-        return node
-    width = len(node.expressions[0].expressions) if node.expressions else 0
-    name = alias.name if alias is not None and alias.name else "_values"
-    columns = [exp.to_identifier(f"col{i + 1}") for i in range(width)]
     renamed = node.copy()
-    renamed.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
-    if node.parent is None or isinstance(node.parent, (exp.Union, exp.Except, exp.Intersect)):
-        return exp.select("*").from_(renamed)
+    if alias is None or not alias.columns:
+        width = len(node.expressions[0].expressions) if node.expressions else 0
+        name = alias.name if alias is not None and alias.name else "_values"
+        columns = [exp.to_identifier(f"col{i + 1}") for i in range(width)]
+        renamed.set("alias", exp.TableAlias(this=exp.to_identifier(name), columns=columns))
+    elif not alias.name:
+        renamed.set(
+            "alias",
+            exp.TableAlias(
+                this=exp.to_identifier("_values"), columns=[_c(column) for column in alias.columns]
+            ),
+        )
+    elif node.parent is not None and not isinstance(node.parent, _SET_OPERATIONS):
+        return node
+    if node.parent is None or isinstance(node.parent, _SET_OPERATIONS):
+        return exp.select("*").from_(renamed)  # DuckDB takes no alias on a bare VALUES
     return renamed
+
+
+_SET_OPERATIONS = (exp.Union, exp.Except, exp.Intersect)
+
+
+def _recover_table_alias(node: exp.Expr) -> None:
+    # `VALUES 0, 1 AS t(id)` / `VALUES 1 T(col)`: without parentheses around the rows
+    # sqlglot reads the table alias's name as an alias of the last value (Spark allows no
+    # alias inside VALUES rows, so such an alias is always the table's).
+    last_row = node.expressions[-1] if node.expressions else None
+    if not isinstance(last_row, exp.Tuple) or not last_row.expressions:
+        return
+    last_value = last_row.expressions[-1]
+    if not isinstance(last_value, exp.Alias):
+        return
+    last_value.replace(last_value.this)
+    alias = node.args.get("alias")
+    columns = [_c(column) for column in alias.columns] if alias is not None else []
+    node.set("alias", exp.TableAlias(this=_c(last_value.args["alias"]), columns=columns))
 
 
 # ---- regular expressions ----
@@ -1079,6 +1291,8 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     to = node.args["to"]
     if not isinstance(to, exp.DataType):
         raise UnsupportedSqlError("CAST to a non-type")
+    if to.is_type(exp.DataType.Type.DECIMAL) and not to.expressions:
+        to = exp.DataType.build("DECIMAL(10, 0)")  # Spark's DECIMAL / DEC without precision
     written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
     if (
         to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
@@ -1338,6 +1552,19 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
     if name == "BROUND":
         return _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+    if name in function_gaps.CAST_SHORTHANDS and len(args) == 1:
+        to = exp.DataType.build(function_gaps.CAST_SHORTHANDS[name], dialect="spark")
+        return _spark_cast(args[0], to.sql(dialect="duckdb"), to)
+    if name in ("TIMESTAMP_SECONDS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS") and len(args) == 1:
+        return function_gaps.epoch_timestamp(name, args[0])
+    if name == "POSITIVE" and len(args) == 1:
+        return _positive(args[0])
+    if name == "BIN" and len(args) == 1:
+        return function_gaps.bin_string(_spark_cast(args[0], "BIGINT"))
+    if name == "BTRIM" and any(function_gaps.is_binary(arg) for arg in args):
+        raise UnsupportedSqlError("btrim() of a BINARY", "Spark trims bytes, not characters")
+    if name == "BTRIM" and len(args) in (1, 2):
+        return function_gaps.btrim(args[0], args[1] if len(args) == 2 else None)
     if name == "OCTET_LENGTH":
         return _cast(_fn("STRLEN", _as_varchar(args[0])), "INTEGER")
     if name == "CARDINALITY":
@@ -1404,6 +1631,17 @@ _DATE_TRUNC_UNITS = {
 }
 
 
+def _positive(value: exp.Expr) -> exp.Expr:
+    # Spark's unary plus: a number unchanged; a string cast to DOUBLE, a bare NULL DOUBLE.
+    if isinstance(value, exp.Null) or _string_value(value) is not None:
+        return _spark_cast(value, "DOUBLE")
+    not_a_string = _case(
+        (_typeof_in(value, "VARCHAR"), _runtime_refusal("positive() of a STRING column")),
+        default=_c(value),
+    )
+    return not_a_string
+
+
 def _unit(node: exp.Expr, units: dict[str, str], function: str) -> exp.Expr:
     text = _string_value(node)
     if text is None:
@@ -1431,6 +1669,8 @@ _REFUSED_FUNCTIONS = {
     "MONOTONICALLY_INCREASING_ID": "depends on Spark partitioning",
     "SPARK_PARTITION_ID": "depends on Spark partitioning",
     "INPUT_FILE_NAME": "depends on Spark's scan",
+    "CONV": "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated",
+    "HISTOGRAM_NUMERIC": "Spark's streaming histogram bins cannot be reproduced exactly",
 }
 # Functions sqlglot leaves anonymous whose DuckDB namesake has Spark's semantics.
 _SAME_IN_DUCKDB = frozenset(
@@ -1642,12 +1882,21 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.TableSample: _refuse("TABLESAMPLE", "different sampling"),
     exp.ArraySize: _rewrite_size,
     exp.IgnoreNulls: _rewrite_ignore_nulls,
+    exp.RespectNulls: _rewrite_respect_nulls,
     exp.First: _rewrite_first_last,
     exp.Last: _rewrite_first_last,
     exp.ArrayAgg: lambda node: _collect(node, distinct=False),
     exp.ArrayUniqueAgg: lambda node: _collect(node, distinct=True),
     exp.Count: _rewrite_count,
     exp.ArrayContains: _rewrite_array_contains,
+    exp.Pad: _rewrite_pad,
+    exp.Join: _rewrite_join,
+    exp.Literal: _rewrite_literal,
+    exp.Left: _rewrite_left_right,
+    exp.Right: _rewrite_left_right,
+    exp.MapContainsKey: _rewrite_map_contains_key,
+    exp.Contains: _rewrite_contains,
+    exp.Replace: _rewrite_replace,
     exp.Bracket: _rewrite_bracket,
     exp.ArraySort: _rewrite_array_sort,
     exp.Like: _rewrite_like,

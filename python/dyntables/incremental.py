@@ -18,7 +18,7 @@ table, and with a frozen region (``active``) only active rows are removed or add
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,7 +112,7 @@ def merges_groups(definition: Definition) -> bool:
     return not any(node.args.get("group") or node.args.get("distinct") for node in below)
 
 
-def with_output_names(tree: exp.Query, columns: list[tuple[str, str]]) -> exp.Query:
+def with_output_names(tree: exp.Query, columns: Sequence[tuple[str, str]]) -> exp.Query:
     """``tree`` with each unaliased expression of its (first) SELECT list named by the table
     column that holds it: the engine named that column (Spark names ``count(*)`` as
     ``count(1)``), and the change rules refer to outputs by name."""

@@ -98,13 +98,8 @@ SPARK_CLASSES = [
 REFUSALS = [
     ("SELECT CAST(1 AS INTERVAL DAY)", ["CAST to INTERVAL DAY", "interval literal"]),
     ("SELECT CAST('1' AS INTERVAL YEAR TO MONTH)", ["CAST to INTERVAL YEAR TO MONTH"]),
-    ("SELECT CAST(INTERVAL '1' DAY AS BIGINT)", ["CAST of an interval"]),
-    ("SELECT struct(t.*) FROM t", ["struct(t.*)", "list the columns"]),
-    ("WITH t AS (SELECT * FROM t) SELECT * FROM t", ["CTE t", "rename the CTE"]),
     ("SELECT 2147483647 * 2147483647", ["overflows INT", "wider type"]),
-    ("SELECT count(a, b) FROM t", ["count()", "(INT, STRING)"]),
-    ("SELECT elt(1, 'a', 'b')", ["elt()"]),
-    ("SELECT interval '1 2:3:4' day to second", ["DAY TO SECOND", "INTERVAL '1' DAY +"]),
+    ("SELECT interval '1 2:3:4' day to second", ["an interval as a result column"]),
     ("WITH t AS (SELECT 1 AS x) SELECT * FROM t JOIN t USING (x)", ["named t", "alias one"]),
 ]
 
