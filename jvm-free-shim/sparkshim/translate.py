@@ -266,6 +266,7 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     large statement costs as much as translating it)."""
     tree = expression.copy() if copy else expression
     annotate_pivots(tree)
+    _fold_integral_rounds(tree)  # before the typed literals it recognizes are rewritten
     _fold_negative_typed_literals(tree)
     _keep_nested_count_bug(tree)
     tree = _rewrite(tree)
@@ -282,7 +283,6 @@ Rewrite = Callable[[exp.Expr], exp.Expr]
 
 
 def _rewrite(tree: exp.Expr) -> exp.Expr:
-    _fold_integral_rounds(tree)
     for node in list(tree.walk(bfs=False))[::-1]:
         rule = _RULES.get(type(node))
         if rule is None:
@@ -297,7 +297,6 @@ def _rewrite(tree: exp.Expr) -> exp.Expr:
 
 
 def _fold_integral_rounds(tree: exp.Expr) -> None:
-    # Before the bottom-up pass, which rewrites the typed literals these recognize.
     for node in list(tree.find_all(exp.Round, exp.Anonymous)):
         is_bround = isinstance(node, exp.Anonymous) and str(node.this).upper() == "BROUND"
         if not isinstance(node, exp.Round) and not is_bround:
@@ -1092,7 +1091,9 @@ def _rewrite_join(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_literal(node: exp.Expr) -> exp.Expr:
     # An integer literal beyond BIGINT is a DECIMAL(digits, 0) in Spark (DuckDB: HUGEINT).
-    if not node.is_int or isinstance(node.parent, (exp.Cast, exp.TryCast)):
+    if not node.is_int:
+        return _rewrite_decimal_literal(node)
+    if isinstance(node.parent, (exp.Cast, exp.TryCast)):
         return node
     digits = str(node.this).lstrip("-")
     # Spark reads the sign as part of the literal: -9223372036854775808 is a BIGINT.
@@ -1845,7 +1846,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Sub: _rewrite_add_sub,
     exp.Mul: _rewrite_arithmetic,
     exp.Interval: _rewrite_interval,
-    exp.Literal: _rewrite_decimal_literal,
+    exp.Literal: _rewrite_literal,
     exp.Case: _rewrite_decimal_choice,
     exp.If: _rewrite_decimal_choice,
     exp.Coalesce: _rewrite_decimal_choice,
@@ -1891,7 +1892,6 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.ArrayContains: _rewrite_array_contains,
     exp.Pad: _rewrite_pad,
     exp.Join: _rewrite_join,
-    exp.Literal: _rewrite_literal,
     exp.Left: _rewrite_left_right,
     exp.Right: _rewrite_left_right,
     exp.MapContainsKey: _rewrite_map_contains_key,
