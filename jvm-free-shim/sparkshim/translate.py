@@ -1329,7 +1329,7 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     if name in _INTEGRAL and _never_a_string(value):
         # The string branch below could never be taken; without it the value is copied
         # once, not five times (an incremental refresh casts large CASE expressions).
-        return _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), target)
+        return _narrowed_number(value, name, target)
     text = _fn(
         "REGEXP_REPLACE",
         _as_varchar(value),
@@ -1339,14 +1339,14 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     )
     is_string = _typeof_in(value, "VARCHAR")
     if name in _INTEGRAL:
-        number = _try_cast(value.copy(), "DECIMAL(38, 9)")
+        # A string out of the type's range is NULL in Spark; a number wraps around.
         from_text = _case(
             (
                 _regex_full(_as_varchar(value), _INTEGER_STRING),
                 _try_cast(_fn("TRUNC", _try_cast(text, "DECIMAL(38, 9)")), target),
             )
         )
-        return _case((is_string, from_text), default=_try_cast(_fn("TRUNC", number), target))
+        return _case((is_string, from_text), default=_narrowed_number(value, name, target))
     if name == "BOOLEAN":
         lowered = _fn("LOWER", text)
         from_text = _case(
@@ -1407,6 +1407,48 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             default=_try_cast(_c(value), "VARCHAR"),
         )
     return _try_cast(_c(value), target)
+
+
+_INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64}
+
+
+def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
+    """A number cast to an integral type as Spark does with ANSI mode off (Java's
+    narrowing): its integral part (towards zero), an integer or DECIMAL then wrapped to the
+    type's width in two's complement (CAST(300 AS TINYINT) is 44), a DOUBLE or FLOAT
+    first saturated to INT's (or BIGINT's) range, NaN as 0 (CAST(1e10D AS SMALLINT) is
+    -1). Checked against PySpark 3.5 in the conformance queries."""
+    bits = _INTEGRAL_BITS[name]
+    whole = _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), "HUGEINT")
+    double = _try_cast(_c(value), "DOUBLE")
+    saturated = _saturated(double, 64 if bits == 64 else 32)
+    is_floating = _typeof_in(value, "DOUBLE", "FLOAT")
+    wrapped = _case((is_floating, saturated), default=whole)
+    return _cast(_wrapped(wrapped, bits), target)
+
+
+def _saturated(double: exp.Expr, bits: int) -> exp.Expr:
+    """A DOUBLE's integral part clamped to a ``bits``-wide signed range, NaN as 0 (Java's
+    (int) and (long) of a double)."""
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    return _case(
+        (_fn("ISNAN", double), _cast(_lit(0), "HUGEINT")),
+        (exp.GTE(this=double.copy(), expression=_lit(high)), _cast(_lit(high), "HUGEINT")),
+        (exp.LTE(this=double.copy(), expression=_lit(low)), _cast(_lit(low), "HUGEINT")),
+        default=_try_cast(_fn("TRUNC", double.copy()), "HUGEINT"),
+    )
+
+
+def _wrapped(whole: exp.Expr, bits: int) -> exp.Expr:
+    """A HUGEINT narrowed to ``bits`` bits in two's complement (Java's (byte), (short),
+    (int), (long) of a wider integer)."""
+    modulus, half = _lit(2**bits), _lit(2 ** (bits - 1))
+    shifted = exp.Mod(this=exp.Paren(this=exp.Add(this=whole, expression=half)), expression=modulus)
+    positive = exp.Mod(
+        this=exp.Paren(this=exp.Add(this=shifted, expression=modulus.copy())),
+        expression=modulus.copy(),
+    )
+    return exp.Sub(this=exp.Paren(this=positive), expression=half.copy())
 
 
 _NUMERIC_RESULTS = (
