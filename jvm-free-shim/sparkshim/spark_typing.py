@@ -37,6 +37,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 from sqlglot.schema import MappingSchema
 
 __all__ = [
+    "ARITHMETIC_OPERATORS",
     "COUNT_TYPE",
     "MAX_PRECISION",
     "MINIMUM_ADJUSTED_SCALE",
@@ -284,7 +285,8 @@ def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType 
 
 # ---- the typing rules ----
 
-_ARITHMETIC: dict[type[exp.Expr], str] = {
+# Spark's arithmetic operators, by sqlglot node (translate.py emits DECIMAL arithmetic by them).
+ARITHMETIC_OPERATORS: dict[type[exp.Expr], str] = {
     exp.Add: "+",
     exp.Sub: "-",
     exp.Mul: "*",
@@ -331,8 +333,8 @@ class _Typer:
             return self.type_of(node.this)
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _from_sqlglot(node.args.get("to"))
-        if type(node) in _ARITHMETIC:
-            return self.arithmetic(node, _ARITHMETIC[type(node)])
+        if type(node) in ARITHMETIC_OPERATORS:
+            return self.arithmetic(node, ARITHMETIC_OPERATORS[type(node)])
         if isinstance(node, exp.IntDiv):
             # "div" is BIGINT; DECIMAL operands (widened as for "/") are recorded.
             return "bigint" if self.arithmetic(node, "/") is not None else None

@@ -35,7 +35,13 @@ from sparkshim import decimals, function_gaps, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
-from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
+from sparkshim.spark_typing import (
+    ARITHMETIC_OPERATORS,
+    MAX_PRECISION,
+    OPERAND_TYPES,
+    SPARK_TYPE,
+    DecimalType,
+)
 from sparkshim.syntax import (
     check_statement_start,
     extra_statement_error,
@@ -421,15 +427,6 @@ def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
     return node
 
 
-_OPERATORS: dict[type[exp.Expr], str] = {
-    exp.Add: "+",
-    exp.Sub: "-",
-    exp.Mul: "*",
-    exp.Div: "/",
-    exp.Mod: "%",
-}
-
-
 def _decimal_arithmetic(node: exp.Expr) -> exp.Expr | None:
     """Spark's exact DECIMAL arithmetic where spark_typing typed ``node`` as a DECIMAL
     operation; None where it did not."""
@@ -438,7 +435,7 @@ def _decimal_arithmetic(node: exp.Expr) -> exp.Expr | None:
     if operands is None or not isinstance(result, DecimalType):
         return None
     left_type, right_type = operands
-    operator = _OPERATORS[type(node)]
+    operator = ARITHMETIC_OPERATORS[type(node)]
     return decimals.arithmetic(
         operator, _c(node.this), left_type, _c(node.expression), right_type, result
     )
