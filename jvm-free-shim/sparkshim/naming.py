@@ -68,6 +68,7 @@ _PRETTY_NAMES = {
     "current_schema": "current_database",
     "user": "current_user",
     "date_diff": "date_diff",
+    "array_agg": "collect_list",
 }
 
 # Spark spells out the defaults of omitted trailing arguments: the full argument list
@@ -564,7 +565,9 @@ class _Renderer:
     def aggregate_arguments(self, node: exp.Expr) -> str:
         argument = node.this
         if isinstance(argument, exp.Distinct):
-            return "DISTINCT " + ", ".join(self.all(argument.expressions))
+            # corr(DISTINCT x, y): sqlglot keeps only x in the DISTINCT
+            rest = [other for other in _arguments(node) if other is not argument]
+            return "DISTINCT " + ", ".join(self.all([*argument.expressions, *rest]))
         rest = [a for a in node.expressions] if "expressions" in node.arg_types else []
         return ", ".join(self.all([argument, *rest]))
 
@@ -641,8 +644,12 @@ class _Renderer:
             return special(self, node)
         name = _PRETTY_NAMES.get(written, written)
         if isinstance(node, exp.AggFunc) and isinstance(node.this, exp.Distinct):
-            return f"{name}({self.aggregate_arguments(node)})"
-        arguments = self.all(_arguments(node))
+            distinct = node.this
+            rest = [other for other in _arguments(node) if other is not distinct]
+            arguments = self.all([*distinct.expressions, *rest])
+            arguments[0] = "DISTINCT " + arguments[0]
+        else:
+            arguments = self.all(_arguments(node))
         defaults = _DEFAULT_ARGUMENTS.get(name, ())
         if name in ("lpad", "rpad") and _is_binary(_arguments(node)[0]):
             defaults = (None, None, "X'00'")  # a BINARY is padded with zero bytes
