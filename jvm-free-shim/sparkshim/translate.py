@@ -1969,6 +1969,7 @@ SPARK_RESULT_TYPES: dict[type[exp.Expr], str] = {
     exp.StrPosition: "INTEGER",
     exp.Levenshtein: "INTEGER",
     exp.DateDiff: "INTEGER",
+    exp.UnixDate: "INTEGER",
     exp.RowNumber: "INTEGER",
     exp.Rank: "INTEGER",
     exp.DenseRank: "INTEGER",
