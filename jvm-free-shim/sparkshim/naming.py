@@ -68,6 +68,7 @@ _PRETTY_NAMES = {
     "current_schema": "current_database",
     "user": "current_user",
     "date_diff": "date_diff",
+    "array_agg": "collect_list",
 }
 
 # Spark spells out the defaults of omitted trailing arguments: the full argument list
@@ -212,6 +213,20 @@ def name_select_items(tree: exp.Expr) -> None:
             alias = exp.Alias(alias=exp.to_identifier(wanted, quoted=True))
             item.replace(alias)
             alias.set("this", item)
+    for table_alias in tree.find_all(exp.TableAlias):
+        _mark_duplicate_columns(table_alias)
+
+
+def _mark_duplicate_columns(table_alias: exp.Expr) -> None:
+    """Mark the repeated names of a column list (``WITH t(x, x)``): Spark keeps both."""
+    seen: dict[str, int] = {}
+    for column in table_alias.args.get("columns") or []:
+        if not isinstance(column, exp.Identifier):
+            continue
+        repeat = seen.get(column.name.lower(), 0)
+        seen[column.name.lower()] = repeat + 1
+        if repeat:
+            column.replace(exp.to_identifier(duplicate_marker(column.name, repeat), quoted=True))
 
 
 def result_names(query: exp.Expr) -> list[str] | None:
@@ -335,8 +350,9 @@ class _Renderer:
         return str(node.this) if node.is_string else _number(str(node.this))
 
     def neg(self, node: exp.Expr) -> str:
-        if isinstance(node.this, exp.Literal) and not node.this.is_string:
-            return "-" + self.literal(node.this)
+        # Spark's parser reads a minus before a number (typed or not) as part of the literal.
+        if _is_number_literal(node.this):
+            return "-" + self.render(node.this)
         return f"(- {self.render(node.this)})"
 
     def cast(self, node: exp.Expr) -> str:
@@ -348,6 +364,10 @@ class _Renderer:
                 "TRY_CAST" if str(node.meta[FUNCTION_NAME_KEY]).lower() == "try_cast" else "CAST"
             )
             return f"{keyword}({self.render(value)} AS {_type_sql(to)})"
+        if _written_name(node) in ("date", "timestamp"):
+            return self.render(value)  # date(x), timestamp(x): a cast named by x
+        if kind == exp.DType.DECIMAL and _is_number_literal(node):
+            return _plain_decimal(value.name)  # 1.5BD
         if kind in _TYPED_LITERALS and isinstance(value, exp.Literal) and value.is_string:
             return _typed_literal(_TYPED_LITERALS[kind], value.name)
         if isinstance(value, exp.Literal) and not value.is_string:
@@ -360,6 +380,10 @@ class _Renderer:
     # -- operators --
 
     def binary(self, node: exp.Expr) -> str:
+        date_arithmetic = _date_arithmetic(node)
+        if date_arithmetic is not None:
+            name, date, days = date_arithmetic
+            return f"{name}({self.render(date)}, {self.render(days)})"
         if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
             # timestamp +/- interval (Spark names date + INTERVAL ... DAY a date_add)
             operator = _BINARY_OPERATORS[type(node)]
@@ -486,6 +510,8 @@ class _Renderer:
             return f"INTERVAL '{text}' {start} TO {end}"
         name = unit.name.upper().rstrip("S") if unit is not None else ""
         spark_unit = _INTERVAL_UNITS.get(name)
+        if spark_unit == "SECOND" and re.fullmatch(r"-?[0-9]+\.[0-9]+", text):
+            return f"INTERVAL '{_fractional_seconds(text)}' SECOND"
         if spark_unit is None or not re.fullmatch(r"-?[0-9]+", text):
             self.unknown.add(f"INTERVAL {name}")
             return f"INTERVAL '{text}' {name}"
@@ -519,12 +545,29 @@ class _Renderer:
         argument = node.this
         if isinstance(argument, exp.Star) or argument is None:
             return "count(1)"
+        if isinstance(argument, exp.Tuple):  # count((a, b)) counts a struct
+            return f"count({self.named_struct(argument)})"
+        if isinstance(argument, exp.Distinct) and len(argument.expressions) == 1:
+            only = argument.expressions[0]
+            if isinstance(only, exp.Tuple):
+                return f"count(DISTINCT {self.named_struct(only)})"
         return f"count({self.aggregate_arguments(node)})"
+
+    def named_struct(self, node: exp.Expr) -> str:
+        """A row constructor ``(a, b)`` as Spark names the struct it builds: each field named
+        by its column, else ``col<n>``."""
+        fields = []
+        for position, value in enumerate(node.expressions, start=1):
+            field = value.name if isinstance(value, exp.Column) else f"col{position}"
+            fields += [field, self.render(value)]
+        return f"named_struct({', '.join(fields)})"
 
     def aggregate_arguments(self, node: exp.Expr) -> str:
         argument = node.this
         if isinstance(argument, exp.Distinct):
-            return "DISTINCT " + ", ".join(self.all(argument.expressions))
+            # corr(DISTINCT x, y): sqlglot keeps only x in the DISTINCT
+            rest = [other for other in _arguments(node) if other is not argument]
+            return "DISTINCT " + ", ".join(self.all([*argument.expressions, *rest]))
         rest = [a for a in node.expressions] if "expressions" in node.arg_types else []
         return ", ".join(self.all([argument, *rest]))
 
@@ -601,9 +644,15 @@ class _Renderer:
             return special(self, node)
         name = _PRETTY_NAMES.get(written, written)
         if isinstance(node, exp.AggFunc) and isinstance(node.this, exp.Distinct):
-            return f"{name}({self.aggregate_arguments(node)})"
-        arguments = self.all(_arguments(node))
+            distinct = node.this
+            rest = [other for other in _arguments(node) if other is not distinct]
+            arguments = self.all([*distinct.expressions, *rest])
+            arguments[0] = "DISTINCT " + arguments[0]
+        else:
+            arguments = self.all(_arguments(node))
         defaults = _DEFAULT_ARGUMENTS.get(name, ())
+        if name in ("lpad", "rpad") and _is_binary(_arguments(node)[0]):
+            defaults = (None, None, "X'00'")  # a BINARY is padded with zero bytes
         arguments += [d for d in defaults[len(arguments) :] if d is not None]
         return f"{name}({', '.join(arguments)})"
 
@@ -632,6 +681,16 @@ def _log(renderer: _Renderer, node: exp.Expr) -> str:
     if len(arguments) == 1:
         return f"LOG(E(), {arguments[0]})"
     return f"LOG({', '.join(arguments)})"
+
+
+def _adjacent_strings(renderer: _Renderer, node: exp.Expr) -> str:
+    # 'a' 'b' (and 'it''s') is one literal to Spark's parser; sqlglot reads a concat.
+    parts = node.expressions
+    if _written_name(node) is None and all(
+        isinstance(part, exp.Literal) and part.is_string for part in parts
+    ):
+        return "".join(part.name for part in parts)
+    return renderer.function(node)
 
 
 def _first_last(renderer: _Renderer, node: exp.Expr) -> str:
@@ -766,8 +825,68 @@ def _type_sql(to: exp.Expr | None) -> str:
         return "?"
     if to.this == exp.DType.DECIMAL:
         parameters = [p.this.name for p in to.expressions] or ["10", "0"]
-        return f"DECIMAL({', '.join(parameters + ['0'][: 2 - len(parameters)])})"
+        return f"DECIMAL({','.join(parameters + ['0'][: 2 - len(parameters)])})"
     return _TYPE_NAMES.get(to.this, to.sql("spark").upper())
+
+
+def _is_number_literal(node: exp.Expr) -> bool:
+    """A number literal, plain or typed (``1``, ``1L``, ``1.5BD``, ``1D``: a cast of one)."""
+    if isinstance(node, exp.Literal):
+        return not node.is_string
+    if not isinstance(node, (exp.Cast, exp.TryCast)) or _is_user_cast(node):
+        return False
+    value = node.this
+    if not isinstance(value, exp.Literal) or _written_name(node) is not None:
+        return False
+    # A BD literal is a cast of its digits as a string.
+    return not value.is_string or bool(re.fullmatch(r"[0-9.]+([eE][-+]?[0-9]+)?", value.name))
+
+
+def _fractional_seconds(text: str) -> str:
+    """``INTERVAL '1.50' SECOND``'s amount as Spark prints it: ``01.5``."""
+    sign = "-" if text.startswith("-") else ""
+    whole, fraction = text.lstrip("-").split(".")
+    fraction = fraction.rstrip("0")
+    return f"{sign}{int(whole):02d}" + (f".{fraction}" if fraction else "")
+
+
+def _plain_decimal(text: str) -> str:
+    """A BD literal as Spark prints its BigDecimal: plain digits, never a negative scale
+    (``5e36BD`` is 5 and 36 zeros)."""
+    value = decimal.Decimal(text)
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > 0:
+        value = value.quantize(decimal.Decimal(1), context=decimal.Context(prec=100))
+    return format(value, "f")
+
+
+def _is_binary(node: exp.Expr) -> bool:
+    """An expression evidently BINARY (types are unknown here): unhex, X'..', a cast."""
+    if isinstance(node, (exp.Unhex, exp.HexString, exp.FromBase64)):
+        return True
+    to = node.args.get("to") if isinstance(node, (exp.Cast, exp.TryCast)) else None
+    return isinstance(to, exp.DataType) and to.this == exp.DType.BINARY
+
+
+def _is_date(node: exp.Expr) -> bool:
+    """A DATE literal or a cast to DATE: Spark's + and - on it are date_add / date_sub."""
+    to = node.args.get("to") if isinstance(node, (exp.Cast, exp.TryCast)) else None
+    return isinstance(to, exp.DataType) and to.this == exp.DType.DATE
+
+
+def _date_arithmetic(node: exp.Expr) -> tuple[str, exp.Expr, exp.Expr] | None:
+    """``date + n``, ``n + date`` and ``date - n`` (n not an interval nor a date) as the
+    date_add / date_sub Spark names them by: (name, date, days)."""
+    if not isinstance(node, (exp.Add, exp.Sub)) or _written_name(node) is not None:
+        return None
+    left, right = node.this, node.expression
+    if any(isinstance(side, exp.Interval) for side in (left, right)):
+        return None
+    if _is_date(left) and not _is_date(right):
+        return ("date_add" if isinstance(node, exp.Add) else "date_sub", left, right)
+    if isinstance(node, exp.Add) and _is_date(right) and not _is_date(left):
+        return ("date_add", right, left)
+    return None
 
 
 def _typed_literal(keyword: str, text: str) -> str:
@@ -837,6 +956,7 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
     exp.Exists: _Renderer.exists,
     exp.Lambda: _Renderer.lambda_,
     exp.Count: _Renderer.count,
+    exp.Concat: _adjacent_strings,
     exp.Any: _any,
     exp.IgnoreNulls: _Renderer.ignore_nulls,
     exp.Filter: _Renderer.filter_,

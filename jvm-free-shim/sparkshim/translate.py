@@ -30,6 +30,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 from sqlglot.generators.duckdb import DuckDBGenerator
 from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokenizer_core import TokenType
 
 from sparkshim import decimals, function_gaps, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
@@ -210,7 +211,13 @@ class ShimSpark(Spark):
         ) -> exp.Expr | None:
             # Records the name as written: Spark names a result column by it (naming.py).
             written = self._curr.text if self._curr else None
+            start = self._index
             call = super()._parse_function_call(functions, anonymous, optional_parens, any_token)
+            if written and self._has_keyword_arguments(start):
+                # substr(s FROM n), position(x IN s): Spark names them substring, locate.
+                written = _KEYWORD_CALL_NAMES.get(written.lower(), written)
+                if isinstance(call, exp.Trim) and not call.args.get("position"):
+                    call.set("position", "BOTH")  # trim(c FROM s) is Spark's TRIM(BOTH c FROM s)
             function = call.this if isinstance(call, exp.Window) else call
             if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
                 function = function.this
@@ -218,9 +225,23 @@ class ShimSpark(Spark):
                 function.meta.setdefault(FUNCTION_NAME_KEY, written)
             return call
 
+        def _has_keyword_arguments(self, start: int) -> bool:
+            """Whether the call parsed from token ``start`` separates arguments by FROM/IN."""
+            depth = 0
+            for token in self._tokens[start : self._index]:
+                depth += token.token_type == TokenType.L_PAREN
+                depth -= token.token_type == TokenType.R_PAREN
+                if depth == 1 and token.token_type in (TokenType.FROM, TokenType.IN):
+                    return True
+            return False
+
         def _parse_pivot_aggregation(self) -> exp.Expr | None:
             # Spark takes any aggregate expression there (sum(x) + 1 AS a), not only a call.
             return self._parse_alias(self._parse_bitwise())
+
+
+# Functions Spark names otherwise when called with FROM/IN between the arguments.
+_KEYWORD_CALL_NAMES = {"substr": "substring", "position": "locate"}
 
 
 class ShimDuckDB(DuckDB):
@@ -1987,6 +2008,7 @@ SPARK_RESULT_TYPES: dict[type[exp.Expr], str] = {
     exp.StrPosition: "INTEGER",
     exp.Levenshtein: "INTEGER",
     exp.DateDiff: "INTEGER",
+    exp.UnixDate: "INTEGER",
     exp.RowNumber: "INTEGER",
     exp.Rank: "INTEGER",
     exp.DenseRank: "INTEGER",
