@@ -28,9 +28,12 @@ from sparkshim.errors import UnsupportedSqlError
 __all__ = [
     "annotate_date_arithmetic",
     "date_arithmetic",
+    "date_difference_value",
     "interval_as_number",
     "interval_literal",
+    "interval_value",
     "is_interval",
+    "is_interval_arithmetic",
 ]
 
 _OPERAND_TYPES = "sparkshim_operand_types"
@@ -128,6 +131,8 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
     original = (node.this, node.expression)
     kinds = [known or _syntactic_type(o) for known, o in zip(inferred, original, strict=True)]
     units = [_interval_units(o) for o in original]
+    if all(u is not None for u in units):
+        return node  # an interval plus or minus an interval, an INTERVAL in both engines
     if any(u is not None for u in units):
         interval_units = next(u for u in units if u is not None)
         if not interval_units <= _DATE_UNITS:
@@ -154,6 +159,12 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
 def is_interval(node: exp.Expr) -> bool:
     """Whether ``node`` is :func:`date_arithmetic`'s INTERVAL DAY of a DATE minus a DATE."""
     return isinstance(node, exp.Anonymous) and node.name.upper() == "TO_DAYS"
+
+
+def is_interval_arithmetic(node: exp.Expr) -> bool:
+    """Whether ``node`` (a ``+`` or ``-`` whose operands are translated) adds or subtracts
+    interval literals, whose result is an interval."""
+    return all(_interval_units(o) is not None for o in (node.this, node.expression))
 
 
 def _guarded(node: exp.Expr, operands: list[exp.Expr], refusal: exp.Expr) -> exp.Expr:
@@ -247,3 +258,58 @@ def interval_as_number(node: exp.Expr) -> Decimal | None:
         return Decimal(text)
     except InvalidOperation:
         return None
+
+
+_YEAR_MONTH_UNITS = ("YEAR", "MONTH")
+_DAY_TIME_UNITS = ("DAY", "HOUR", "MINUTE", "SECOND")
+_UNIT_MICROS = {"DAY": 86_400_000_000, **_MICROS}
+_MICROS_PER_DAY = 86_400_000_000
+
+
+def interval_value(node: exp.Expr) -> tuple[str, int]:
+    """Spark's type name of the interval literal ``node`` (``interval day to second``) and
+    its value as Spark holds it: months for a year-month interval, microseconds for a
+    day-time one. A unit or a text Spark's ANSI intervals do not take is refused."""
+    text = node.this.name.strip() if isinstance(node.this, exp.Literal) else None
+    unit = node.args.get("unit")
+    if isinstance(unit, exp.IntervalSpan):
+        span = (unit.this.name.upper(), unit.expression.name.upper())
+    else:
+        single = _singular(unit.name.upper()) if unit is not None else ""
+        span = (single, single)
+    known = span[0] in _YEAR_MONTH_UNITS + _DAY_TIME_UNITS
+    if text is None or not known:
+        raise UnsupportedSqlError(
+            f"the interval {node.sql('spark')} as a result column",
+            "Spark gives a legacy CalendarInterval or another form; cast its parts to numbers",
+        )
+    type_name = "interval " + " to ".join(dict.fromkeys(span)).lower()
+    if span == ("YEAR", "MONTH"):
+        return type_name, _year_month_months(text)
+    if span[0] != span[1]:
+        days, micros = _day_time(text, span)
+        return type_name, days * _MICROS_PER_DAY + micros
+    return type_name, _single_unit_value(text, span[0])
+
+
+def _singular(unit: str) -> str:
+    return unit[:-1] if unit.endswith("S") else unit
+
+
+def _single_unit_value(text: str, unit: str) -> int:
+    """Months or microseconds of ``text`` in one ``unit``: whole for all but SECOND."""
+    pattern = r"[+-]?\d+(\.\d{1,6})?" if unit == "SECOND" else r"[+-]?\d+"
+    if re.fullmatch(pattern, text) is None:
+        raise UnsupportedSqlError(f"the interval '{text}' {unit}")
+    count = Decimal(text)
+    if unit in _YEAR_MONTH_UNITS:
+        return int(count) * (12 if unit == "YEAR" else 1)
+    return int(count * _UNIT_MICROS[unit])
+
+
+def date_difference_value(node: exp.Expr) -> exp.Expr:
+    """The microseconds of :func:`date_arithmetic`'s INTERVAL DAY of a DATE minus a DATE
+    (``node``), the value Spark's INTERVAL DAY holds."""
+    days = node.expressions[0]
+    whole_days = exp.Cast(this=days.this.copy(), to=exp.DataType.build("BIGINT"))
+    return exp.Mul(this=whole_days, expression=exp.Literal.number(_MICROS_PER_DAY))

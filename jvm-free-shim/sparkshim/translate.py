@@ -43,6 +43,7 @@ from sparkshim.syntax import (
     token_error,
     wrong_argument_count,
 )
+from sparkshim.types import interval_column_alias
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -102,8 +103,10 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
     (
-        "an interval as a result column (a DATE minus a DATE, INTERVAL literals)",
-        "Spark returns INTERVAL DAY/YEAR TO MONTH values; use datediff() or extract()",
+        "an interval computed from intervals or timestamps as a result column, "
+        "or stored in a table",
+        "interval literals and a DATE minus a DATE are answered; "
+        "other intervals: use datediff() or extract()",
     ),
     (
         "a DATE or string plus/minus an interval or a DATE whose type sqlglot cannot infer",
@@ -456,13 +459,15 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     is_result = _is_result_column(node)
+    if is_result and intervals.is_interval_arithmetic(node):
+        raise UnsupportedSqlError(
+            "an interval plus or minus an interval as a result column",
+            "Spark's answer is an interval; extract its parts as numbers",
+        )
     node = _rewrite_string_arithmetic(node)
     result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
     if is_result and intervals.is_interval(result):
-        raise UnsupportedSqlError(
-            "a DATE minus a DATE as a result column",
-            "Spark's answer is an INTERVAL DAY; datediff(end, start) gives the days",
-        )
+        return _interval_result(node, intervals.date_difference_value(result), "interval day")
     return result
 
 
@@ -470,10 +475,21 @@ def _rewrite_interval(node: exp.Expr) -> exp.Expr:
     if isinstance(node.parent, (exp.Cast, exp.TryCast, exp.DataType)):
         return node  # the cast reads the literal (_rewrite_cast), or a type's qualifier
     if _is_result_column(node):
-        raise UnsupportedSqlError(
-            "an interval as a result column", "Spark returns an INTERVAL DAY/YEAR TO MONTH value"
-        )
+        type_name, value = intervals.interval_value(node)
+        return _interval_result(node, exp.Literal.number(value), type_name)
     return intervals.interval_literal(node)
+
+
+def _interval_result(node: exp.Expr, value: exp.Expr, type_name: str) -> exp.Expr:
+    """``value`` (months or microseconds) as the result column ``node`` of Spark's interval
+    type ``type_name``: its name carries the type (see types.with_interval_columns)."""
+    number = exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
+    alias = node.parent if isinstance(node.parent, exp.Alias) else None
+    name = interval_column_alias(alias.alias if alias is not None else "interval", type_name)
+    if alias is not None:
+        alias.set("alias", exp.to_identifier(name, quoted=True))
+        return number
+    return exp.alias_(number, name, quoted=True)
 
 
 def _rewrite_div(node: exp.Expr) -> exp.Expr:
