@@ -31,9 +31,11 @@ __all__ = [
     "date_difference_value",
     "interval_as_number",
     "interval_literal",
+    "interval_string",
     "interval_value",
     "is_interval",
     "is_interval_arithmetic",
+    "timestamp_difference_value",
 ]
 
 _OPERAND_TYPES = "sparkshim_operand_types"
@@ -276,6 +278,10 @@ def interval_value(node: exp.Expr) -> tuple[str, int]:
         span = (unit.this.name.upper(), unit.expression.name.upper())
     else:
         single = _singular(unit.name.upper()) if unit is not None else ""
+        if single == "WEEK" and text is not None:
+            # Spark reads INTERVAL '2' WEEK as an INTERVAL DAY of 14 days.
+            type_name, days = interval_value(exp.Interval(this=node.this, unit=exp.var("DAY")))
+            return type_name, days * 7
         span = (single, single)
     known = span[0] in _YEAR_MONTH_UNITS + _DAY_TIME_UNITS
     if text is None or not known:
@@ -313,3 +319,58 @@ def date_difference_value(node: exp.Expr) -> exp.Expr:
     days = node.expressions[0]
     whole_days = exp.Cast(this=days.this.copy(), to=exp.DataType.build("BIGINT"))
     return exp.Mul(this=whole_days, expression=exp.Literal.number(_MICROS_PER_DAY))
+
+
+def interval_string(node: exp.Expr) -> str:
+    """Spark's CAST of the interval literal ``node`` to STRING: ``INTERVAL '3-1' YEAR TO
+    MONTH``, ``INTERVAL '-1 02:03:04.5' DAY TO SECOND``, ``INTERVAL '02' HOUR``."""
+    type_name, value = interval_value(node)
+    fields = type_name.removeprefix("interval ").upper().split(" TO ")
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if fields[0] in _YEAR_MONTH_UNITS:
+        if fields == ["YEAR", "MONTH"]:
+            text = f"{size // 12}-{size % 12}"
+        else:
+            text = str(size // 12 if fields[0] == "YEAR" else size)
+    else:
+        text = _day_time_text(size, fields[0], fields[-1])
+    return f"INTERVAL '{sign}{text}' {' TO '.join(fields)}"
+
+
+def _day_time_text(micros: int, start: str, end: str) -> str:
+    """Spark's digits of ``micros`` from field ``start`` to ``end``: the leading field as
+    it is (two digits at least below DAY), the others in two digits, and seconds with
+    their fraction's significant digits."""
+    units = _DAY_TIME_UNITS[_DAY_TIME_UNITS.index(start) : _DAY_TIME_UNITS.index(end) + 1]
+    parts: list[str] = []
+    for unit in units:
+        factor = _UNIT_MICROS[unit]
+        is_last = unit == end
+        count, micros = (micros, 0) if is_last else divmod(micros, factor)
+        if unit == "SECOND":
+            seconds = Decimal(count) / factor
+            whole = f"{int(seconds):02d}"
+            fraction = format(seconds % 1, "f").rstrip("0").removeprefix("0")
+            parts.append(whole + fraction.rstrip("."))
+        else:
+            number = count // factor if is_last else count
+            parts.append(str(number) if unit == "DAY" else f"{number:02d}")
+    if start == "DAY" and len(parts) > 1:
+        return parts[0] + " " + ":".join(parts[1:])
+    return ":".join(parts)
+
+
+_TIMESTAMPS = ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ", "TIMESTAMPNTZ")
+
+
+def timestamp_difference_value(node: exp.Expr) -> exp.Expr | None:
+    """The microseconds of Spark's INTERVAL DAY TO SECOND of ``node`` (a translated ``-``)
+    when it subtracts a timestamp from one of the same kind; None when it is not known to.
+    (A TIMESTAMP minus a TIMESTAMP_NTZ reads the latter in the session's zone: not here.)"""
+    left, right = node.meta.get(_OPERAND_TYPES) or (None, None)
+    if not isinstance(node, exp.Sub) or left not in _TIMESTAMPS or left != right:
+        return None
+    return exp.Sub(
+        this=exp.Anonymous(this="EPOCH_US", expressions=[node.this.copy()]),
+        expression=exp.Anonymous(this="EPOCH_US", expressions=[node.expression.copy()]),
+    )

@@ -468,6 +468,9 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
     result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
     if is_result and intervals.is_interval(result):
         return _interval_result(node, intervals.date_difference_value(result), "interval day")
+    micros = intervals.timestamp_difference_value(result) if is_result else None
+    if micros is not None:
+        return _interval_result(node, micros, "interval day to second")
     return result
 
 
@@ -1319,6 +1322,9 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         # which is DuckDB's TimeZone setting.
         wall_time = _spark_cast(node.this, "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
         return _cast(wall_time, "TIMESTAMPTZ")
+    if isinstance(node.this, exp.Interval) and to.is_type(exp.DataType.Type.TEXT):
+        # CAST(INTERVAL '90' MINUTE AS STRING): Spark's ANSI form of the literal.
+        return exp.Literal.string(intervals.interval_string(node.this))
     number = intervals.interval_as_number(node.this)
     if number is not None and to.is_type(*exp.DataType.NUMERIC_TYPES):
         # CAST(INTERVAL '90' MINUTE AS INT): the count of the interval's unit.
