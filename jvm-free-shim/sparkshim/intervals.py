@@ -27,6 +27,7 @@ from sparkshim.errors import UnsupportedSqlError
 
 __all__ = [
     "annotate_date_arithmetic",
+    "cast_literal",
     "date_arithmetic",
     "date_difference_value",
     "interval_as_number",
@@ -374,3 +375,18 @@ def timestamp_difference_value(node: exp.Expr) -> exp.Expr | None:
         this=exp.Anonymous(this="EPOCH_US", expressions=[node.this.copy()]),
         expression=exp.Anonymous(this="EPOCH_US", expressions=[node.expression.copy()]),
     )
+
+
+def cast_literal(value: exp.Expr, qualifier: exp.Interval) -> exp.Interval | None:
+    """The interval literal Spark's CAST of the literal ``value`` (a number or a string in
+    the plain form of the qualifier: ``'3-1'``, ``'1 02:03:04.5'``) to the interval type
+    ``qualifier`` (``INTERVAL DAY TO SECOND``) means; None when ``value`` is no literal."""
+    sign = ""
+    if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
+        sign, value = "-", value.this
+        if value.is_string:
+            return None
+    if not isinstance(value, exp.Literal):
+        return None
+    unit = qualifier.args.get("unit")
+    return exp.Interval(this=exp.Literal.string(sign + value.name), unit=unit and unit.copy())

@@ -70,7 +70,11 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("trunc / date_trunc with a non-literal unit", "the unit must be known to map it"),
     ("CAST to ARRAY/MAP/STRUCT", "element-wise cast rules differ"),
-    ("CAST to or from an INTERVAL", "Spark's ANSI interval types have no equivalent here"),
+    (
+        "CAST to an INTERVAL of a column or within an expression, CAST of a non-literal interval",
+        "Spark's ANSI interval types have no equivalent here; literals are cast as Spark "
+        "casts them",
+    ),
     (
         "CAST of a DOUBLE/FLOAT outside [1e-3, 1e7) to STRING",
         "Java prints scientific notation there (raised at run time)",
@@ -1313,6 +1317,8 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         raise UnsupportedSqlError("CAST to a non-type")
     if to.is_type(exp.DataType.Type.DECIMAL) and not to.expressions:
         to = exp.DataType.build("DECIMAL(10, 0)")  # Spark's DECIMAL / DEC without precision
+    if isinstance(to.this, exp.Interval):
+        return _cast_to_interval(node, to.this)
     written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
     if (
         to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
@@ -1331,6 +1337,21 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         whole = number if not to.is_type(*exp.DataType.INTEGER_TYPES) else int(number)
         return _spark_cast(exp.Literal.number(whole), to.sql(dialect="duckdb"), to)
     return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
+
+
+def _cast_to_interval(node: exp.Expr, qualifier: exp.Interval) -> exp.Expr:
+    """CAST(3 AS INTERVAL DAY), CAST('3-1' AS INTERVAL YEAR TO MONTH) as a result column:
+    the literal it means. A non-literal value (Spark's run-time string and number rules)
+    or such a cast inside an expression is refused."""
+    refusal = UnsupportedSqlError(f"CAST to {qualifier.sql('spark')}", _INTERVAL_HINT)
+    literal = intervals.cast_literal(node.this, qualifier)
+    if literal is None or not _is_result_column(node):
+        raise refusal
+    try:
+        type_name, value = intervals.interval_value(literal)
+    except UnsupportedSqlError as failure:
+        raise refusal from failure
+    return _interval_result(node, exp.Literal.number(value), type_name)
 
 
 def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:
