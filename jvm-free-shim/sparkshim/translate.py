@@ -108,7 +108,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
     (
         "an interval computed from intervals or timestamps as a result column, "
-        "or stored in a table",
+        "or stored in a table, or referred to by its alias",
         "interval literals and a DATE minus a DATE are answered; "
         "other intervals: use datediff() or extract()",
     ),
@@ -494,6 +494,7 @@ def _interval_result(node: exp.Expr, value: exp.Expr, type_name: str) -> exp.Exp
     alias = node.parent if isinstance(node.parent, exp.Alias) else None
     name = interval_column_alias(alias.alias if alias is not None else "interval", type_name)
     if alias is not None:
+        _check_alias_unreferenced(alias)
         alias.set("alias", exp.to_identifier(name, quoted=True))
         return number
     return exp.alias_(number, name, quoted=True)
@@ -1352,6 +1353,21 @@ def _cast_to_interval(node: exp.Expr, qualifier: exp.Interval) -> exp.Expr:
     except UnsupportedSqlError as failure:
         raise refusal from failure
     return _interval_result(node, exp.Literal.number(value), type_name)
+
+
+def _check_alias_unreferenced(alias: exp.Alias) -> None:
+    """Refuse an interval result column whose alias the query refers to (ORDER BY a): the
+    alias is renamed to carry the column's type."""
+    select = alias.parent
+    if select is None:
+        return
+    clauses = [select.args.get(key) for key in ("order", "having", "qualify", "group")]
+    for clause in (c for c in clauses if c is not None):
+        if any(c.name == alias.alias and not c.table for c in clause.find_all(exp.Column)):
+            raise UnsupportedSqlError(
+                f"a reference to the interval result column {alias.alias}",
+                "repeat the interval's expression instead of its alias",
+            )
 
 
 def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:
