@@ -107,8 +107,8 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
     (
-        "an interval computed from intervals or timestamps as a result column, "
-        "or stored in a table, or referred to by its alias",
+        "an interval plus or minus an interval (multi-unit literals), an interval computed "
+        "from timestamps as a result column, or stored in a table, or referred to by its alias",
         "interval literals and a DATE minus a DATE are answered; "
         "other intervals: use datediff() or extract()",
     ),
@@ -463,10 +463,12 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     is_result = _is_result_column(node)
-    if is_result and intervals.is_interval_arithmetic(node):
+    if intervals.is_interval_arithmetic(node):
+        # interval 3 year 1 month is such a sum too; DuckDB's interval would differ from
+        # Spark's ANSI one as a value and as a string.
         raise UnsupportedSqlError(
-            "an interval plus or minus an interval as a result column",
-            "Spark's answer is an interval; extract its parts as numbers",
+            "an interval plus or minus an interval (or a multi-unit interval literal)",
+            "Spark's answer is an interval; write one single-unit or span literal",
         )
     node = _rewrite_string_arithmetic(node)
     result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
