@@ -27,10 +27,16 @@ from sparkshim.errors import UnsupportedSqlError
 
 __all__ = [
     "annotate_date_arithmetic",
+    "cast_literal",
     "date_arithmetic",
+    "date_difference_value",
     "interval_as_number",
     "interval_literal",
+    "interval_string",
+    "interval_value",
     "is_interval",
+    "is_interval_arithmetic",
+    "timestamp_difference_value",
 ]
 
 _OPERAND_TYPES = "sparkshim_operand_types"
@@ -128,6 +134,8 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
     original = (node.this, node.expression)
     kinds = [known or _syntactic_type(o) for known, o in zip(inferred, original, strict=True)]
     units = [_interval_units(o) for o in original]
+    if all(u is not None for u in units):
+        return node  # an interval plus or minus an interval, an INTERVAL in both engines
     if any(u is not None for u in units):
         interval_units = next(u for u in units if u is not None)
         if not interval_units <= _DATE_UNITS:
@@ -154,6 +162,12 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
 def is_interval(node: exp.Expr) -> bool:
     """Whether ``node`` is :func:`date_arithmetic`'s INTERVAL DAY of a DATE minus a DATE."""
     return isinstance(node, exp.Anonymous) and node.name.upper() == "TO_DAYS"
+
+
+def is_interval_arithmetic(node: exp.Expr) -> bool:
+    """Whether ``node`` (a ``+`` or ``-`` whose operands are translated) adds or subtracts
+    interval literals, whose result is an interval."""
+    return all(_interval_units(o) is not None for o in (node.this, node.expression))
 
 
 def _guarded(node: exp.Expr, operands: list[exp.Expr], refusal: exp.Expr) -> exp.Expr:
@@ -247,3 +261,132 @@ def interval_as_number(node: exp.Expr) -> Decimal | None:
         return Decimal(text)
     except InvalidOperation:
         return None
+
+
+_YEAR_MONTH_UNITS = ("YEAR", "MONTH")
+_DAY_TIME_UNITS = ("DAY", "HOUR", "MINUTE", "SECOND")
+_UNIT_MICROS = {"DAY": 86_400_000_000, **_MICROS}
+_MICROS_PER_DAY = 86_400_000_000
+
+
+def interval_value(node: exp.Expr) -> tuple[str, int]:
+    """Spark's type name of the interval literal ``node`` (``interval day to second``) and
+    its value as Spark holds it: months for a year-month interval, microseconds for a
+    day-time one. A unit or a text Spark's ANSI intervals do not take is refused."""
+    text = node.this.name.strip() if isinstance(node.this, exp.Literal) else None
+    unit = node.args.get("unit")
+    if isinstance(unit, exp.IntervalSpan):
+        span = (unit.this.name.upper(), unit.expression.name.upper())
+    else:
+        single = _singular(unit.name.upper()) if unit is not None else ""
+        if single == "WEEK" and text is not None:
+            # Spark reads INTERVAL '2' WEEK as an INTERVAL DAY of 14 days.
+            type_name, days = interval_value(exp.Interval(this=node.this, unit=exp.var("DAY")))
+            return type_name, days * 7
+        span = (single, single)
+    known = span[0] in _YEAR_MONTH_UNITS + _DAY_TIME_UNITS
+    if text is None or not known:
+        raise UnsupportedSqlError(
+            f"the interval {node.sql('spark')} as a result column",
+            "Spark gives a legacy CalendarInterval or another form; cast its parts to numbers",
+        )
+    type_name = "interval " + " to ".join(dict.fromkeys(span)).lower()
+    if span == ("YEAR", "MONTH"):
+        return type_name, _year_month_months(text)
+    if span[0] != span[1]:
+        days, micros = _day_time(text, span)
+        return type_name, days * _MICROS_PER_DAY + micros
+    return type_name, _single_unit_value(text, span[0])
+
+
+def _singular(unit: str) -> str:
+    return unit[:-1] if unit.endswith("S") else unit
+
+
+def _single_unit_value(text: str, unit: str) -> int:
+    """Months or microseconds of ``text`` in one ``unit``: whole for all but SECOND."""
+    pattern = r"[+-]?\d+(\.\d{1,6})?" if unit == "SECOND" else r"[+-]?\d+"
+    if re.fullmatch(pattern, text) is None:
+        raise UnsupportedSqlError(f"the interval '{text}' {unit}")
+    count = Decimal(text)
+    if unit in _YEAR_MONTH_UNITS:
+        return int(count) * (12 if unit == "YEAR" else 1)
+    return int(count * _UNIT_MICROS[unit])
+
+
+def date_difference_value(node: exp.Expr) -> exp.Expr:
+    """The microseconds of :func:`date_arithmetic`'s INTERVAL DAY of a DATE minus a DATE
+    (``node``), the value Spark's INTERVAL DAY holds."""
+    days = node.expressions[0]
+    whole_days = exp.Cast(this=days.this.copy(), to=exp.DataType.build("BIGINT"))
+    return exp.Mul(this=whole_days, expression=exp.Literal.number(_MICROS_PER_DAY))
+
+
+def interval_string(node: exp.Expr) -> str:
+    """Spark's CAST of the interval literal ``node`` to STRING: ``INTERVAL '3-1' YEAR TO
+    MONTH``, ``INTERVAL '-1 02:03:04.5' DAY TO SECOND``, ``INTERVAL '02' HOUR``."""
+    type_name, value = interval_value(node)
+    fields = type_name.removeprefix("interval ").upper().split(" TO ")
+    sign, size = ("-" if value < 0 else ""), abs(value)
+    if fields[0] in _YEAR_MONTH_UNITS:
+        if fields == ["YEAR", "MONTH"]:
+            text = f"{size // 12}-{size % 12}"
+        else:
+            text = str(size // 12 if fields[0] == "YEAR" else size)
+    else:
+        text = _day_time_text(size, fields[0], fields[-1])
+    return f"INTERVAL '{sign}{text}' {' TO '.join(fields)}"
+
+
+def _day_time_text(micros: int, start: str, end: str) -> str:
+    """Spark's digits of ``micros`` from field ``start`` to ``end``: the leading field as
+    it is (two digits at least below DAY), the others in two digits, and seconds with
+    their fraction's significant digits."""
+    units = _DAY_TIME_UNITS[_DAY_TIME_UNITS.index(start) : _DAY_TIME_UNITS.index(end) + 1]
+    parts: list[str] = []
+    for unit in units:
+        factor = _UNIT_MICROS[unit]
+        is_last = unit == end
+        count, micros = (micros, 0) if is_last else divmod(micros, factor)
+        if unit == "SECOND":
+            seconds = Decimal(count) / factor
+            whole = f"{int(seconds):02d}"
+            fraction = format(seconds % 1, "f").rstrip("0").removeprefix("0")
+            parts.append(whole + fraction.rstrip("."))
+        else:
+            number = count // factor if is_last else count
+            parts.append(str(number) if unit == "DAY" else f"{number:02d}")
+    if start == "DAY" and len(parts) > 1:
+        return parts[0] + " " + ":".join(parts[1:])
+    return ":".join(parts)
+
+
+_TIMESTAMPS = ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ", "TIMESTAMPNTZ")
+
+
+def timestamp_difference_value(node: exp.Expr) -> exp.Expr | None:
+    """The microseconds of Spark's INTERVAL DAY TO SECOND of ``node`` (a translated ``-``)
+    when it subtracts a timestamp from one of the same kind; None when it is not known to.
+    (A TIMESTAMP minus a TIMESTAMP_NTZ reads the latter in the session's zone: not here.)"""
+    left, right = node.meta.get(_OPERAND_TYPES) or (None, None)
+    if not isinstance(node, exp.Sub) or left not in _TIMESTAMPS or left != right:
+        return None
+    return exp.Sub(
+        this=exp.Anonymous(this="EPOCH_US", expressions=[node.this.copy()]),
+        expression=exp.Anonymous(this="EPOCH_US", expressions=[node.expression.copy()]),
+    )
+
+
+def cast_literal(value: exp.Expr, qualifier: exp.Interval) -> exp.Interval | None:
+    """The interval literal Spark's CAST of the literal ``value`` (a number or a string in
+    the plain form of the qualifier: ``'3-1'``, ``'1 02:03:04.5'``) to the interval type
+    ``qualifier`` (``INTERVAL DAY TO SECOND``) means; None when ``value`` is no literal."""
+    sign = ""
+    if isinstance(value, exp.Neg) and isinstance(value.this, exp.Literal):
+        sign, value = "-", value.this
+        if value.is_string:
+            return None
+    if not isinstance(value, exp.Literal):
+        return None
+    unit = qualifier.args.get("unit")
+    return exp.Interval(this=exp.Literal.string(sign + value.name), unit=unit and unit.copy())

@@ -29,7 +29,7 @@ from sparkshim.intervals import annotate_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
 from sparkshim.spark_typing import annotate
 from sparkshim.translate import parse_spark, to_duckdb
-from sparkshim.types import to_spark_type
+from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -228,6 +228,7 @@ def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = N
     try:
         sql, names = _translate(session, tree, registrations)
         result = _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
+        result = with_interval_columns(result)
         if names is None or len(names) != result.num_columns:
             names = result.column_names
         return result.rename_columns([strip_duplicate_marker(name) for name in names])
@@ -245,6 +246,10 @@ def write_query(
     registrations = Registrations(session.cursor(), files_of)
     try:
         sql, _ = _translate(session, tree, registrations)
+        if has_interval_columns(sql):
+            raise UnsupportedSqlError(
+                "an interval column in a table", "store its parts as numbers (extract, datediff)"
+            )
         target = exp.Literal.string(str(path)).sql("duckdb")
         copy = f"COPY ({sql}) TO {target} (FORMAT parquet, COMPRESSION snappy)"
         written = registrations.cursor.execute(copy).fetchone()

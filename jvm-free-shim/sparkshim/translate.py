@@ -50,6 +50,7 @@ from sparkshim.syntax import (
     token_error,
     wrong_argument_count,
 )
+from sparkshim.types import interval_column_alias
 
 __all__ = ["REFUSED", "ShimDuckDB", "ShimSpark", "parse_spark", "to_duckdb"]
 
@@ -76,7 +77,11 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("trunc / date_trunc with a non-literal unit", "the unit must be known to map it"),
     ("CAST to ARRAY/MAP/STRUCT", "element-wise cast rules differ"),
-    ("CAST to or from an INTERVAL", "Spark's ANSI interval types have no equivalent here"),
+    (
+        "CAST to an INTERVAL of a column or within an expression, CAST of a non-literal interval",
+        "Spark's ANSI interval types have no equivalent here; literals are cast as Spark "
+        "casts them",
+    ),
     (
         "CAST of a DOUBLE/FLOAT outside [1e-3, 1e7) to STRING",
         "Java prints scientific notation there (raised at run time)",
@@ -109,8 +114,10 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
     (
-        "an interval as a result column (a DATE minus a DATE, INTERVAL literals)",
-        "Spark returns INTERVAL DAY/YEAR TO MONTH values; use datediff() or extract()",
+        "an interval plus or minus an interval (multi-unit literals), an interval computed "
+        "from timestamps as a result column, or stored in a table, or referred to by its alias",
+        "interval literals and a DATE minus a DATE are answered; "
+        "other intervals: use datediff() or extract()",
     ),
     (
         "a DATE or string plus/minus an interval or a DATE whose type sqlglot cannot infer",
@@ -474,13 +481,20 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     is_result = _is_result_column(node)
+    if intervals.is_interval_arithmetic(node):
+        # interval 3 year 1 month is such a sum too; DuckDB's interval would differ from
+        # Spark's ANSI one as a value and as a string.
+        raise UnsupportedSqlError(
+            "an interval plus or minus an interval (or a multi-unit interval literal)",
+            "Spark's answer is an interval; write one single-unit or span literal",
+        )
     node = _rewrite_string_arithmetic(node)
     result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
     if is_result and intervals.is_interval(result):
-        raise UnsupportedSqlError(
-            "a DATE minus a DATE as a result column",
-            "Spark's answer is an INTERVAL DAY; datediff(end, start) gives the days",
-        )
+        return _interval_result(node, intervals.date_difference_value(result), "interval day")
+    micros = intervals.timestamp_difference_value(result) if is_result else None
+    if micros is not None:
+        return _interval_result(node, micros, "interval day to second")
     return result
 
 
@@ -488,10 +502,22 @@ def _rewrite_interval(node: exp.Expr) -> exp.Expr:
     if isinstance(node.parent, (exp.Cast, exp.TryCast, exp.DataType)):
         return node  # the cast reads the literal (_rewrite_cast), or a type's qualifier
     if _is_result_column(node):
-        raise UnsupportedSqlError(
-            "an interval as a result column", "Spark returns an INTERVAL DAY/YEAR TO MONTH value"
-        )
+        type_name, value = intervals.interval_value(node)
+        return _interval_result(node, exp.Literal.number(value), type_name)
     return intervals.interval_literal(node)
+
+
+def _interval_result(node: exp.Expr, value: exp.Expr, type_name: str) -> exp.Expr:
+    """``value`` (months or microseconds) as the result column ``node`` of Spark's interval
+    type ``type_name``: its name carries the type (see types.with_interval_columns)."""
+    number = exp.Cast(this=value, to=exp.DataType.build("BIGINT"))
+    alias = node.parent if isinstance(node.parent, exp.Alias) else None
+    name = interval_column_alias(alias.alias if alias is not None else "interval", type_name)
+    if alias is not None:
+        _check_alias_unreferenced(alias)
+        alias.set("alias", exp.to_identifier(name, quoted=True))
+        return number
+    return exp.alias_(number, name, quoted=True)
 
 
 def _rewrite_div(node: exp.Expr) -> exp.Expr:
@@ -1312,6 +1338,8 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         raise UnsupportedSqlError("CAST to a non-type")
     if to.is_type(exp.DataType.Type.DECIMAL) and not to.expressions:
         to = exp.DataType.build("DECIMAL(10, 0)")  # Spark's DECIMAL / DEC without precision
+    if isinstance(to.this, exp.Interval):
+        return _cast_to_interval(node, to.this)
     written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
     if (
         to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
@@ -1321,12 +1349,45 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         # which is DuckDB's TimeZone setting.
         wall_time = _spark_cast(node.this, "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
         return _cast(wall_time, "TIMESTAMPTZ")
+    if isinstance(node.this, exp.Interval) and to.is_type(exp.DataType.Type.TEXT):
+        # CAST(INTERVAL '90' MINUTE AS STRING): Spark's ANSI form of the literal.
+        return exp.Literal.string(intervals.interval_string(node.this))
     number = intervals.interval_as_number(node.this)
     if number is not None and to.is_type(*exp.DataType.NUMERIC_TYPES):
         # CAST(INTERVAL '90' MINUTE AS INT): the count of the interval's unit.
         whole = number if not to.is_type(*exp.DataType.INTEGER_TYPES) else int(number)
         return _spark_cast(exp.Literal.number(whole), to.sql(dialect="duckdb"), to)
     return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
+
+
+def _cast_to_interval(node: exp.Expr, qualifier: exp.Interval) -> exp.Expr:
+    """CAST(3 AS INTERVAL DAY), CAST('3-1' AS INTERVAL YEAR TO MONTH) as a result column:
+    the literal it means. A non-literal value (Spark's run-time string and number rules)
+    or such a cast inside an expression is refused."""
+    refusal = UnsupportedSqlError(f"CAST to {qualifier.sql('spark')}", _INTERVAL_HINT)
+    literal = intervals.cast_literal(node.this, qualifier)
+    if literal is None or not _is_result_column(node):
+        raise refusal
+    try:
+        type_name, value = intervals.interval_value(literal)
+    except UnsupportedSqlError as failure:
+        raise refusal from failure
+    return _interval_result(node, exp.Literal.number(value), type_name)
+
+
+def _check_alias_unreferenced(alias: exp.Alias) -> None:
+    """Refuse an interval result column whose alias the query refers to (ORDER BY a): the
+    alias is renamed to carry the column's type."""
+    select = alias.parent
+    if select is None:
+        return
+    clauses = [select.args.get(key) for key in ("order", "having", "qualify", "group")]
+    for clause in (c for c in clauses if c is not None):
+        if any(c.name == alias.alias and not c.table for c in clause.find_all(exp.Column)):
+            raise UnsupportedSqlError(
+                f"a reference to the interval result column {alias.alias}",
+                "repeat the interval's expression instead of its alias",
+            )
 
 
 def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:

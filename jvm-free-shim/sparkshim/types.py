@@ -44,6 +44,7 @@ from pyspark.sql.types import (
     CharType,
     DataType,
     DateType,
+    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -59,6 +60,7 @@ from pyspark.sql.types import (
     TimestampNTZType,
     TimestampType,
     VarcharType,
+    YearMonthIntervalType,
     _create_converter,
     _create_row,
     _has_nulltype,
@@ -73,6 +75,8 @@ __all__ = [
     "format_double",
     "format_float",
     "from_python",
+    "has_interval_columns",
+    "interval_column_alias",
     "normalize_table",
     "parse_ddl_schema",
     "parse_ddl_spark_type",
@@ -84,6 +88,7 @@ __all__ = [
     "to_rows",
     "to_spark_schema",
     "to_spark_type",
+    "with_interval_columns",
 ]
 
 # The name Spark (and delta-rs) give the element field of an Arrow list.
@@ -117,6 +122,8 @@ def to_spark_type(arrow_type: pa.DataType) -> DataType:
     if pa.types.is_decimal128(t):
         dec = cast(pa.Decimal128Type, t)
         return DecimalType(dec.precision, dec.scale)
+    if pa.types.is_duration(t):
+        return DayTimeIntervalType()  # PySpark's Arrow type of an INTERVAL DAY TO SECOND
     if pa.types.is_timestamp(t):
         return TimestampType() if cast(pa.TimestampType, t).tz else TimestampNTZType()
     if pa.types.is_map(t):
@@ -144,7 +151,57 @@ def to_spark_schema(schema: pa.Schema) -> StructType:
 
 
 def _to_spark_field(field: pa.Field) -> StructField:
-    return StructField(field.name, to_spark_type(field.type), field.nullable)
+    interval = (field.metadata or {}).get(_SPARK_INTERVAL_KEY)
+    spark_type = _interval_type(interval.decode()) if interval else to_spark_type(field.type)
+    return StructField(field.name, spark_type, field.nullable)
+
+
+# An ANSI interval result column: DuckDB has one INTERVAL type, so translate.py gives Spark's
+# value (months of a year-month interval, microseconds of a day-time one) under a column
+# name that carries Spark's type; :func:`with_interval_columns` makes it the Arrow value
+# PySpark's conversion expects, its Spark type kept in the field's metadata.
+_INTERVAL_MARK = "\u2063spark "
+_SPARK_INTERVAL_KEY = b"sparkshim.interval"
+_INTERVAL_FIELDS = {"day": 0, "hour": 1, "minute": 2, "second": 3, "year": 0, "month": 1}
+
+
+def interval_column_alias(name: str, spark_type_name: str) -> str:
+    """The DuckDB column name of a result column ``name`` of the Spark interval type
+    ``spark_type_name`` (``interval day to second``) holding months or microseconds."""
+    return f"{name}{_INTERVAL_MARK}{spark_type_name}"
+
+
+def has_interval_columns(sql: str) -> bool:
+    """Whether the DuckDB query ``sql`` has a column named by :func:`interval_column_alias`."""
+    return _INTERVAL_MARK in sql
+
+
+def with_interval_columns(table: pa.Table) -> pa.Table:
+    """``table`` with its :func:`interval_column_alias` columns as Spark's intervals:
+    ``duration[us]`` for a day-time interval, ``int32`` months for a year-month one."""
+    if not any(_INTERVAL_MARK in name for name in table.column_names):
+        return table
+    fields, columns = [], []
+    for field, column in zip(table.schema, table.columns, strict=True):
+        name, _, interval = field.name.partition(_INTERVAL_MARK)
+        if interval:
+            year_month = "year" in interval or "month" in interval
+            target = pa.int32() if year_month else pa.duration("us")
+            column = column.cast(pa.int32() if year_month else pa.int64()).cast(target)
+            metadata = {_SPARK_INTERVAL_KEY: interval.encode()}
+            field = pa.field(name, target, field.nullable, metadata)
+        fields.append(field)
+        columns.append(column)
+    return pa.Table.from_arrays(columns, schema=pa.schema(fields))
+
+
+def _interval_type(name: str) -> DataType:
+    """The Spark type of an interval type's name (``interval year to month``)."""
+    units = name.removeprefix("interval ").split(" to ")
+    start, end = _INTERVAL_FIELDS[units[0]], _INTERVAL_FIELDS[units[-1]]
+    if units[0] in ("year", "month"):
+        return YearMonthIntervalType(start, end)
+    return DayTimeIntervalType(start, end)
 
 
 _ARROW_TO_SPARK: dict[int, Callable[[], DataType]] = {
@@ -185,6 +242,10 @@ def to_arrow_type(spark_type: DataType) -> pa.DataType:
         return simple
     if isinstance(spark_type, DecimalType):
         return pa.decimal128(spark_type.precision, spark_type.scale)
+    if isinstance(spark_type, DayTimeIntervalType):
+        return pa.duration("us")  # as PySpark: a datetime.timedelta in Python
+    if isinstance(spark_type, YearMonthIntervalType):
+        return pa.int32()  # as PySpark: the number of months in Python
     if isinstance(spark_type, ArrayType):
         element = _arrow_field(LIST_ELEMENT, spark_type.elementType, spark_type.containsNull)
         return pa.list_(element)
@@ -218,6 +279,9 @@ def _arrow_field(name: str, spark_type: DataType, nullable: bool) -> pa.Field:
     # Arrow has no non-nullable field of its null type (Spark's `array()` is array<void>
     # without nulls), so such a field becomes nullable.
     nullable = nullable or isinstance(spark_type, NullType)
+    if isinstance(spark_type, (DayTimeIntervalType, YearMonthIntervalType)):
+        metadata = {_SPARK_INTERVAL_KEY: spark_type.simpleString().encode()}
+        return pa.field(name, to_arrow_type(spark_type), nullable, metadata)
     return pa.field(name, to_arrow_type(spark_type), nullable)
 
 

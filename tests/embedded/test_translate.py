@@ -539,14 +539,33 @@ def test_pivot_of_a_non_aggregate_is_spark_s_error() -> None:
 
 
 @pytest.mark.parametrize(
-    "sql",
+    ("sql", "value", "type_name"),
     [
-        "SELECT INTERVAL '2' DAY AS a",
-        "SELECT DATE'2024-03-01' - DATE'2024-01-01' AS a",
+        ("SELECT INTERVAL '2' DAY AS a", "172800000000", "interval day"),
+        ("SELECT INTERVAL '1-2' YEAR TO MONTH AS a", "14", "interval year to month"),
+        ("SELECT INTERVAL '1' WEEK AS a", "604800000000", "interval day"),
+        ("SELECT DATE'2024-03-01' - DATE'2024-01-01' AS a", "86400000000", "interval day"),
     ],
 )
-def test_an_interval_result_column_is_refused(sql: str) -> None:
-    with pytest.raises(UnsupportedSqlError, match="as a result column"):
+def test_an_interval_result_column_is_its_months_or_microseconds(
+    sql: str, value: str, type_name: str
+) -> None:
+    translated = to_duckdb(parse_spark(sql))
+    assert value in translated
+    assert type_name in translated  # the column's name carries its Spark type
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT INTERVAL '1' DAY + INTERVAL '2' HOUR AS a",
+        "SELECT interval 3 month 1 hour AS a",
+        "SELECT INTERVAL '1' DAY AS a ORDER BY a",
+    ],
+)
+def test_other_interval_result_columns_are_refused(sql: str) -> None:
+    refusal = r"as a result column|interval result column|interval plus or minus"
+    with pytest.raises(UnsupportedSqlError, match=refusal):
         to_duckdb(parse_spark(sql))
 
 

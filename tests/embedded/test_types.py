@@ -25,6 +25,7 @@ from pyspark.sql.types import (
     CharType,
     DataType,
     DateType,
+    DayTimeIntervalType,
     DecimalType,
     DoubleType,
     FloatType,
@@ -47,6 +48,7 @@ from sparkshim.dataframe import DataFrame
 from sparkshim.errors import UnsupportedSqlError
 from sparkshim.types import (
     from_python,
+    interval_column_alias,
     normalize_table,
     parse_ddl_schema,
     parse_ddl_spark_type,
@@ -57,6 +59,7 @@ from sparkshim.types import (
     to_rows,
     to_spark_schema,
     to_spark_type,
+    with_interval_columns,
 )
 
 pytestmark = pytest.mark.embedded
@@ -150,7 +153,6 @@ def test_spark_types_map_back_to_the_canonical_arrow_type(
         pa.uint64(),
         pa.float16(),
         pa.time64("us"),
-        pa.duration("us"),
         pa.decimal256(40, 2),
         pa.binary(4),
         pa.date64(),
@@ -161,6 +163,23 @@ def test_spark_types_map_back_to_the_canonical_arrow_type(
 def test_arrow_types_spark_lacks_are_refused_by_name(arrow_type: pa.DataType) -> None:
     with pytest.raises(UnsupportedSqlError, match=re.escape(str(arrow_type))):
         to_spark_type(arrow_type)
+
+
+def test_interval_columns_carry_sparks_interval_types() -> None:
+    # A duration is PySpark's Arrow form of an INTERVAL DAY TO SECOND; the narrower
+    # day-time and the year-month types (months in an int32) are kept in field metadata.
+    assert to_spark_type(pa.duration("us")) == DayTimeIntervalType()
+    marked = pa.table(
+        {
+            interval_column_alias("d", "interval day"): pa.array([86_400_000_000], pa.int64()),
+            interval_column_alias("m", "interval year to month"): pa.array([37], pa.int64()),
+        }
+    )
+    table = normalize_table(with_interval_columns(marked))
+    assert to_spark_schema(table.schema).simpleString() == (
+        "struct<d:interval day,m:interval year to month>"
+    )
+    assert to_rows(table) == [Row(d=datetime.timedelta(days=1), m=37)]
 
 
 def test_a_map_with_void_keys_is_refused() -> None:
