@@ -6,7 +6,8 @@ schema's), and records on each node the translation needs (arithmetic, aggregate
 rounding, literals) its Spark type in ``node.meta[SPARK_TYPE]``; a binary arithmetic
 node whose result is a DECIMAL also gets its operands' types, as Spark widens them, in
 ``node.meta[OPERAND_TYPES]`` (an avg of a DECIMAL: the types of its sum and its count,
-which Spark divides). A node whose type cannot be derived gets nothing, and the
+which Spark divides; an avg of a TIMESTAMP: ``("timestamp", count type)``, as Spark
+averages its seconds as DOUBLE). A node whose type cannot be derived gets nothing, and the
 translation then decides at run time (or refuses) as it would without types.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
@@ -461,6 +462,10 @@ class _Typer:
                 # average's type (its DecimalDivideWithOverflowCheck).
                 self.operands[id(node)] = (sum_type(argument), COUNT_TYPE)
             return of_decimal(argument)
+        if isinstance(node, exp.Avg) and argument == "timestamp":
+            # Spark casts a TIMESTAMP to DOUBLE (seconds since the epoch) to average it.
+            self.operands[id(node)] = ("timestamp", COUNT_TYPE)
+            return "double"
         if _is_integral(argument):
             return of_integral
         if argument in _FRACTIONAL:

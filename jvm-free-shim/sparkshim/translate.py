@@ -661,6 +661,9 @@ def _rewrite_avg(node: exp.Expr) -> exp.Expr:
             return decimal
         _replace_window(window, decimal)
         return node  # detached from the tree; the window was replaced
+    if division is not None and division[0] == "timestamp":
+        node.set("this", _timestamp_seconds(node.this))
+        return node
     if spark_type == "double":
         return node  # typed: no DECIMAL argument
     summed = exp.Sum(this=_c(node.this))
@@ -679,6 +682,12 @@ def _rewrite_avg(node: exp.Expr) -> exp.Expr:
         (_typeof_like(summed, "DECIMAL%"), _runtime_refusal("avg of a DECIMAL")),
         default=_c(node),
     )
+
+
+def _timestamp_seconds(timestamp: exp.Expr) -> exp.Expr:
+    """Spark's CAST of a TIMESTAMP to DOUBLE: its microseconds since the epoch / 1e6."""
+    micros = _cast(exp.Anonymous(this="EPOCH_US", expressions=[_c(timestamp)]), "DOUBLE")
+    return exp.Div(this=micros, expression=_cast(_lit(1_000_000), "DOUBLE"))
 
 
 def _rewrite_count_if(node: exp.Expr) -> exp.Expr:
