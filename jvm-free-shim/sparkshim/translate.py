@@ -31,7 +31,7 @@ from sqlglot.generators.duckdb import DuckDBGenerator
 from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
 
-from sparkshim import decimals, function_gaps, functions, intervals
+from sparkshim import conv, decimals, function_gaps, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
@@ -120,7 +120,6 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("positive() of a STRING column", "Spark casts it to DOUBLE (raised at run time)"),
     ("range() with non-literal bounds", "the rows are made before the query runs"),
-    ("conv()", "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated"),
     ("histogram_numeric()", "Spark's streaming histogram bins cannot be reproduced exactly"),
     ("btrim() of a BINARY", "Spark trims bytes, not characters"),
     (
@@ -1620,6 +1619,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return function_gaps.epoch_timestamp(name, args[0])
     if name == "POSITIVE" and len(args) == 1:
         return _positive(args[0])
+    if name == "CONV" and len(args) == 3:
+        number = _spark_cast(args[0], "VARCHAR")  # Spark reads the number's text
+        bases = [_spark_cast(base, "INTEGER") for base in args[1:]]
+        return _fn(conv.FUNCTION_NAME, number, *bases)
     if name == "BIN" and len(args) == 1:
         return function_gaps.bin_string(_spark_cast(args[0], "BIGINT"))
     if name == "BTRIM" and any(function_gaps.is_binary(arg) for arg in args):
@@ -1730,7 +1733,6 @@ _REFUSED_FUNCTIONS = {
     "MONOTONICALLY_INCREASING_ID": "depends on Spark partitioning",
     "SPARK_PARTITION_ID": "depends on Spark partitioning",
     "INPUT_FILE_NAME": "depends on Spark's scan",
-    "CONV": "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated",
     "HISTOGRAM_NUMERIC": "Spark's streaming histogram bins cannot be reproduced exactly",
 }
 # Functions sqlglot leaves anonymous whose DuckDB namesake has Spark's semantics.
