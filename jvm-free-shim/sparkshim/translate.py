@@ -35,7 +35,13 @@ from sparkshim import conv, decimals, function_gaps, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
-from sparkshim.spark_typing import MAX_PRECISION, OPERAND_TYPES, SPARK_TYPE, DecimalType
+from sparkshim.spark_typing import (
+    MAX_PRECISION,
+    OPERAND_TYPES,
+    SPARK_TYPE,
+    TIMESTAMP_AVERAGE,
+    DecimalType,
+)
 from sparkshim.syntax import (
     check_statement_start,
     extra_statement_error,
@@ -660,7 +666,7 @@ def _rewrite_avg(node: exp.Expr) -> exp.Expr:
             return decimal
         _replace_window(window, decimal)
         return node  # detached from the tree; the window was replaced
-    if division is not None and division[0] == "timestamp":
+    if node.meta.get(TIMESTAMP_AVERAGE):
         node.set("this", _timestamp_seconds(node.this))
         return node
     if spark_type == "double":
