@@ -104,7 +104,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("UNPIVOT", "not translated"),
     (
         "months_between / next_day / to_binary with a non-literal roundOff, day name or format",
-        "the argument decides the translation",
+        "the argument decides the translation (a to_binary format folded from literals is read)",
     ),
     ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
     (
@@ -1808,7 +1808,7 @@ def _rewrite_date_from_unix_date(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_to_binary(node: exp.Expr) -> exp.Expr:
     format_node = node.args.get("format")
-    format_name = "hex" if format_node is None else _string_value(format_node)
+    format_name = "hex" if format_node is None else functions.folded_string(format_node)
     if format_name is None:
         raise functions.refuse_non_literal("to_binary", "format")
     return functions.to_binary(_as_varchar(node.this), format_name)
