@@ -14,6 +14,7 @@ from sparkshim.errors import AnalysisException, UnsupportedSqlError
 __all__ = [
     "date_from_unix_date",
     "elt",
+    "folded_string",
     "integral_to_binary",
     "months_between",
     "nanvl",
@@ -147,6 +148,25 @@ def integral_to_binary(value: exp.Expr, otherwise: exp.Expr, value_type: exp.Exp
 
 
 _BASE64_LETTER = "A-Za-z0-9+/"
+
+
+def folded_string(node: exp.Expr) -> str | None:
+    """The text of a constant string expression (a literal, or concat/lower/upper of
+    such), as Spark folds it before it checks a format argument; None for anything else."""
+    if isinstance(node, exp.Paren):
+        return folded_string(node.this)
+    if isinstance(node, exp.Literal):
+        return node.this if node.is_string else None
+    if isinstance(node, (exp.Lower, exp.Upper)):
+        text = folded_string(node.this)
+        if text is None:
+            return None
+        return text.lower() if isinstance(node, exp.Lower) else text.upper()
+    if isinstance(node, (exp.Concat, exp.DPipe)):
+        parts = node.expressions if isinstance(node, exp.Concat) else [node.this, node.expression]
+        texts = [folded_string(part) for part in parts]
+        return None if any(text is None for text in texts) else "".join(map(str, texts))
+    return None
 
 
 def to_binary(text: exp.Expr, format_name: str) -> exp.Expr:

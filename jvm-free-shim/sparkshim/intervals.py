@@ -138,8 +138,10 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
         return node  # an interval plus or minus an interval, an INTERVAL in both engines
     if any(u is not None for u in units):
         interval_units = next(u for u in units if u is not None)
-        if not interval_units <= _DATE_UNITS:
-            return node  # a DATE and a time of day make a TIMESTAMP in both engines
+        if not interval_units <= _DATE_UNITS or all(u is not None for u in units):
+            # a DATE and a time of day make a TIMESTAMP in both engines; an interval plus
+            # an interval (``interval 23 days 4 hours``) is an interval in both
+            return node
         other, other_kind = next(
             (o, k) for o, k, u in zip(original, kinds, units, strict=True) if u is None
         )

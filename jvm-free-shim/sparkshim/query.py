@@ -27,6 +27,7 @@ from sparkshim.error_mapping import check_functions_exist, engine_error, table_n
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.intervals import annotate_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
+from sparkshim.scalar_subqueries import LEGACY_COUNT_CONF, check_correlated_counts
 from sparkshim.spark_typing import annotate
 from sparkshim.translate import parse_spark, to_duckdb
 from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
@@ -272,6 +273,8 @@ def _translate(
         _having_as_where(resolved)
     if str(session.conf.get(_SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
         _check_left_to_right_set_operations(resolved)
+    legacy_count = str(session.conf.get(LEGACY_COUNT_CONF, "false")).lower() == "true"
+    check_correlated_counts(resolved, legacy_count=legacy_count)
     check_functions_exist(resolved)
     annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
     annotate_date_arithmetic(resolved, registrations.schemas)

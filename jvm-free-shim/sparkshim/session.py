@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import decimals, delta
+from sparkshim import conv, decimals, delta
 from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName
 from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
@@ -166,6 +166,7 @@ class ShimSession:
         self._database = duckdb.connect()
         # Spark's exact DECIMAL arithmetic where DuckDB's is not (shared by every cursor).
         decimals.register(self._database)
+        conv.register(self._database)
         self._cursors = threading.local()
         self._stopped = False
 

@@ -6,7 +6,8 @@ schema's), and records on each node the translation needs (arithmetic, aggregate
 rounding, literals) its Spark type in ``node.meta[SPARK_TYPE]``; a binary arithmetic
 node whose result is a DECIMAL also gets its operands' types, as Spark widens them, in
 ``node.meta[OPERAND_TYPES]`` (an avg of a DECIMAL: the types of its sum and its count,
-which Spark divides). A node whose type cannot be derived gets nothing, and the
+which Spark divides); an avg of a TIMESTAMP is marked ``node.meta[TIMESTAMP_AVERAGE]``
+(Spark averages its seconds as DOUBLE). A node whose type cannot be derived gets nothing, and the
 translation then decides at run time (or refuses) as it would without types.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
@@ -43,6 +44,7 @@ __all__ = [
     "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
     "SPARK_TYPE",
+    "TIMESTAMP_AVERAGE",
     "DecimalType",
     "SparkType",
     "adjust_precision_scale",
@@ -65,6 +67,7 @@ MINIMUM_ADJUSTED_SCALE = 6
 # The meta keys the annotation writes.
 SPARK_TYPE = "spark_type"
 OPERAND_TYPES = "spark_operand_types"
+TIMESTAMP_AVERAGE = "spark_timestamp_average"
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,7 @@ class _Typer:
         self.allow_precision_loss = allow_precision_loss
         self.types: dict[int, SparkType] = {}  # id(node) -> its Spark type
         self.operands: dict[int, tuple[DecimalType, DecimalType]] = {}
+        self.timestamp_averages: set[int] = set()
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -463,6 +467,10 @@ class _Typer:
                 # average's type (its DecimalDivideWithOverflowCheck).
                 self.operands[id(node)] = (sum_type(argument), COUNT_TYPE)
             return of_decimal(argument)
+        if isinstance(node, exp.Avg) and argument == "timestamp":
+            # Spark casts a TIMESTAMP to DOUBLE (seconds since the epoch) to average it.
+            self.timestamp_averages.add(id(node))
+            return "double"
         if _is_integral(argument):
             return of_integral
         if argument in _FRACTIONAL:
@@ -561,3 +569,5 @@ def annotate(
         node.meta[SPARK_TYPE] = typer.types[id(typed_node)]
         if id(typed_node) in typer.operands:
             node.meta[OPERAND_TYPES] = typer.operands[id(typed_node)]
+        if id(typed_node) in typer.timestamp_averages:
+            node.meta[TIMESTAMP_AVERAGE] = True

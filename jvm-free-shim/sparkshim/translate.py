@@ -32,7 +32,7 @@ from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import TokenType
 
-from sparkshim import decimals, function_gaps, functions, intervals
+from sparkshim import conv, decimals, function_gaps, functions, intervals
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
@@ -41,6 +41,7 @@ from sparkshim.spark_typing import (
     MAX_PRECISION,
     OPERAND_TYPES,
     SPARK_TYPE,
+    TIMESTAMP_AVERAGE,
     DecimalType,
 )
 from sparkshim.syntax import (
@@ -110,7 +111,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("UNPIVOT", "not translated"),
     (
         "months_between / next_day / to_binary with a non-literal roundOff, day name or format",
-        "the argument decides the translation",
+        "the argument decides the translation (a to_binary format folded from literals is read)",
     ),
     ("struct() of * with other fields, or of an unqualified *", "only struct(t.*) is translated"),
     (
@@ -134,7 +135,6 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("positive() of a STRING column", "Spark casts it to DOUBLE (raised at run time)"),
     ("range() with non-literal bounds", "the rows are made before the query runs"),
-    ("conv()", "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated"),
     ("histogram_numeric()", "Spark's streaming histogram bins cannot be reproduced exactly"),
     ("btrim() of a BINARY", "Spark trims bytes, not characters"),
     (
@@ -144,6 +144,15 @@ REFUSED: tuple[tuple[str, str], ...] = (
     (
         "INTERSECT after UNION/EXCEPT with spark.sql.legacy.setopsPrecedence.enabled",
         "sqlglot cannot tell the implicit precedence from parentheses",
+    ),
+    (
+        "a correlated scalar subquery over a count of constant rows or a constant condition",
+        "Spark 3.5's optimizer answers NULL there where no row matches (over a table, 0)",
+    ),
+    (
+        "a correlated scalar subquery with GROUP BY over a count with "
+        "spark.sql.optimizer.decorrelateSubqueryLegacyIncorrectCountHandling.enabled",
+        "Spark's legacy 0 for no group is not reproduced; unset it for the standard NULL",
     ),
 )
 
@@ -696,6 +705,9 @@ def _rewrite_avg(node: exp.Expr) -> exp.Expr:
             return decimal
         _replace_window(window, decimal)
         return node  # detached from the tree; the window was replaced
+    if node.meta.get(TIMESTAMP_AVERAGE):
+        node.set("this", _timestamp_seconds(node.this))
+        return node
     if spark_type == "double":
         return node  # typed: no DECIMAL argument
     summed = exp.Sum(this=_c(node.this))
@@ -714,6 +726,12 @@ def _rewrite_avg(node: exp.Expr) -> exp.Expr:
         (_typeof_like(summed, "DECIMAL%"), _runtime_refusal("avg of a DECIMAL")),
         default=_c(node),
     )
+
+
+def _timestamp_seconds(timestamp: exp.Expr) -> exp.Expr:
+    """Spark's CAST of a TIMESTAMP to DOUBLE: its microseconds since the epoch / 1e6."""
+    micros = _cast(exp.Anonymous(this="EPOCH_US", expressions=[_c(timestamp)]), "DOUBLE")
+    return exp.Div(this=micros, expression=_cast(_lit(1_000_000), "DOUBLE"))
 
 
 def _rewrite_count_if(node: exp.Expr) -> exp.Expr:
@@ -1681,6 +1699,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return function_gaps.epoch_timestamp(name, args[0])
     if name == "POSITIVE" and len(args) == 1:
         return _positive(args[0])
+    if name == "CONV" and len(args) == 3:
+        number = _spark_cast(args[0], "VARCHAR")  # Spark reads the number's text
+        bases = [_spark_cast(base, "INTEGER") for base in args[1:]]
+        return _fn(conv.FUNCTION_NAME, number, *bases)
     if name == "BIN" and len(args) == 1:
         return function_gaps.bin_string(_spark_cast(args[0], "BIGINT"))
     if name == "BTRIM" and any(function_gaps.is_binary(arg) for arg in args):
@@ -1791,7 +1813,6 @@ _REFUSED_FUNCTIONS = {
     "MONOTONICALLY_INCREASING_ID": "depends on Spark partitioning",
     "SPARK_PARTITION_ID": "depends on Spark partitioning",
     "INPUT_FILE_NAME": "depends on Spark's scan",
-    "CONV": "Spark's unsigned 64-bit overflow and invalid-digit rules are not translated",
     "HISTOGRAM_NUMERIC": "Spark's streaming histogram bins cannot be reproduced exactly",
 }
 # Functions sqlglot leaves anonymous whose DuckDB namesake has Spark's semantics.
@@ -1861,7 +1882,7 @@ def _rewrite_date_from_unix_date(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_to_binary(node: exp.Expr) -> exp.Expr:
     format_node = node.args.get("format")
-    format_name = "hex" if format_node is None else _string_value(format_node)
+    format_name = "hex" if format_node is None else functions.folded_string(format_node)
     if format_name is None:
         raise functions.refuse_non_literal("to_binary", "format")
     return functions.to_binary(_as_varchar(node.this), format_name)

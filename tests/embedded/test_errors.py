@@ -101,6 +101,16 @@ REFUSALS = [
     ("SELECT 2147483647 * 2147483647", ["overflows INT", "wider type"]),
     ("SELECT INTERVAL '1' DAY + INTERVAL '2' HOUR", ["an interval plus or minus an interval"]),
     ("WITH t AS (SELECT 1 AS x) SELECT * FROM t JOIN t USING (x)", ["named t", "alias one"]),
+    # Spark 3.5 answers NULL, not 0, for a row no constant (or constant-filtered) row matches
+    (
+        "SELECT a, (SELECT count(*) FROM t AS u WHERE u.a = t.a AND 1 = 0) AS n FROM t",
+        ["a correlated scalar subquery over a count of constant rows", "from a table"],
+    ),
+    (
+        "SELECT a, (SELECT count(c.k) FROM (SELECT CAST(NULL AS INT) AS k) AS c "
+        "WHERE c.k = t.a) AS n FROM t",
+        ["a correlated scalar subquery over a count of constant rows"],
+    ),
 ]
 
 # Statements that Spark also rejects but the shim reports in other words (still Spark's
@@ -197,6 +207,23 @@ def test_refusals_name_the_construct(shim: ShimSession, sql: str, words: list[st
     for word in words:
         assert word in str(caught.value)
     assert_no_leak(caught.value)
+
+
+def test_legacy_count_setting_refuses_grouped_correlated_counts(tmp_path: Path) -> None:
+    """Under Spark's legacy count-bug setting a correlated count with GROUP BY is 0 for no
+    group (NULL by default): refused while the setting is true, answered once unset."""
+    session = ShimSession(warehouse=tmp_path / "warehouse")
+    session.sql(SETUP)
+    grouped = "SELECT a, (SELECT count(*) FROM t AS u WHERE u.a = t.a + 1 GROUP BY u.a) FROM t"
+    setting = "spark.sql.optimizer.decorrelateSubqueryLegacyIncorrectCountHandling.enabled"
+    session.sql(f"SET {setting} = true")
+    with pytest.raises(UnsupportedSqlError) as caught:
+        session.sql(grouped).collect()
+    assert setting in str(caught.value)
+    assert_no_leak(caught.value)
+    session.sql(f"SET {setting} = false")
+    assert [tuple(row) for row in session.sql(grouped).collect()] == [(1, 1), (2, None)]
+    session.stop()
 
 
 @pytest.mark.parametrize("sql", [case[0] for case in SPARK_CLASSES + REFUSALS] + OTHER_BAD)

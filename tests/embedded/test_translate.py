@@ -420,7 +420,6 @@ REFUSED_CASES = [
     "SELECT * FROM t TABLESAMPLE (50 PERCENT)",
     "SELECT lpad(unhex('aa'), 5, 'x')",
     "SELECT btrim(encode('xax', 'utf-8'))",
-    "SELECT conv('100', 2, 10)",
     "SELECT histogram_numeric(a, 2) FROM t",
     "SELECT a, b FROM t GROUP BY a, b GROUPING SETS (a)",
 ]
