@@ -105,7 +105,6 @@ REFUSED: tuple[tuple[str, str], ...] = (
         "array_distinct / array_remove / array_except / array_intersect / flatten / arrays_zip",
         "DuckDB's order, NULL handling or field names differ",
     ),
-    ("exists(array, lambda)", "Spark's three-valued result is not translated"),
     ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
     ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
     ("UNPIVOT", "not translated"),
@@ -777,7 +776,34 @@ def _rewrite_array_position(node: exp.Expr) -> exp.Expr:
 def _rewrite_exists(node: exp.Expr) -> exp.Expr:
     if isinstance(node.this, (exp.Query, exp.Subquery)):
         return node
-    raise UnsupportedSqlError("exists(array, lambda)", "Spark's three-valued result")
+    # exists(array, lambda), three-valued as in Spark: TRUE if the lambda is TRUE for an
+    # element, else NULL if it is NULL for one, else FALSE (NULL for a NULL array).
+    tested = _fn("LIST_TRANSFORM", _c(node.this), _c(node.expression))
+    any_true = _fn("COALESCE", _fn("LIST_BOOL_OR", tested), exp.false())
+    some_unknown = exp.LT(
+        this=_fn("LIST_COUNT", tested.copy()), expression=_fn("LEN", tested.copy())
+    )
+    return _case(
+        (exp.Is(this=_c(node.this), expression=exp.Null()), exp.Null()),
+        (any_true, exp.true()),
+        (some_unknown, exp.Null()),
+        default=exp.false(),
+    )
+
+
+def _rewrite_reduce(node: exp.Expr) -> exp.Expr:
+    # aggregate(array, start, merge, finish): DuckDB's reduce has no finish, so the finish
+    # lambda is applied to the reduced value (a one-element list transformed).
+    finish = node.args.get("finish")
+    if finish is None:
+        return node
+    reduced = node.copy()
+    reduced.set("finish", None)
+    return _fn(
+        "LIST_EXTRACT",
+        _fn("LIST_TRANSFORM", exp.Array(expressions=[reduced]), finish.copy()),
+        _lit(1),
+    )
 
 
 def _rewrite_group(node: exp.Expr) -> exp.Expr:
@@ -1419,6 +1445,8 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         raise UnsupportedSqlError(f"CAST of an interval to {target}", _INTERVAL_HINT)
     name = kind.value.upper()
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
+        if isinstance(value, exp.Null):
+            return _cast(exp.Null(), target)  # a typed NULL: no element to cast
         raise UnsupportedSqlError(f"CAST to {target}", "element-wise cast rules differ")
     folded = _literal_cast(value, name, target)
     if folded is not None:
@@ -1882,10 +1910,19 @@ def _rewrite_date_from_unix_date(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_to_binary(node: exp.Expr) -> exp.Expr:
     format_node = node.args.get("format")
+    if _is_null_literal(format_node):
+        return _cast(exp.Null(), "BLOB")  # Spark: to_binary(x, NULL) is NULL
     format_name = "hex" if format_node is None else functions.folded_string(format_node)
     if format_name is None:
         raise functions.refuse_non_literal("to_binary", "format")
     return functions.to_binary(_as_varchar(node.this), format_name)
+
+
+def _is_null_literal(node: exp.Expr | None) -> bool:
+    """NULL, or a cast of NULL (as translated)."""
+    while isinstance(node, (exp.Cast, exp.TryCast)):
+        node = node.this
+    return isinstance(node, exp.Null)
 
 
 def _rewrite_struct(node: exp.Expr) -> exp.Expr:
@@ -2000,6 +2037,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Any: _rewrite_any,
     exp.ArrayPosition: _rewrite_array_position,
     exp.Exists: _rewrite_exists,
+    exp.Reduce: _rewrite_reduce,
     exp.Group: _rewrite_group,
     exp.GroupingId: _rewrite_grouping_id,
     exp.ArrayDistinct: _refuse("array_distinct", "DuckDB does not keep first-seen order"),
