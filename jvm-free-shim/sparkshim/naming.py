@@ -523,11 +523,13 @@ class _Renderer:
         return f"X'{node.name.upper()}'"
 
     def subquery(self, node: exp.Expr) -> str:
-        return "scalarsubquery()"
+        # Spark lists a correlated subquery's outer references (scalarsubquery(a)); those
+        # qualified by a relation the subquery does not define are recognised here.
+        return f"scalarsubquery({', '.join(_outer_references(node))})"
 
     def exists(self, node: exp.Expr) -> str:
         if isinstance(node.this, (exp.Query, exp.Subquery)):
-            return "exists()"
+            return f"exists({', '.join(_outer_references(node.this))})"
         return self.function(node)
 
     def lambda_(self, node: exp.Expr) -> str:
@@ -965,3 +967,21 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
         renderer.function(node) if _written_name(node) else renderer.render(node.this)
     ),
 }
+
+
+def _outer_references(subquery: exp.Expr) -> list[str]:
+    """The names of the columns ``subquery`` takes from an enclosing query, in order of
+    appearance and as often as they appear: those qualified by a relation it does not
+    define itself (an unqualified outer reference cannot be told from its own columns
+    without the schemas)."""
+    defined = {
+        source.alias_or_name.lower()
+        for source in subquery.find_all(exp.Table, exp.Subquery, exp.CTE)
+        if source is not subquery
+    }
+    names: list[str] = []
+    for column in subquery.find_all(exp.Column, bfs=False):
+        qualifier = column.table.lower()
+        if qualifier and qualifier not in defined:
+            names.append(column.name)  # each reference, as Spark lists them
+    return names
