@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from dyntables.parser.splitter import skip_bracketed_comment
+from dyntables.parser.splitter import leading_tokens
 
 # Our statement heads, one slot a position: the keywords allowed there, and whether the
 # slot may be absent. The grammar (grammar/DynamicTablesParser.g4) is the reference.
@@ -172,12 +172,8 @@ def _words(sql: str, limit: int) -> list[tuple[str, int]]:
     """Up to ``limit`` leading words (or other characters) of ``sql`` with their offsets,
     skipping blanks and comments."""
     words: list[tuple[str, int]] = []
-    position = 0
-    while len(words) < limit and (token := _LEADING_TOKEN.match(sql, position)) is not None:
-        text = token.group()
-        position = token.end()
-        if text == "/*":
-            position = skip_bracketed_comment(sql, position) or len(sql)
-        elif not text[0].isspace() and not text.startswith("--"):
-            words.append((text, token.start()))
+    for word in leading_tokens(sql, _LEADING_TOKEN):
+        if len(words) >= limit:
+            break
+        words.append(word)
     return words

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from dyntables.parser.splitter import skip_bracketed_comment
+from dyntables.parser.splitter import leading_tokens
 
 # Statements that are ours all start with one of these words.
 _FIRST_WORDS = frozenset(
@@ -57,14 +57,10 @@ def leading_words(sql: str, limit: int = _MAX_LEADING_WORDS) -> list[str]:
     Stops at the first token that is neither a word nor a dot (a quote, a parenthesis).
     """
     words: list[str] = []
-    position = 0
-    while len(words) < limit and (token := _LEADING_TOKEN.match(sql, position)) is not None:
-        text = token.group()
-        position = token.end()
-        if text == "/*":
-            position = skip_bracketed_comment(sql, position) or len(sql)
-        elif not text[0].isspace() and not text.startswith("--"):
-            words.append(text.upper())
-            if len(words) == 1 and words[0] not in _FIRST_WORDS:
-                break  # the common case: ordinary SQL, decided by its first word
+    for text, _ in leading_tokens(sql, _LEADING_TOKEN):
+        if len(words) >= limit:
+            break
+        words.append(text.upper())
+        if len(words) == 1 and words[0] not in _FIRST_WORDS:
+            break  # the common case: ordinary SQL, decided by its first word
     return words

@@ -12,6 +12,7 @@ is kept, for the engine to report).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 # Everything that can hide or end a semicolon, each matched whole so that one finditer
@@ -102,6 +103,20 @@ def split_statements(text: str) -> list[Piece]:
     if start is not None and holds_code:
         pieces.append(Piece(start, len(text)))
     return pieces
+
+
+def leading_tokens(text: str, token: re.Pattern[str]) -> Iterator[tuple[str, int]]:
+    """The tokens ``token`` matches one after another from the start of ``text``, with their
+    offsets, skipping blanks and comments (``token`` matches those too); ends at the first
+    text it does not match."""
+    position = 0
+    while (match := token.match(text, position)) is not None:
+        found = match.group()
+        position = match.end()
+        if found == "/*":
+            position = skip_bracketed_comment(text, position) or len(text)
+        elif not found[0].isspace() and not found.startswith("--"):
+            yield found, match.start()
 
 
 def skip_bracketed_comment(text: str, position: int) -> int | None:
