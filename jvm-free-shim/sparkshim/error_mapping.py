@@ -337,19 +337,17 @@ def unresolved_routine(name: str) -> AnalysisException:
 
 
 def _invalid_cast_input(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
-    target = spark_type(match["type"])
-    return AnalysisException(
-        message=f"[CAST_INVALID_INPUT] The value '{match['value']}' of the type \"STRING\" "
-        f'cannot be cast to "{target}" because it is malformed. Correct the value as per the '
-        "syntax, or change its target type. Use `try_cast` to tolerate malformed input and "
-        "return NULL instead."
-    )
+    return _cast_invalid_input(match["value"], spark_type(match["type"]))
 
 
 def _invalid_date_input(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
-    target = "DATE" if "date" in match["kind"] else "TIMESTAMP"
+    return _cast_invalid_input(match["value"], "DATE" if "date" in match["kind"] else "TIMESTAMP")
+
+
+def _cast_invalid_input(value: str, target: str) -> AnalysisException:
+    """Spark's error for a string that does not read as ``target``."""
     return AnalysisException(
-        message=f"[CAST_INVALID_INPUT] The value '{match['value']}' of the type \"STRING\" "
+        message=f"[CAST_INVALID_INPUT] The value '{value}' of the type \"STRING\" "
         f'cannot be cast to "{target}" because it is malformed. Correct the value as per the '
         "syntax, or change its target type. Use `try_cast` to tolerate malformed input and "
         "return NULL instead."

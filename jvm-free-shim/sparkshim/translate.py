@@ -1361,7 +1361,8 @@ def _rewrite_split(node: exp.Expr) -> exp.Expr:
 
 # ---- CAST with ANSI off ----
 
-_INTEGRAL = {"TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT"}
+# The integral types by name, with their width in bits.
+_INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64}
 _INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+(\.[0-9]*)?[\x00-\x20]*"
 _TRUE_STRINGS = ("t", "true", "y", "yes", "1")
 _FALSE_STRINGS = ("f", "false", "n", "no", "0")
@@ -1451,7 +1452,7 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
-    if name in _INTEGRAL and _never_a_string(value):
+    if name in _INTEGRAL_BITS and _never_a_string(value):
         # The string branch below could never be taken; without it the value is copied
         # once, not five times (an incremental refresh casts large CASE expressions).
         return _narrowed_number(value, name, target)
@@ -1463,7 +1464,7 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         _lit("g"),
     )
     is_string = _typeof_in(value, "VARCHAR")
-    if name in _INTEGRAL:
+    if name in _INTEGRAL_BITS:
         # A string out of the type's range is NULL in Spark; a number wraps around.
         from_text = _case(
             (
@@ -1532,9 +1533,6 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             default=_try_cast(_c(value), "VARCHAR"),
         )
     return _try_cast(_c(value), target)
-
-
-_INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64}
 
 
 def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
@@ -1612,13 +1610,8 @@ def _never_a_string(value: exp.Expr) -> bool:
     return False
 
 
-_INTEGRAL_RANGES = {
-    "TINYINT": 2**7,
-    "SMALLINT": 2**15,
-    "INT": 2**31,
-    "INTEGER": 2**31,
-    "BIGINT": 2**63,
-}
+# The magnitude bound of each integral type: values lie in [-bound, bound).
+_INTEGRAL_RANGES = {name: 2 ** (bits - 1) for name, bits in _INTEGRAL_BITS.items()}
 
 
 def _literal_cast(value: exp.Expr, name: str, target: str) -> exp.Expr | None:
