@@ -17,16 +17,16 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import NameCache, ObjectKind, table_key
-from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SYSTEM_SCHEMA, SystemTables, new_id, utc_now
 from dyntables.lifecycle import Lifecycle
 from dyntables.parser.recognizer import leading_words
 from dyntables.planner import Plan, explain_rows
-from dyntables.predicates import bind_current_time, is_frozen
+from dyntables.planner.predicates import bind_current_time, is_frozen
 from dyntables.refresh import RefreshResult
 from dyntables.scheduler.functions import COLUMNS as SCHEDULER_FUNCTIONS
+from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import (
     AlterDynamicTable,
     CreateDynamicTable,
@@ -87,7 +87,7 @@ class DynamicTables:
 
     def sql(self, text: str) -> Any:
         """Run one or more ``;``-separated statements; the last one's DataFrame."""
-        from dyntables import parse
+        from dyntables.parser import parse  # lazy: loads ANTLR
 
         result: Any = None
         for statement in parse(text):

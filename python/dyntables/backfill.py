@@ -16,10 +16,10 @@ import re
 from sqlglot import exp
 
 from dyntables.catalog import table_key
-from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import REFRESH_HISTORY, STATEMENTS, SYSTEM_SCHEMA
+from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import TimePoint, TimePointBy, TimePointKind
 
 _INTEGRAL = ["tinyint", "smallint", "int", "bigint"]

@@ -34,6 +34,11 @@ class SchedulingState(str, Enum):
     SUSPENDED = "SUSPENDED"
 
 
+# Why the scheduler suspended a table (the start of its suspend reason).
+SUSPENDED_DUE_TO_ERRORS = "SUSPENDED_DUE_TO_ERRORS"
+UPSTREAM_SUSPENDED_DUE_TO_ERRORS = "UPSTREAM_SUSPENDED_DUE_TO_ERRORS"
+
+
 @dataclass(frozen=True)
 class Definition:
     """Everything needed to refresh one dynamic table (or materialized view).

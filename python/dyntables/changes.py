@@ -28,9 +28,10 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import key_to_table, table_key
-from dyntables.dialect import parse_one, to_spark_sql
+from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import TableFormat
-from dyntables.literals import collectable, is_scalar, matching
+from dyntables.sql.dialect import parse_one, to_spark_sql
+from dyntables.sql.literals import collectable, is_scalar, matching
 
 SIGN = "__dt_sign"
 # A keyed recompute's key columns, by position.
@@ -39,10 +40,6 @@ KEY = "__dt_key{}"
 MAX_TOUCHED = 5000
 # Generators of LATERAL VIEW that make rows from one input row alone.
 _ROW_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline)
-
-
-class CannotRefreshIncrementallyError(Exception):
-    """This query, or this refresh, cannot be done incrementally; ``str`` says why."""
 
 
 @dataclass(frozen=True)

@@ -37,17 +37,16 @@ from dyntables.backfill import resolve_version
 from dyntables.catalog import PREFIX, Definition, key_to_table, table_key
 from dyntables.changes import (
     SIGN,
-    CannotRefreshIncrementallyError,
     ChangeDeriver,
     aliased,
     null_safe_equal,
     quoted_columns,
     union_all,
 )
-from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
-from dyntables.errors import DynamicTableError
+from dyntables.errors import CannotRefreshIncrementallyError, DynamicTableError
 from dyntables.formats import ACTION, IS_UPDATE, Commit
+from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import TimePoint, TimePointBy
 
 SELF = "SELF"

@@ -37,8 +37,8 @@ from dyntables.custom import (
     source_key,
     start_versions,
 )
-from dyntables.dialect import parse_one
 from dyntables.errors import DynamicTableError
+from dyntables.sql.dialect import parse_one
 
 if TYPE_CHECKING:
     from dyntables.refresh import AsOf, Refresher, RefreshResult, WatermarkState

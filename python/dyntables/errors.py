@@ -19,6 +19,12 @@ class ConcurrentRefreshError(DynamicTableError):
     at its next tick."""
 
 
+class CannotRefreshIncrementallyError(Exception):
+    """This query, or this refresh, cannot be done incrementally; ``str`` says why. Not a
+    user-facing error: the planner turns it into a reason code at CREATE, and a refresh
+    that meets it recomputes in full and records why."""
+
+
 class DynamicTableSyntaxError(DynamicTableError):
     """A dynamic-table statement that does not parse, located in the original text.
 

@@ -37,7 +37,6 @@ from dyntables.catalog import Definition
 from dyntables.changes import (
     KEY,
     SIGN,
-    CannotRefreshIncrementallyError,
     ChangeDeriver,
     Versions,
     aliased,
@@ -51,6 +50,7 @@ from dyntables.changes import (
     spark,
     union_all,
 )
+from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import TableFormat
 from dyntables.planner.operators import OPERATOR_KINDS
 

@@ -22,6 +22,7 @@ from dyntables import custom
 from dyntables.backfill import backfill_rows
 from dyntables.catalog import (
     PREFIX,
+    UPSTREAM_SUSPENDED_DUE_TO_ERRORS,
     Definition,
     NameCache,
     ObjectKind,
@@ -29,7 +30,6 @@ from dyntables.catalog import (
     key_to_table,
     table_key,
 )
-from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SystemTables, utc_now
@@ -40,9 +40,9 @@ from dyntables.incremental import (
     unsupported_reason,
 )
 from dyntables.planner import NotIncrementalError, Plan, plan_refresh
-from dyntables.predicates import check_frozen_predicate, expands, to_spark_predicate
+from dyntables.planner.predicates import check_frozen_predicate, expands, to_spark_predicate
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
-from dyntables.scheduler.core import UPSTREAM_SUSPENDED_DUE_TO_ERRORS
+from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import (
     AlterAction,
     AlterDynamicTable,

@@ -20,7 +20,6 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import PREFIX, Definition, key_to_table, table_key
-from dyntables.dialect import parse_one
 from dyntables.engine import Engine
 from dyntables.errors import ConcurrentRefreshError, DynamicTableError
 from dyntables.formats import Commit
@@ -31,7 +30,8 @@ from dyntables.incremental import (
     Versions,
     is_linear,
 )
-from dyntables.predicates import active_region, bind_current_time, is_frozen
+from dyntables.planner.predicates import active_region, bind_current_time, is_frozen
+from dyntables.sql.dialect import parse_one
 
 WATERMARK_MARKER = "dyntables"
 # An incremental refresh becomes full when the sources' change feeds hold more than this

@@ -12,7 +12,11 @@ import pytest
 from pyspark.sql import SparkSession
 from sqlglot import exp, parse_one
 
-from dyntables.errors import ConcurrentRefreshError, DynamicTableError
+from dyntables.errors import (
+    CannotRefreshIncrementallyError,
+    ConcurrentRefreshError,
+    DynamicTableError,
+)
 from dyntables.formats import session_settings
 from dyntables.formats.iceberg import (
     COPY_ON_WRITE,
@@ -21,7 +25,6 @@ from dyntables.formats.iceberg import (
     IcebergFormat,
     _staged_snapshot,
 )
-from dyntables.incremental import CannotRefreshIncrementallyError
 
 pytestmark = pytest.mark.spark
 

@@ -10,8 +10,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from dyntables.dialect import DynamicTablesDialect, parse_one, to_spark_sql
 from dyntables.errors import DynamicTableSyntaxError
+from dyntables.sql.dialect import DynamicTablesDialect, parse_one, to_spark_sql
 
 # --- the Snowflake forms, one test each ----------------------------------------------------
 
@@ -406,7 +406,7 @@ def test_trailing_semicolon_is_fine() -> None:
 
 
 def test_import_is_cheap() -> None:
-    code = "import sys, dyntables.dialect; print('pyspark' in sys.modules)"
+    code = "import sys, dyntables.sql.dialect; print('pyspark' in sys.modules)"
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )

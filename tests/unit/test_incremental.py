@@ -22,7 +22,7 @@ from dyntables.changes import (
 )
 from dyntables.formats.delta import DeltaFormat
 from dyntables.incremental import is_linear
-from dyntables.literals import literal, null_safe_match
+from dyntables.sql.literals import literal, null_safe_match
 
 COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "region"]}
 

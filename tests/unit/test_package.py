@@ -61,7 +61,7 @@ def test_sparkshim_is_importable_with_its_docstring() -> None:
         "dyntables.parser.literals",
         "dyntables.parser.recognizer",
         "dyntables.parser.splitter",
-        "dyntables.dialect",
+        "dyntables.sql.dialect",
         "dyntables.formats.iceberg",
         "dyntables.cli",
         "dyntables.scheduler.period",

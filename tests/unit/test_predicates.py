@@ -10,9 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlglot import exp
 
-from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.errors import DynamicTableError
-from dyntables.predicates import (
+from dyntables.planner.predicates import (
     active_region,
     bind_current_time,
     check_frozen_predicate,
@@ -20,6 +19,7 @@ from dyntables.predicates import (
     is_frozen,
     to_spark_predicate,
 )
+from dyntables.sql.dialect import parse_one, to_spark_sql
 
 COLUMNS = ["order_id", "customer_id", "order_date", "order_status", "line_total"]
 

@@ -27,7 +27,11 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import table_key
-from dyntables.errors import ConcurrentRefreshError, DynamicTableError
+from dyntables.errors import (
+    CannotRefreshIncrementallyError,
+    ConcurrentRefreshError,
+    DynamicTableError,
+)
 from dyntables.formats import (
     Commit,
     create_table_sql,
@@ -38,7 +42,6 @@ from dyntables.formats import (
     signed_change_rows,
     typed_change_rows,
 )
-from dyntables.incremental import CannotRefreshIncrementallyError
 
 WAP_ID_CONF = "spark.wap.id"
 # A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes; a

@@ -147,7 +147,7 @@ def statements_of(text: str, *, script: bool = False) -> list[Statement]:
     >>> [s.sql for s in statements_of("SELECT 1; SELECT 2", script=True)]
     ['SELECT 1', 'SELECT 2']
     """
-    from dyntables import parse
+    from dyntables.parser import parse  # lazy: loads ANTLR
 
     statements = parse(text)
     ordinary = [s for s in statements if isinstance(s, PassThrough)]

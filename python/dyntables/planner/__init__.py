@@ -31,10 +31,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from dyntables.dialect import parse_one
 from dyntables.planner.operators import OPERATOR_KINDS, OperatorStrategy, walk_operators
 from dyntables.planner.reasons import REFRESH_MODE_FULL, RULE_ORDER, NotIncrementalError
 from dyntables.planner.rules import NONDETERMINISTIC_FUNCTIONS, Query, first_finding
+from dyntables.sql.dialect import parse_one
 
 __all__ = [
     "NONDETERMINISTIC_FUNCTIONS",

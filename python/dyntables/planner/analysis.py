@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
-from dyntables.dialect import to_spark_sql
+from dyntables.sql.dialect import to_spark_sql
 
 __all__ = [
     "aggregates_of",
@@ -31,7 +31,7 @@ _SHORT = 80
 def short_sql(node: exp.Expr, limit: int = _SHORT) -> str:
     """``node`` rendered as Spark SQL, cut to ``limit`` characters for EXPLAIN and messages.
 
-    >>> from dyntables.dialect import parse_one
+    >>> from dyntables.sql.dialect import parse_one
     >>> short_sql(parse_one("a + 1"))
     'a + 1'
     """

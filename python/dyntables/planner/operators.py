@@ -108,7 +108,7 @@ def walk_operators(
 ) -> tuple[tuple[OperatorStrategy, ...], tuple[SourceScan, ...]]:
     """The operators of ``tree`` (sources first, then bottom-up) and its catalog sources.
 
-    >>> from dyntables.dialect import parse_one
+    >>> from dyntables.sql.dialect import parse_one
     >>> ops, scans = walk_operators(parse_one("SELECT DISTINCT a FROM db.t"), {"db.t": True})
     >>> [(op.operator, op.kind) for op in ops]
     [('FROM db.t', 'SOURCE'), ('DISTINCT', 'DISTINCT')]

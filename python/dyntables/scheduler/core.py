@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from dyntables.catalog import SUSPENDED_DUE_TO_ERRORS, UPSTREAM_SUSPENDED_DUE_TO_ERRORS
 from dyntables.scheduler.period import SchedulerConfig, latest_tick
 from dyntables.scheduler.plan import Graph, grid_period, tick_plan
 
@@ -38,9 +39,6 @@ SUCCEEDED = "SUCCEEDED"
 FAILED = "FAILED"
 SKIPPED = "SKIPPED"
 UPSTREAM_FAILED = "UPSTREAM_FAILED"
-
-SUSPENDED_DUE_TO_ERRORS = "SUSPENDED_DUE_TO_ERRORS"
-UPSTREAM_SUSPENDED_DUE_TO_ERRORS = "UPSTREAM_SUSPENDED_DUE_TO_ERRORS"
 
 
 @dataclass(frozen=True)

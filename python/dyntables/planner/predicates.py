@@ -25,10 +25,10 @@ from typing import Any, TypeAlias
 
 from sqlglot import exp
 
-from dyntables.dialect import parse_one, to_spark_sql
 from dyntables.errors import DynamicTableError
 from dyntables.planner.analysis import function_name, short_sql
 from dyntables.planner.rules import NONDETERMINISTIC_FUNCTIONS
+from dyntables.sql.dialect import parse_one, to_spark_sql
 
 __all__ = [
     "SPARK_BUILTIN_FUNCTIONS",
