@@ -18,114 +18,34 @@ table, and with a frozen region (``active``) only active rows are removed or add
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
 from dyntables.aggregates import (
-    MergeableAggregate,
     change_summaries,
     decided,
     group_outcome,
-    mergeable_aggregates,
     merged_value,
     row_change,
 )
 from dyntables.catalog import Definition
 from dyntables.changes import (
-    KEY,
     SIGN,
     ChangeDeriver,
     Versions,
     aliased,
-    check_output_types,
-    check_structure,
-    group_keys,
-    inlined_query,
     null_safe_equal,
     quoted_columns,
-    select_shape,
-    spark,
     union_all,
 )
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import TableFormat
-from dyntables.planner.operators import OPERATOR_KINDS
-
-__all__ = [
-    "INCREMENTAL_KINDS",
-    "RESCANNING_KINDS",
-    "CannotRefreshIncrementallyError",
-    "IncrementalRefresh",
-    "Versions",
-    "is_linear",
-    "merges_groups",
-    "unsupported_reason",
-]
-
-# Operator kinds whose incremental strategy rescans the sources (a keyed recompute), which
-# measured slower than a full refresh on the embedded engine (docs/benchmarks.md): AUTO
-# keeps them FULL, but for a top-level GROUP BY/DISTINCT that change arithmetic maintains
-# (``merges_groups``).
-RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT", "WINDOW", "OUTER_JOIN"})
-# The planner's operator kinds this executor refreshes incrementally: all but the scalar
-# aggregate, which is recomputed whenever its input changes (seed 002).
-INCREMENTAL_KINDS = OPERATOR_KINDS - {"SCALAR_AGGREGATE"}
-
-
-def unsupported_reason(
-    definition: Definition, columns_of: Callable[[str], list[str]]
-) -> str | None:
-    """Why this definition cannot refresh incrementally on the current executor, if so."""
-    try:
-        check_output_types(definition.columns)
-        check_structure(inlined_query(definition.query), columns_of)
-    except CannotRefreshIncrementallyError as reason:
-        return str(reason)
-    return None
-
-
-def is_linear(definition: Definition) -> bool:
-    """Whether every SELECT of the query is linear (filters, projections, inner and cross
-    joins, LATERAL VIEW): inserts into its sources are then inserts into its result."""
-    tree = inlined_query(definition.query)
-    try:
-        return all(select_shape(select) == "linear" for select in tree.find_all(exp.Select))
-    except CannotRefreshIncrementallyError:
-        return False
-
-
-def merges_groups(definition: Definition) -> bool:
-    """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
-    change arithmetic, so that most affected groups are updated without a rescan."""
-    tree = with_output_names(inlined_query(definition.query), definition.columns)
-    if not isinstance(tree, exp.Select):
-        return False
-    keys = group_keys(tree)
-    output_types = dict(definition.columns)
-    if keys is None or mergeable_aggregates(tree, {n for _, n in keys}, output_types) is None:
-        return False
-    # A GROUP BY or DISTINCT below the top is recomputed by key, rescanning its sources.
-    below = [node for node in tree.find_all(exp.Select) if node is not tree]
-    return not any(node.args.get("group") or node.args.get("distinct") for node in below)
-
-
-def with_output_names(tree: exp.Query, columns: Sequence[tuple[str, str]]) -> exp.Query:
-    """``tree`` with each unaliased expression of its (first) SELECT list named by the table
-    column that holds it: the engine named that column (Spark names ``count(*)`` as
-    ``count(1)``), and the change rules refer to outputs by name."""
-    select = tree if isinstance(tree, exp.Select) else next(tree.find_all(exp.Select), None)
-    if select is None or any(p.is_star for p in select.expressions):
-        return tree
-    if len(select.expressions) != len(columns):
-        return tree
-    for projection, (name, _) in zip(list(select.expressions), columns, strict=True):
-        if not isinstance(projection, (exp.Alias, exp.Column)):
-            projection.replace(exp.alias_(projection.copy(), name, quoted=True))
-    return tree
-
+from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
+from dyntables.planner.capabilities import is_linear
+from dyntables.planner.structure import KEY, group_keys, inlined_query, with_output_names
+from dyntables.sql.dialect import to_spark_sql
 
 # Internal column names of the queries an incremental refresh runs (never in the table).
 NET = "__dt_net"  # a row value's net number of copies added
@@ -266,7 +186,7 @@ class IncrementalRefresh:
         summary = exp.select(
             exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))
         ).from_(aliased(net, "n"))
-        smallest, total = self.session.sql(spark(summary)).collect()[0]
+        smallest, total = self.session.sql(to_spark_sql(summary)).collect()[0]
         return (None, 0) if smallest is None else (int(smallest), int(total))
 
     def _held_summary(self, counted: exp.Query) -> tuple[int, int, int]:
@@ -279,7 +199,7 @@ class IncrementalRefresh:
             exp.func("sum", exp.func("greatest", after, _number(0))),
             exp.func("min", after.copy()),
         ).from_(aliased(counted, "c"))
-        deleted, inserted, lowest = self.session.sql(spark(summary)).collect()[0]
+        deleted, inserted, lowest = self.session.sql(to_spark_sql(summary)).collect()[0]
         return int(deleted or 0), int(inserted or 0), int(lowest or 0)
 
     def _append(
@@ -372,7 +292,7 @@ class IncrementalRefresh:
         if merging:
             undecided = exp.func("count_if", exp.Not(this=exp.column(DECIDED)))
         summary = exp.select(exp.func("count", exp.Star()), undecided).from_(aliased(affected, "a"))
-        groups, recomputed = self.session.sql(spark(summary)).collect()[0]
+        groups, recomputed = self.session.sql(to_spark_sql(summary)).collect()[0]
         return int(groups), int(recomputed or 0)
 
     def _recomputed_groups(
@@ -454,7 +374,7 @@ class IncrementalRefresh:
         )
 
     def _count(self, query: exp.Query) -> int:
-        return int(self.session.sql(spark(query)).collect()[0][0])
+        return int(self.session.sql(to_spark_sql(query)).collect()[0][0])
 
     # -- the commit --
 

@@ -33,13 +33,7 @@ from dyntables.catalog import (
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.history import SystemTables, utc_now
-from dyntables.incremental import (
-    INCREMENTAL_KINDS,
-    RESCANNING_KINDS,
-    merges_groups,
-    unsupported_reason,
-)
-from dyntables.planner import NotIncrementalError, Plan, plan_refresh
+from dyntables.planner import Plan, plan_definition
 from dyntables.planner.predicates import check_frozen_predicate, expands, to_spark_predicate
 from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
 from dyntables.sql.dialect import parse_one, to_spark_sql
@@ -457,38 +451,16 @@ class Lifecycle:
         return definition.with_changes(refresh_mode=plan.mode, refresh_mode_reason=reason)
 
     def plan(self, definition: Definition, requested: str) -> Plan:
-        """The planner's decision, narrowed by what the executor can do today (its limits
-        beyond the operator kinds, e.g. an aggregate below the top, are UNSUPPORTED_OPERATOR)."""
+        """The planner's decision for ``definition`` on this engine's table format."""
         fmt = self.engine.table_format
-        change_feed = {key: not definition.change_tracking_problem for key in definition.sources}
-        plan = plan_refresh(
-            definition.extra.get("planning_query", definition.query),
-            requested=requested,
-            change_feed=change_feed,
-            output_types=definition.columns,
-            supported=INCREMENTAL_KINDS,
+        format_limit = (
+            None
+            if fmt.supports_incremental
+            else f"incremental refresh of {fmt.name} tables is not built yet"
         )
-        if plan.mode != "INCREMENTAL":
-            return plan
-        limit = unsupported_reason(definition, self._source_columns)
-        if not fmt.supports_incremental:
-            limit = f"incremental refresh of {fmt.name} tables is not built yet"
-        if limit is not None:
-            if requested == "INCREMENTAL":
-                raise NotIncrementalError("UNSUPPORTED_OPERATOR", limit, limit)
-            return Plan("FULL", "UNSUPPORTED_OPERATOR", limit, plan.operators)
-        rescanning = [op for op in plan.operators if op.kind in RESCANNING_KINDS]
-        grouping_only = all(op.kind in ("GROUP_BY", "DISTINCT") for op in rescanning)
-        if requested == "AUTO" and rescanning and not (grouping_only and merges_groups(definition)):
-            # Recomputing the affected groups rescans the sources, at about the cost of a
-            # full refresh; aggregates that merge by change arithmetic do not rescan on appends.
-            return Plan(
-                "FULL",
-                "FULL_IS_CHEAPER",
-                _RESCAN_REASON.format(rescanning[0].operator),
-                plan.operators,
-            )
-        return plan
+        return plan_definition(
+            definition, requested, columns_of=self._source_columns, format_limit=format_limit
+        )
 
     def _source_columns(self, key: str) -> list[str]:
         return list(self.engine.schema_of(self.engine.refresh_session, key).names)
@@ -888,14 +860,6 @@ def _check_frozen_columns_in_keys(
                 " every RELY constraint: with RELY keys, the predicate's columns must be in"
                 f" each of them (its keys: {listed})"
             )
-
-
-_RESCAN_REASON = (
-    "{} would be refreshed by recomputing the keys each change touches, which scans the"
-    " sources again and measured slower than a full refresh (only a GROUP BY at the top"
-    " whose aggregates are COUNT, SUM, MIN or MAX, without HAVING, is maintained by change"
-    " arithmetic); write REFRESH_MODE = INCREMENTAL to use it anyway"
-)
 
 
 def _planning_extra(analyzed: AnalyzedQuery) -> dict[str, str]:

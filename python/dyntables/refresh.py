@@ -20,16 +20,17 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import PREFIX, Definition, key_to_table, table_key
+from dyntables.changes import Versions
 from dyntables.engine import Engine
-from dyntables.errors import ConcurrentRefreshError, DynamicTableError
+from dyntables.errors import (
+    CannotRefreshIncrementallyError,
+    ConcurrentRefreshError,
+    DynamicTableError,
+)
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, new_id, utc_now
-from dyntables.incremental import (
-    CannotRefreshIncrementallyError,
-    IncrementalRefresh,
-    Versions,
-    is_linear,
-)
+from dyntables.incremental import IncrementalRefresh
+from dyntables.planner.capabilities import is_linear
 from dyntables.planner.predicates import active_region, bind_current_time, is_frozen
 from dyntables.sql.dialect import parse_one
 

@@ -10,18 +10,12 @@ import pytest
 from sqlglot import exp
 
 from dyntables.catalog import Definition, ObjectKind
-from dyntables.changes import (
-    CannotRefreshIncrementallyError,
-    ChangeDeriver,
-    Versions,
-    check_structure,
-    group_keys,
-    inline_ctes,
-    parse_query,
-    spark,
-)
+from dyntables.changes import ChangeDeriver, Versions
+from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
-from dyntables.incremental import is_linear
+from dyntables.planner.capabilities import is_linear
+from dyntables.planner.structure import check_structure, group_keys, inline_ctes, parse_query
+from dyntables.sql.dialect import to_spark_sql as spark
 from dyntables.sql.literals import literal, null_safe_match
 
 COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "region"]}

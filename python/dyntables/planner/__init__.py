@@ -28,23 +28,39 @@ says what a refresh really does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from dyntables.catalog import Definition
+from dyntables.planner.capabilities import (
+    INCREMENTAL_KINDS,
+    RESCANNING_KINDS,
+    merges_groups,
+    unsupported_reason,
+)
 from dyntables.planner.operators import OPERATOR_KINDS, OperatorStrategy, walk_operators
-from dyntables.planner.reasons import REFRESH_MODE_FULL, RULE_ORDER, NotIncrementalError
+from dyntables.planner.reasons import (
+    FULL_IS_CHEAPER,
+    REASON_CODES,
+    REFRESH_MODE_FULL,
+    RULE_ORDER,
+    UNSUPPORTED_OPERATOR,
+    NotIncrementalError,
+)
 from dyntables.planner.rules import NONDETERMINISTIC_FUNCTIONS, Query, first_finding
 from dyntables.sql.dialect import parse_one
 
 __all__ = [
     "NONDETERMINISTIC_FUNCTIONS",
     "OPERATOR_KINDS",
+    "REASON_CODES",
     "REFRESH_MODES",
     "RULE_ORDER",
     "NotIncrementalError",
     "OperatorStrategy",
     "Plan",
     "explain_rows",
+    "plan_definition",
     "plan_refresh",
 ]
 
@@ -112,6 +128,52 @@ def plan_refresh(
     if mode == INCREMENTAL:
         raise NotIncrementalError(finding.code, finding.construct, finding.reason)
     return Plan(FULL, finding.code, finding.reason, operators)
+
+
+def plan_definition(
+    definition: Definition,
+    requested: str,
+    *,
+    columns_of: Callable[[str], list[str]],
+    format_limit: str | None = None,
+) -> Plan:
+    """The plan of a dynamic table's definition: ``plan_refresh``'s decision, narrowed by
+    what the refresh executor can do today. Its limits beyond the operator kinds (an
+    aggregate below the top, a non-scalar output; ``format_limit``: the table format has no
+    incremental refresh) are ``UNSUPPORTED_OPERATOR``; under AUTO, an operator refreshed by
+    recomputing touched keys is ``FULL_IS_CHEAPER`` unless change arithmetic maintains it.
+    ``columns_of`` gives a source's column names."""
+    change_feed = {key: not definition.change_tracking_problem for key in definition.sources}
+    plan = plan_refresh(
+        definition.extra.get("planning_query", definition.query),
+        requested=requested,
+        change_feed=change_feed,
+        output_types=definition.columns,
+        supported=INCREMENTAL_KINDS,
+    )
+    if plan.mode != INCREMENTAL:
+        return plan
+    limit = format_limit or unsupported_reason(definition, columns_of)
+    if limit is not None:
+        if requested == INCREMENTAL:
+            raise NotIncrementalError(UNSUPPORTED_OPERATOR, limit, limit)
+        return Plan(FULL, UNSUPPORTED_OPERATOR, limit, plan.operators)
+    rescanning = [op for op in plan.operators if op.kind in RESCANNING_KINDS]
+    grouping_only = all(op.kind in ("GROUP_BY", "DISTINCT") for op in rescanning)
+    if requested == AUTO and rescanning and not (grouping_only and merges_groups(definition)):
+        # Recomputing the affected groups rescans the sources, at about the cost of a
+        # full refresh; aggregates that merge by change arithmetic do not rescan on appends.
+        reason = _RESCAN_REASON.format(rescanning[0].operator)
+        return Plan(FULL, FULL_IS_CHEAPER, reason, plan.operators)
+    return plan
+
+
+_RESCAN_REASON = (
+    "{} would be refreshed by recomputing the keys each change touches, which scans the"
+    " sources again and measured slower than a full refresh (only a GROUP BY at the top"
+    " whose aggregates are COUNT, SUM, MIN or MAX, without HAVING, is maintained by change"
+    " arithmetic); write REFRESH_MODE = INCREMENTAL to use it anyway"
+)
 
 
 def explain_rows(plan: Plan) -> list[tuple[str, str, str]]:

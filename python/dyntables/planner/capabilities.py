@@ -1,0 +1,78 @@
+"""What the refresh executor can refresh incrementally today, beyond the operator kinds the
+rules judge: the facts the planner narrows a plan with (``planner.plan_definition``), and
+that a refresh asks again (``is_linear``: may inserts be appended as they come).
+
+>>> from dyntables.catalog import Definition, ObjectKind
+>>> definition = Definition(kind=ObjectKind.DYNAMIC_TABLE, text="",
+...     query="SELECT k, count(*) AS n FROM db.t GROUP BY k",
+...     columns=(("k", "string"), ("n", "bigint")), sources=("db.t",))
+>>> is_linear(definition), merges_groups(definition)
+(False, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from dyntables.catalog import Definition
+from dyntables.errors import CannotRefreshIncrementallyError
+from dyntables.planner.aggregates import mergeable_aggregates
+from dyntables.planner.operators import OPERATOR_KINDS
+from dyntables.planner.structure import (
+    check_output_types,
+    check_structure,
+    group_keys,
+    inlined_query,
+    select_shape,
+    with_output_names,
+)
+
+# Operator kinds whose incremental strategy rescans the sources (a keyed recompute), which
+# measured slower than a full refresh on the embedded engine (docs/benchmarks.md): AUTO
+# keeps them FULL, but for a top-level GROUP BY/DISTINCT that change arithmetic maintains
+# (``merges_groups``).
+RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT", "WINDOW", "OUTER_JOIN"})
+
+
+# The planner's operator kinds this executor refreshes incrementally: all but the scalar
+# aggregate, which is recomputed whenever its input changes (seed 002).
+INCREMENTAL_KINDS = OPERATOR_KINDS - {"SCALAR_AGGREGATE"}
+
+
+def unsupported_reason(
+    definition: Definition, columns_of: Callable[[str], list[str]]
+) -> str | None:
+    """Why this definition cannot refresh incrementally on the current executor, if so."""
+    try:
+        check_output_types(definition.columns)
+        check_structure(inlined_query(definition.query), columns_of)
+    except CannotRefreshIncrementallyError as reason:
+        return str(reason)
+    return None
+
+
+def is_linear(definition: Definition) -> bool:
+    """Whether every SELECT of the query is linear (filters, projections, inner and cross
+    joins, LATERAL VIEW): inserts into its sources are then inserts into its result."""
+    tree = inlined_query(definition.query)
+    try:
+        return all(select_shape(select) == "linear" for select in tree.find_all(exp.Select))
+    except CannotRefreshIncrementallyError:
+        return False
+
+
+def merges_groups(definition: Definition) -> bool:
+    """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
+    change arithmetic, so that most affected groups are updated without a rescan."""
+    tree = with_output_names(inlined_query(definition.query), definition.columns)
+    if not isinstance(tree, exp.Select):
+        return False
+    keys = group_keys(tree)
+    output_types = dict(definition.columns)
+    if keys is None or mergeable_aggregates(tree, {n for _, n in keys}, output_types) is None:
+        return False
+    # A GROUP BY or DISTINCT below the top is recomputed by key, rescanning its sources.
+    below = [node for node in tree.find_all(exp.Select) if node is not tree]
+    return not any(node.args.get("group") or node.args.get("distinct") for node in below)

@@ -1,0 +1,367 @@
+"""The structure of a defining query as the change rules see it (seed 002): its CTEs
+inlined, each SELECT block's shape (linear, keyed or an outer join), the keys a keyed block
+is recomputed by, an outer join's equality keys, and a GROUP BY's output keys.
+
+The planner asks ``check_structure`` at CREATE whether the refresh executor can derive the
+query's change; the executor's change derivation (``dyntables.refresh.changes``) reads the
+same functions as it builds the change, so both see one structure.
+
+>>> select = parse_query("SELECT region, count(*) AS n FROM shop.orders GROUP BY region")
+>>> select_shape(select)
+'keyed'
+>>> [key.sql() for key in recompute_keys(select)]
+['region']
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+from sqlglot import exp
+
+from dyntables.catalog import table_key
+from dyntables.errors import CannotRefreshIncrementallyError
+from dyntables.sql.dialect import parse_one
+from dyntables.sql.literals import is_scalar
+
+# A keyed recompute's key columns, by position.
+KEY = "__dt_key{}"
+
+
+# Generators of LATERAL VIEW that make rows from one input row alone.
+_ROW_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline)
+
+
+def check_output_types(columns: tuple[tuple[str, str], ...]) -> None:
+    """Only scalar outputs: their values are compared and rewritten as literals."""
+    for name, type_sql in columns:
+        if not is_scalar(type_sql):
+            raise CannotRefreshIncrementallyError(
+                f"output column {name} has type {type_sql}, which incremental refresh cannot"
+                " compare and rewrite row by row"
+            )
+
+
+def parse_query(query: str) -> exp.Query:
+    tree = parse_one(query)
+    assert isinstance(tree, exp.Query)
+    return tree
+
+
+def inlined_query(query: str) -> exp.Query:
+    """``query`` parsed, its CTEs inlined (``inline_ctes``): a copy, which the caller may
+    change. Kept per text: one refresh reads its definition's query several times."""
+    return _inlined_query(query).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _inlined_query(query: str) -> exp.Query:
+    return inline_ctes(parse_query(query))
+
+
+def inline_ctes(tree: exp.Query) -> exp.Query:
+    """``tree`` with every CTE reference replaced by the CTE's query, at every level (a
+    CTE may sit in a subquery), and no WITH left: each use becomes an input of its own."""
+    tree = tree.copy()
+    # Innermost WITHs first, so a body is final before it is copied into its uses.
+    scopes = [node for node in tree.walk() if isinstance(node, exp.Query) and _with_of(node)]
+    for scope in reversed(scopes):
+        with_ = _with_of(scope)
+        assert with_ is not None
+        bodies: dict[str, exp.Expr] = {}
+        for cte in with_.expressions:
+            bodies[cte.alias_or_name.lower()] = _inline_references(cte.this.copy(), bodies)
+        scope.set("with_", None)
+        _inline_references(scope, bodies)
+    return tree
+
+
+def _with_of(node: exp.Expr) -> exp.With | None:
+    with_ = node.args.get("with_")
+    return with_ if isinstance(with_, exp.With) else None
+
+
+def _inline_references(tree: exp.Expr, bodies: dict[str, exp.Expr]) -> exp.Expr:
+    for reference in list(tree.find_all(exp.Table)):
+        if reference.db or reference.name.lower() not in bodies:
+            continue
+        alias = reference.alias or reference.name
+        reference.replace(
+            exp.Subquery(
+                this=bodies[reference.name.lower()].copy(),
+                alias=exp.TableAlias(this=exp.to_identifier(alias)),
+            )
+        )
+    return tree
+
+
+def select_shape(select: exp.Select) -> str:
+    """``"linear"`` (telescoping sum), ``"keyed"`` (GROUP BY, DISTINCT, aggregates or
+    windows: recompute the touched keys) or ``"outer"`` (an outer join: recompute the
+    touched join keys); anything else says what is not incremental."""
+    if select.args.get("limit") or select.args.get("offset"):
+        raise CannotRefreshIncrementallyError("a LIMIT inside the query is not incremental")
+    for join in select.args.get("joins") or []:
+        if isinstance(join.this, exp.Lateral):
+            raise CannotRefreshIncrementallyError("a LATERAL join is not incremental yet")
+        if (join.kind or "").upper() in ("SEMI", "ANTI"):
+            raise CannotRefreshIncrementallyError(f"{join.kind} JOIN is not incremental yet")
+    for lateral in select.args.get("laterals") or []:
+        if not isinstance(lateral.this, _ROW_GENERATORS):
+            raise CannotRefreshIncrementallyError(
+                f"LATERAL VIEW {lateral.this.sql('spark')} is not incremental: only explode,"
+                " posexplode and inline (and their OUTER forms) are"
+            )
+    if (
+        select.args.get("group")
+        or select.args.get("distinct")
+        or _has_aggregate(select)
+        or _windows(select)
+    ):
+        return "keyed"
+    if any(_is_outer(join) for join in select.args.get("joins") or []):
+        return "outer"
+    return "linear"
+
+
+def _is_outer(join: exp.Join) -> bool:
+    return (join.side or "").upper() in ("LEFT", "RIGHT", "FULL")
+
+
+def select_inputs(select: exp.Select) -> list[exp.Expr]:
+    """The FROM item and each joined item, in order."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    items = [from_.this] if from_ is not None else []
+    items += [join.this for join in select.args.get("joins") or []]
+    return items
+
+
+def _has_aggregate(select: exp.Select) -> bool:
+    return any(
+        isinstance(node, exp.AggFunc) and node.find_ancestor(exp.Select) is select
+        for projection in select.expressions
+        for node in projection.find_all(exp.AggFunc)
+    )
+
+
+def _windows(select: exp.Select) -> list[exp.Window]:
+    return [
+        window
+        for projection in select.expressions
+        for window in projection.find_all(exp.Window)
+        if window.find_ancestor(exp.Select) is select
+    ]
+
+
+def recompute_keys(select: exp.Select) -> list[exp.Expr]:
+    """The expressions (over the block's input rows) that a keyed block's rows depend on
+    group-wise: the PARTITION BY columns every window shares, else the GROUP BY keys, else
+    the DISTINCT columns."""
+    windows = _windows(select)
+    if windows:
+        shared: dict[str, exp.Expr] | None = None
+        for window in windows:
+            parts = {part.sql("spark"): part for part in window.args.get("partition_by") or []}
+            shared = parts if shared is None else {k: v for k, v in shared.items() if k in parts}
+        if not shared:
+            raise CannotRefreshIncrementallyError(
+                "window functions without a PARTITION BY column they all share recompute everything"
+            )
+        keys = list(shared.values())
+    elif select.args.get("group"):
+        keys = _group_expressions(select)
+    elif select.args.get("distinct"):
+        if any(isinstance(p, exp.Star) or p.is_star for p in select.expressions):
+            raise CannotRefreshIncrementallyError(
+                "SELECT DISTINCT * is not incremental yet: name the columns"
+            )
+        keys = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
+    else:
+        raise CannotRefreshIncrementallyError(
+            "an aggregate without GROUP BY (a scalar aggregate) is recomputed in full"
+        )
+    for key in keys:
+        if any(True for _ in key.find_all(exp.AggFunc, exp.Window)):
+            raise CannotRefreshIncrementallyError(
+                f"the key {key.sql('spark')} holds an aggregate or a window function"
+            )
+    return [key.copy() for key in keys]
+
+
+def _group_expressions(select: exp.Select) -> list[exp.Expr]:
+    group = select.args["group"]
+    grouping_sets = (exp.Rollup, exp.Cube, exp.GroupingSets)
+    if (
+        group.args.get("rollup")
+        or group.args.get("cube")
+        or group.args.get("grouping_sets")
+        or any(isinstance(key, grouping_sets) for key in group.expressions)
+    ):
+        raise CannotRefreshIncrementallyError(
+            "GROUPING SETS / ROLLUP / CUBE are not incremental yet"
+        )
+    keys = []
+    for key in group.expressions:
+        if isinstance(key, exp.Literal) and key.is_int:  # GROUP BY 1: the projection
+            projection = select.expressions[int(key.name) - 1]
+            key = projection.this if isinstance(projection, exp.Alias) else projection
+        keys.append(key)
+    if not keys:
+        raise CannotRefreshIncrementallyError("GROUP BY () is a scalar aggregate")
+    return keys
+
+
+def key_probe(select: exp.Select, keys: list[exp.Expr]) -> exp.Select:
+    """The keyed block's input rows, projected to the keys (``__dt_key0``, …): a linear
+    block (or an outer join) whose change holds the touched keys."""
+    probe = select.copy()
+    for arg in ("group", "having", "distinct", "order", "qualify", "windows"):
+        probe.set(arg, None)
+    probe.set(
+        "expressions",
+        [exp.alias_(key.copy(), KEY.format(i), quoted=True) for i, key in enumerate(keys)],
+    )
+    return probe
+
+
+def equi_keys(
+    select: exp.Select, columns_of: Callable[[str], list[str]]
+) -> tuple[list[exp.Expr], list[exp.Expr]]:
+    """For a block ``L <outer> JOIN R ON …``: the left and right expressions of the ON
+    clause's equalities between the two sides (or the USING columns)."""
+    inputs = select_inputs(select)
+    joins = select.args.get("joins") or []
+    if len(inputs) != 2:
+        raise CannotRefreshIncrementallyError(
+            "an outer join is incremental when it is the only join of its SELECT: move the"
+            " other joins into a CTE"
+        )
+    aliases = [item.alias_or_name for item in inputs]
+    using = joins[0].args.get("using")
+    if using:
+        return (
+            [exp.column(u.name, table=aliases[0], quoted=True) for u in using],
+            [exp.column(u.name, table=aliases[1], quoted=True) for u in using],
+        )
+    names = [_output_names(item, columns_of) for item in inputs]
+    left: list[exp.Expr] = []
+    right: list[exp.Expr] = []
+    on = joins[0].args.get("on")
+    for conjunct in on.flatten() if isinstance(on, exp.And) else [on]:
+        if not isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
+            continue
+        sides = (
+            _side(conjunct.this, aliases, names),
+            _side(conjunct.expression, aliases, names),
+        )
+        if sides == (0, 1):
+            left.append(conjunct.this.copy())
+            right.append(conjunct.expression.copy())
+        elif sides == (1, 0):
+            left.append(conjunct.expression.copy())
+            right.append(conjunct.this.copy())
+    if not left:
+        raise CannotRefreshIncrementallyError(
+            "an outer join is incremental on an equality between its two sides"
+            " (ON l.k = r.k); this one has none"
+        )
+    return left, right
+
+
+def _output_names(item: exp.Expr, columns_of: Callable[[str], list[str]]) -> set[str] | None:
+    if isinstance(item, exp.Table) and not isinstance(item.this, exp.Anonymous):
+        return {name.lower() for name in columns_of(table_key(item))}
+    inner = item.this if isinstance(item, exp.Subquery) else None
+    if isinstance(inner, exp.Query) and not any(p.is_star for p in inner.selects):
+        return {name.lower() for name in inner.named_selects}
+    return None
+
+
+def _side(expression: exp.Expr, aliases: list[str], names: list[set[str] | None]) -> int | None:
+    """Which input (0 or 1) every column of ``expression`` belongs to; None if none or
+    both, or if an unqualified column cannot be placed."""
+    sides = set()
+    for column in expression.find_all(exp.Column):
+        if column.table:
+            matches = [
+                i for i, alias in enumerate(aliases) if alias.lower() == column.table.lower()
+            ]
+        else:
+            if any(known is None for known in names):
+                return None
+            matches = [i for i, known in enumerate(names) if known and column.name.lower() in known]
+        if len(matches) != 1:
+            return None
+        sides.add(matches[0])
+    return sides.pop() if len(sides) == 1 else None
+
+
+def group_keys(select: exp.Select) -> list[tuple[exp.Expr, str]] | None:
+    """For a GROUP BY or DISTINCT block without windows whose keys are all output columns:
+    each key with the output column that holds it; None otherwise."""
+    if _windows(select):
+        return None
+    if select.args.get("distinct"):
+        if any(p.is_star for p in select.expressions):
+            return None
+        return [(projection.copy(), projection.alias_or_name) for projection in select.expressions]
+    if select.args.get("group") is None:
+        return None
+    outputs = {}
+    for position, projection in enumerate(select.expressions, start=1):
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        outputs[inner.sql("spark")] = projection.alias_or_name
+        outputs[str(position)] = projection.alias_or_name
+    keys = []
+    resolved = _group_expressions(select)  # GROUP BY 1 resolved to the projection
+    for key, expression in zip(select.args["group"].expressions, resolved, strict=True):
+        if key.sql("spark") not in outputs:
+            return None
+        keys.append((expression.copy(), outputs[key.sql("spark")]))
+    return keys
+
+
+def check_structure(node: exp.Expr, columns_of: Callable[[str], list[str]]) -> None:
+    """Walk a query as ``ChangeDeriver.change`` would, without versions or a session, and
+    raise what is not incremental."""
+    if isinstance(node, exp.Table):
+        if isinstance(node.this, exp.Anonymous):
+            raise CannotRefreshIncrementallyError(
+                f"the table function {node.this.name} is not incremental"
+            )
+    elif isinstance(node, exp.Subquery):
+        check_structure(node.this, columns_of)
+    elif isinstance(node, exp.Union):
+        if node.args.get("distinct"):
+            raise CannotRefreshIncrementallyError("UNION (distinct) is not incremental yet")
+        check_structure(node.left, columns_of)
+        check_structure(node.right, columns_of)
+    elif isinstance(node, exp.Select):
+        shape = select_shape(node)
+        if shape == "keyed":
+            check_structure(key_probe(node, recompute_keys(node)), columns_of)
+            return
+        if shape == "outer":
+            equi_keys(node, columns_of)
+        for item in select_inputs(node):
+            check_structure(item, columns_of)
+    else:
+        raise CannotRefreshIncrementallyError(
+            f"{type(node).__name__.upper()} is not incremental yet"
+        )
+
+
+def with_output_names(tree: exp.Query, columns: Sequence[tuple[str, str]]) -> exp.Query:
+    """``tree`` with each unaliased expression of its (first) SELECT list named by the table
+    column that holds it: the engine named that column (Spark names ``count(*)`` as
+    ``count(1)``), and the change rules refer to outputs by name."""
+    select = tree if isinstance(tree, exp.Select) else next(tree.find_all(exp.Select), None)
+    if select is None or any(p.is_star for p in select.expressions):
+        return tree
+    if len(select.expressions) != len(columns):
+        return tree
+    for projection, (name, _) in zip(list(select.expressions), columns, strict=True):
+        if not isinstance(projection, (exp.Alias, exp.Column)):
+            projection.replace(exp.alias_(projection.copy(), name, quoted=True))
+    return tree
