@@ -11,8 +11,12 @@ Modules, in the order a statement flows through them: ``session`` (``ShimSession
 ``maintenance`` (OPTIMIZE, VACUUM) → ``delta`` (delta-rs) and ``catalog`` (the warehouse
 folder); ``dataframe`` and ``types`` give results PySpark's shape.
 
->>> from sparkshim import ShimSession  # doctest: +SKIP
->>> spark = ShimSession(warehouse="spark-warehouse")  # doctest: +SKIP
+>>> import tempfile
+>>> from sparkshim import ShimSession
+>>> spark = ShimSession(warehouse=tempfile.mkdtemp())
+>>> spark.sql("SELECT 1 AS one").collect()
+[Row(one=1)]
+>>> spark.stop()
 """
 
 from __future__ import annotations

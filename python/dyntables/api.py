@@ -17,10 +17,10 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import NameCache, ObjectKind, table_key
+from dyntables.ddl.lifecycle import Lifecycle
 from dyntables.engine import Engine
-from dyntables.errors import DynamicTableError
+from dyntables.errors import DynamicTableError, first_line
 from dyntables.history import SYSTEM_SCHEMA, SystemTables, new_id, utc_now
-from dyntables.lifecycle import Lifecycle
 from dyntables.parser.recognizer import leading_words
 from dyntables.planner import Plan, explain_rows
 from dyntables.planner.predicates import bind_current_time, is_frozen
@@ -145,7 +145,7 @@ class DynamicTables:
         except DynamicTableError:
             raise
         except Exception as failure:  # the engine's error, wrapped with its cause kept
-            raise DynamicTableError(f"{_first_line(failure)}") from failure
+            raise DynamicTableError(f"{first_line(failure)}") from failure
 
     def _log_write(self, statement_id: str, sql: str, started: datetime.datetime) -> None:
         """Record the table version an ordinary write committed, for ``STATEMENT =>``."""
@@ -548,11 +548,6 @@ def _data_timestamp_shown(
     whether it committed data (its watermark) or found none to commit (NO_DATA)."""
     stamps = [s for s in (_timestamp(committed) if committed else None, refreshed) if s]
     return max(stamps) if stamps else None
-
-
-def _first_line(failure: BaseException) -> str:
-    text = str(failure).strip()
-    return text.splitlines()[0] if text else type(failure).__name__
 
 
 __all__ = ["DynamicTables"]

@@ -93,3 +93,18 @@ def syntax_error_at(
     """A ``DynamicTableSyntaxError`` (or subclass) for character ``offset`` of ``text``."""
     line, column = line_and_column(text, offset)
     return error_class(reason, text, line, column)
+
+
+def first_line(failure: BaseException) -> str:
+    """A failure's message on one line, for a history row or an error that wraps it: its
+    first line that says something (a Py4J error begins with a line that only names the
+    Java call), at most 2,000 characters; the failure's type when it has no message.
+
+    >>> first_line(ValueError("\\n  bad value\\n  detail"))
+    'bad value'
+    >>> first_line(RuntimeError())
+    'RuntimeError'
+    """
+    lines = [line.strip() for line in str(failure).splitlines() if line.strip()]
+    meaningful = [line for line in lines if not line.startswith("An error occurred while calling")]
+    return (meaningful or lines or [type(failure).__name__])[0].lstrip(": ")[:2000]

@@ -20,8 +20,9 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from sqlglot import exp
 
-from dyntables import ConcurrentRefreshError, DynamicTables, refresh
+from dyntables import ConcurrentRefreshError, DynamicTables
 from dyntables.refresh import Watermark
+from dyntables.refresh import context as refresh
 from sparkshim import delta
 from sparkshim.session import ShimSession
 

@@ -5,7 +5,7 @@ and deletes; and its column keeps Spark's type for the sum, DECIMAL(p + 10, s).
 The sums cover DECIMAL columns, products and differences of them (TPC-H Q9's profit,
 ``price * (1 - disc) - cost * qty``, over a join), NULL values, and a product whose sum is
 a DECIMAL(38, s > 6), which Spark cannot add to itself exactly (its groups are recomputed,
-see ``dyntables.aggregates``). Values have up to 8 decimal places and change by amounts of
+see ``dyntables.refresh.aggregates``). Values have up to 8 decimal places and change by amounts of
 every scale, so that any rounding along the way shows.
 """
 

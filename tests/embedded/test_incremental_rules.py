@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from dyntables import DynamicTables, changes
+from dyntables import DynamicTables
+from dyntables.refresh import rules as changes
 
 pytestmark = pytest.mark.embedded
 

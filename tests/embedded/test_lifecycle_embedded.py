@@ -99,7 +99,7 @@ def test_a_long_run_of_no_data_carries_the_watermark_forward(
 ) -> None:
     import datetime
 
-    from dyntables import refresh
+    from dyntables.refresh import context as refresh
 
     monkeypatch.setattr(refresh, "WATERMARK_RECOMMIT_AFTER", datetime.timedelta(0))
     assert dt.sql("ALTER DYNAMIC TABLE paid REFRESH").collect()[0].action == "NO_DATA"

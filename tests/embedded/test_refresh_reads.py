@@ -1,4 +1,4 @@
-"""What a refresh reads of the tables' histories and schemas (refresh.py): the newest pages
+"""What a refresh reads of the tables' histories and schemas (refresh/context.py): the newest pages
 of a history only, and a source's schema once per version, without missing a watermark
 further back, a source's older commits, or a source replaced by another."""
 

@@ -34,9 +34,11 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables import DynamicTables, refresh
+from dyntables import DynamicTables
 from dyntables.catalog import key_to_table, table_key
-from dyntables.refresh import Watermark, pin_query
+from dyntables.refresh import Watermark
+from dyntables.refresh import context as refresh
+from dyntables.refresh.context import pin_query
 
 from .workload import DYNAMIC_TABLES, SOURCE_COLUMNS, SOURCES, TOTALS, SourceModel
 

@@ -15,7 +15,7 @@ import pytest
 from sqlglot import exp
 
 from dyntables import DynamicTableError
-from dyntables.backfill import resolve_version
+from dyntables.ddl.backfill import resolve_version
 from dyntables.formats import Commit
 from dyntables.formats.iceberg import _aware_utc
 from dyntables.statements import TimePoint, TimePointBy, TimePointKind

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dyntables.custom import change_sources, first_rows, insert_rows
+from dyntables.refresh.custom_sql import change_sources, first_rows, insert_rows
 from dyntables.sql.dialect import parse_one, to_spark_sql
 
 COLUMNS = (("id", "int"), ("total", "bigint"))

@@ -10,11 +10,11 @@ import pytest
 from sqlglot import exp
 
 from dyntables.catalog import Definition, ObjectKind
-from dyntables.changes import ChangeDeriver, Versions
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
 from dyntables.planner.capabilities import is_linear
 from dyntables.planner.structure import check_structure, group_keys, inline_ctes, parse_query
+from dyntables.refresh.changes import ChangeDeriver, Versions
 from dyntables.sql.dialect import to_spark_sql as spark
 from dyntables.sql.literals import literal, null_safe_match
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from module_graph import modules_with_examples, needs_engine
 
 import dyntables
 
@@ -51,24 +52,7 @@ def test_sparkshim_is_importable_with_its_docstring() -> None:
     assert "JVM-free" in sparkshim.__doc__
 
 
-@pytest.mark.parametrize(
-    "module_name",
-    [
-        "dyntables",
-        "dyntables.errors",
-        "dyntables.statements",
-        "dyntables.parser",
-        "dyntables.parser.literals",
-        "dyntables.parser.recognizer",
-        "dyntables.parser.splitter",
-        "dyntables.sql.dialect",
-        "dyntables.formats.iceberg",
-        "dyntables.cli",
-        "dyntables.scheduler.period",
-        "dyntables.scheduler.plan",
-        "dyntables.scheduler.lag",
-    ],
-)
+@pytest.mark.parametrize("module_name", [m for m in modules_with_examples() if not needs_engine(m)])
 def test_doctests(module_name: str) -> None:
     module = importlib.import_module(module_name)
     failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

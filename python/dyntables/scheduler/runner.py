@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from dyntables.catalog import Definition, ObjectKind, SchedulingState, key_to_table, table_key
-from dyntables.errors import DynamicTableError
+from dyntables.errors import DynamicTableError, first_line
 from dyntables.history import REFRESH_HISTORY, SYSTEM_SCHEMA, RefreshRecord, new_id, utc_now
-from dyntables.refresh import HISTORY_PAGES, AsOf, Trigger
+from dyntables.refresh import AsOf, Trigger
+from dyntables.refresh.context import HISTORY_PAGES
 from dyntables.scheduler.core import (
     FAILED,
     SKIPPED,
@@ -142,7 +143,7 @@ class EngineRunner:
             pins = self._pin(definition, tick, data_timestamp)
             ahead = self._ahead_of(table, data_timestamp, pins)
         except Exception as failure:  # e.g. a source dropped: a failure of this refresh
-            outcome = Outcome(FAILED, _first_line(failure))
+            outcome = Outcome(FAILED, first_line(failure))
             self.record(name, tick.data_timestamp, outcome)
             return outcome
         if ahead is not None:
@@ -264,11 +265,6 @@ class EngineRunner:
             scheduling_state=SchedulingState.SUSPENDED, suspend_reason=reason
         )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
-
-
-def _first_line(failure: BaseException) -> str:
-    text = str(failure).strip()
-    return text.splitlines()[0] if text else type(failure).__name__
 
 
 def _naive(text: str) -> datetime.datetime:

@@ -1,8 +1,8 @@
-"""The refresh of a REFRESH USING dynamic table (``custom.py`` says what the statement
+"""The refresh of a REFRESH USING dynamic table (``custom_sql.py`` says what the statement
 means at a refresh).
 
 * First refresh (no watermark yet, or a REPLACE): the rows come from the BACKFILL FROM
-  table, else from the statement run against an empty SELF (``custom.first_rows``), with
+  table, else from the statement run against an empty SELF (``custom_sql.first_rows``), with
   each CHANGES source's rows as INSERTs, or its changes since START AT. They replace the
   table's rows in one commit whose watermark records the versions consumed: the current
   ones, or the START AT ones after a backfill.
@@ -17,13 +17,16 @@ same changes again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, table_key
-from dyntables.changes import SIGN, ChangeDeriver, Versions, aliased
-from dyntables.custom import (
+from dyntables.catalog import table_key
+from dyntables.errors import DynamicTableError
+from dyntables.formats import Commit
+from dyntables.refresh.changes import SIGN, ChangeDeriver, Versions, aliased
+from dyntables.refresh.context import RefreshContext, changes_data, count_rows
+from dyntables.refresh.custom_sql import (
     ChangeReader,
     bind,
     change_sources,
@@ -37,49 +40,44 @@ from dyntables.custom import (
     source_key,
     start_versions,
 )
-from dyntables.errors import DynamicTableError
+from dyntables.refresh.state import (
+    Action,
+    PinnedSources,
+    RefreshJob,
+    WatermarkState,
+    new_watermark,
+)
 from dyntables.sql.dialect import parse_one
-
-if TYPE_CHECKING:
-    from dyntables.refresh import AsOf, Refresher, RefreshResult, WatermarkState
 
 
 class CustomRefresh:
     """One refresh of a REFRESH USING dynamic table."""
 
-    def __init__(
-        self,
-        refresher: Refresher,
-        table: exp.Table,
-        definition: Definition,
-        result: RefreshResult,
-        at: AsOf | None = None,
-    ) -> None:
-        self.refresher = refresher
+    def __init__(self, context: RefreshContext, job: RefreshJob) -> None:
+        self.context = context
+        self.job = job
         # The scheduler's tick pins the sources' versions (one data timestamp for the DAG).
-        self.pinned_versions = at.versions if at is not None else {}
-        self.engine = refresher.engine
-        self.fmt = refresher.engine.table_format
-        self.session = refresher.engine.refresh_session
-        self.table = table
-        self.definition = definition
-        self.result = result
-        self.statement = parse_one(definition.query)
-        self.changed = change_sources(definition.query)
+        self.pinned_versions = job.at.versions if job.at is not None else {}
+        self.engine = context.engine
+        self.fmt = context.fmt
+        self.session = context.session
+        self.table = job.table
+        self.definition = job.definition
+        self.result = job.result
+        self.statement = parse_one(job.definition.query)
+        self.changed = change_sources(job.definition.query)
 
-    def run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
+    def run(self) -> None:
         try:
-            self._run(replace_definition, backfill)
+            self._run(self.job.replace_definition, self.job.backfill)
         finally:  # the user's session reads the table next, whatever happened
             self.fmt.forget_cached(self.engine.session, self.table)
 
     def _run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
-        from dyntables.refresh import Action, _changes_data, _watermark
-
-        state = self.refresher.last_watermark(self.table)
-        self.refresher.ensure_recorded(self.table, state)
+        state = self.context.last_watermark(self.table)
+        self.context.ensure_recorded(self.table, state)
         self.result.read_refresh_id = state.watermark.refresh_id if state.watermark else None
-        pinned = self.refresher._pin_sources(self.definition, self.pinned_versions)
+        pinned = self.context.pin_sources(self.definition, self.pinned_versions)
         versions = pinned.versions
         previous = state.watermark
         if previous is None or replace_definition is not None:
@@ -92,17 +90,17 @@ class CustomRefresh:
                     " statement was written for the old one; recreate the dynamic table with"
                     " CREATE OR REPLACE (with an updated statement)"
                 )
-        moved = self.refresher.new_commits(previous, versions)
+        moved = self.context.new_commits(previous, versions)
         gone = commits_gone(moved, set(self.changed))
         if gone is not None:
             raise expired(gone, previous.sources[gone] or 0, "its history no longer has it")
-        if not _changes_data(moved):
+        if not changes_data(moved):
             self.result.action = Action.NO_DATA
             self.result.table_version = state.table_version
-            self.refresher._keep_watermark_readable(self.table, state)
+            self.context.keep_watermark_readable(self.table, state)
             return
         self.result.action = Action.INCREMENTAL
-        watermark = _watermark(self.result, self.definition, versions, pinned.fingerprints)
+        watermark = new_watermark(self.result, self.definition, versions, pinned.fingerprints)
         ranges = Versions(old=dict(previous.sources), new=versions)
         deriver = self._deriver(ranges, pinned.columns)
         try:
@@ -116,12 +114,10 @@ class CustomRefresh:
     def _first(
         self,
         state: WatermarkState,
-        pinned: Any,
+        pinned: PinnedSources,
         replace_definition: dict[str, str] | None,
         backfill: exp.Query | None,
     ) -> None:
-        from dyntables.refresh import Action, _count, _watermark
-
         versions = pinned.versions
         start = start_versions(self.definition)
         self.result.action = Action.FULL
@@ -136,11 +132,11 @@ class CustomRefresh:
             rows = first_rows(self._bind(deriver, pinned.columns, None), self.definition.columns)
             consumed = versions
             self.result.reason = "START_AT" if start else "INITIAL_ROWS_AS_INSERTS"
-        watermark = _watermark(
+        watermark = new_watermark(
             self.result, self.definition, consumed, pinned.fingerprints, replace_definition
         )
         try:
-            before = _count(self.session, self.table) if state.table_version is not None else 0
+            before = count_rows(self.session, self.table) if state.table_version is not None else 0
             self.fmt.overwrite(
                 self.session,
                 self.table,
@@ -153,7 +149,7 @@ class CustomRefresh:
             if deriver is not None:
                 deriver.drop_change_views()
         self.result.rows_deleted = before
-        self.result.rows_inserted = _count(self.session, self.table)
+        self.result.rows_inserted = count_rows(self.session, self.table)
         self.result.table_version = self.fmt.current_version(self.session, self.table)
 
     # ---- binding the statement ----
@@ -205,14 +201,12 @@ class CustomRefresh:
     ) -> None:
         """Run the statement as one commit carrying ``watermark``; only the watermark moves
         when it writes nothing."""
-        from dyntables.refresh import _count
-
         columns = self.definition.columns
         written = False
         inserted: int | None = None
         if isinstance(bound, exp.Insert):
             rows = deriver.materialize(insert_rows(bound, columns))
-            inserted = _count(self.session, rows)
+            inserted = count_rows(self.session, rows)
             if inserted:
                 self.fmt.append(self.session, self.table, rows, watermark, state.table_version)
                 written = True
@@ -225,22 +219,19 @@ class CustomRefresh:
             clears = any(
                 when.args.get("source") for when in bound.args["whens"].expressions
             )  # WHEN NOT MATCHED BY SOURCE acts on an empty source too
-            if clears or _count(self.session, source):
+            if clears or count_rows(self.session, source):
                 self.fmt.merge(self.session, self.table, bound, watermark, state.table_version)
                 written = True
-        own_commit = self.refresher.own_commit
-        ours = own_commit(self.table, watermark, state.table_version) if written else None
-        if ours is None:  # nothing written (or no commit made for it): the watermark moves
-            self.fmt.recommit_watermark(self.session, self.table, watermark, state.table_version)
-            self.result.rows_inserted = self.result.rows_deleted = 0
-            ours = own_commit(self.table, watermark, state.table_version)
-        elif inserted is not None:
-            self.result.rows_inserted, self.result.rows_deleted = inserted, 0
-        else:
-            self.result.rows_inserted, self.result.rows_deleted = self._changed_rows(
-                state.table_version, ours
-            )
-        self.result.table_version = ours.version if ours is not None else None
+        read_version = state.table_version
+
+        def rows_changed(ours: Commit) -> tuple[int | None, int | None]:
+            if inserted is not None:
+                return inserted, 0
+            return self._changed_rows(read_version, ours)
+
+        self.context.finish_write(
+            self.table, self.result, watermark, read_version, written, rows_changed
+        )
 
     def _changed_rows(self, before: int | None, latest: Any) -> tuple[int | None, int | None]:
         """Rows the MERGE inserted and deleted (an updated row is one of each): from the

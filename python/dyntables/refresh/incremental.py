@@ -1,4 +1,4 @@
-"""Incremental refresh: apply the change of the defining query (``changes.py``) to the
+"""The incremental strategy: apply the change of the defining query (``changes.py``) to the
 dynamic table as a signed multiset, in one commit that carries the refresh's watermark.
 
 Rows (``_apply_rows``): inserts into the sources of a linear query are appended as they
@@ -18,20 +18,24 @@ table, and with a frozen region (``active``) only active rows are removed or add
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
 
-from dyntables.aggregates import (
+from dyntables.catalog import Definition
+from dyntables.errors import CannotRefreshIncrementallyError
+from dyntables.formats import Commit, TableFormat
+from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
+from dyntables.planner.structure import KEY, group_keys, inlined_query, with_output_names
+from dyntables.refresh import rules
+from dyntables.refresh.aggregates import (
     change_summaries,
     decided,
     group_outcome,
     merged_value,
     row_change,
 )
-from dyntables.catalog import Definition
-from dyntables.changes import (
+from dyntables.refresh.changes import (
     SIGN,
     ChangeDeriver,
     Versions,
@@ -40,11 +44,8 @@ from dyntables.changes import (
     quoted_columns,
     union_all,
 )
-from dyntables.errors import CannotRefreshIncrementallyError
-from dyntables.formats import TableFormat
-from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
-from dyntables.planner.capabilities import is_linear
-from dyntables.planner.structure import KEY, group_keys, inlined_query, with_output_names
+from dyntables.refresh.context import RefreshContext, counted
+from dyntables.refresh.state import Action, Applied, RefreshInputs, RefreshJob, new_watermark
 from dyntables.sql.dialect import to_spark_sql
 
 # Internal column names of the queries an incremental refresh runs (never in the table).
@@ -68,16 +69,6 @@ def _with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
 # ---- applying a change ----
 
 
-@dataclass
-class Applied:
-    """What an incremental refresh changed."""
-
-    # None: not counted, the commit's metrics say (``TableFormat.reports_row_counts``).
-    rows_inserted: int | None
-    rows_deleted: int | None
-    committed: bool  # False when the change netted out to nothing
-
-
 class IncrementalRefresh:
     """One incremental refresh of ``table`` from ``versions.old`` to ``versions.new``."""
 
@@ -91,7 +82,7 @@ class IncrementalRefresh:
         source_columns: dict[str, list[str]],
         active: exp.Expr | None = None,
         *,
-        inserts_only: bool = False,
+        appends_as_they_come: bool = False,
     ) -> None:
         self.session = session
         # Where rows are active (not frozen): frozen rows are neither removed nor added.
@@ -102,7 +93,7 @@ class IncrementalRefresh:
         self.columns = list(definition.columns)
         # Inserts into the sources of a linear query are inserts into its result: appended
         # as they come, each change feed read once.
-        self.appends_as_they_come = inserts_only and is_linear(definition)
+        self.appends_as_they_come = appends_as_they_come
         self.deriver = ChangeDeriver(
             session,
             fmt,
@@ -464,3 +455,46 @@ def _copies(count: exp.Expr) -> exp.Lateral:
         view=True,
         alias=exp.TableAlias(this=exp.to_identifier("e"), columns=[exp.to_identifier("copy")]),
     )
+
+
+class IncrementalStrategy:
+    """The incremental strategy: apply the sources' changes since the last watermark
+    (``IncrementalRefresh``) in one commit conditional on the table version that watermark
+    was read at. Raises ``CannotRefreshIncrementallyError`` (nothing committed) where the
+    change cannot be derived; the executor then refreshes in full."""
+
+    def __init__(self, context: RefreshContext) -> None:
+        self.context = context
+
+    def run(self, job: RefreshJob, inputs: RefreshInputs) -> None:
+        context, result = self.context, job.result
+        if not context.fmt.supports_incremental:
+            raise CannotRefreshIncrementallyError(
+                f"incremental refresh on {context.fmt.name} is not built yet"
+            )
+        previous, pinned = inputs.state.watermark, inputs.pinned
+        assert previous is not None
+        result.action = Action.INCREMENTAL
+        watermark = new_watermark(result, job.definition, pinned.versions, pinned.fingerprints)
+        change = IncrementalRefresh(
+            context.session,
+            context.fmt,
+            job.table,
+            job.definition,
+            Versions(old=dict(previous.sources), new=pinned.versions),
+            pinned.columns,
+            inputs.active,
+            appends_as_they_come=rules.appends_as_they_come(job.definition, inputs.moved),
+        )
+        text = watermark.to_json()
+        read_version = inputs.state.table_version
+        applied = change.apply(text, read_version)
+
+        def rows_changed(ours: Commit) -> tuple[int | None, int | None]:
+            return (
+                counted(applied.rows_inserted, ours.rows_inserted),
+                counted(applied.rows_deleted, ours.rows_deleted),
+            )
+
+        context.finish_write(job.table, result, text, read_version, applied.committed, rows_changed)
+        context.fmt.forget_cached(context.engine.session, job.table)  # read next by the user

@@ -5,7 +5,7 @@ the rows of ``t`` at that point into the new table instead of running the defini
 a frozen region, only the frozen region comes from ``t``; the refresh computes the active
 region). This module resolves the point to one version of ``t``, checks that ``t`` has
 the table's columns in the same order with compatible types, and builds the query that
-reads those rows; the refresh writes them (``refresh.py``).
+reads those rows; the refresh writes them (``dyntables.refresh``).
 """
 
 from __future__ import annotations

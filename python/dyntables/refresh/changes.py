@@ -14,7 +14,7 @@ A change query returns the query's columns and ``__dt_sign``: +1 for a row the q
   join on equality keys — is recomputed for the keys its inputs' changes touch: the rows
   of a key depend only on input rows of that key, so its change is
   ``Q(new inputs of those keys) - Q(old inputs of those keys)``. The keys are collected
-  (at most ``MAX_TOUCHED``) and written into both recomputes as a null-safe predicate.
+  (at most ``rules.MAX_TOUCHED``) and written into both recomputes as a null-safe predicate.
 """
 
 from __future__ import annotations
@@ -37,12 +37,11 @@ from dyntables.planner.structure import (
     select_inputs,
     select_shape,
 )
+from dyntables.refresh import rules
 from dyntables.sql.dialect import to_spark_sql
 from dyntables.sql.literals import collectable, is_scalar, matching
 
 SIGN = "__dt_sign"
-# More touched row values, groups or keys than this make a full refresh cheaper and simpler.
-MAX_TOUCHED = 5000
 
 
 @dataclass(frozen=True)
@@ -233,8 +232,9 @@ class ChangeDeriver:
             values += [v for v in self._key_values(touched, side_types) if v not in values]
         if types is None or not values:
             return None
-        if len(values) > MAX_TOUCHED:
-            raise CannotRefreshIncrementallyError(f"more than {MAX_TOUCHED} join keys changed")
+        too_many = rules.too_many_touched(len(values), "join keys")
+        if too_many is not None:
+            raise CannotRefreshIncrementallyError(too_many)
         filters = [matching(list(zip(keys, types, strict=True)), values) for keys in sides]
         return union_all(
             [
@@ -281,17 +281,18 @@ class ChangeDeriver:
         return types
 
     def _key_values(self, query: exp.Query, types: list[str]) -> list[tuple[Any, ...]]:
-        """The distinct ``__dt_key…`` values ``query`` returns (at most ``MAX_TOUCHED``)."""
+        """The distinct ``__dt_key…`` values ``query`` returns (at most ``rules.MAX_TOUCHED``)."""
         names = [KEY.format(i) for i in range(len(types))]
         distinct = (
             exp.select(*[collectable(n, t) for n, t in zip(names, types, strict=True)])
             .from_(aliased(query, "k"))
             .distinct()
-            .limit(MAX_TOUCHED + 1)
+            .limit(rules.touched_limit())
         )
         values = [tuple(row) for row in self.session.sql(to_spark_sql(distinct)).collect()]
-        if len(values) > MAX_TOUCHED:
-            raise CannotRefreshIncrementallyError(f"more than {MAX_TOUCHED} keys changed")
+        too_many = rules.too_many_touched(len(values))
+        if too_many is not None:
+            raise CannotRefreshIncrementallyError(too_many)
         return values
 
 

@@ -18,8 +18,6 @@ from typing import Any
 
 from sqlglot import exp
 
-from dyntables import custom
-from dyntables.backfill import backfill_rows
 from dyntables.catalog import (
     PREFIX,
     UPSTREAM_SUSPENDED_DUE_TO_ERRORS,
@@ -30,12 +28,14 @@ from dyntables.catalog import (
     key_to_table,
     table_key,
 )
+from dyntables.ddl import custom
+from dyntables.ddl.backfill import backfill_rows
 from dyntables.engine import Engine
-from dyntables.errors import DynamicTableError
+from dyntables.errors import DynamicTableError, first_line
 from dyntables.history import SystemTables, utc_now
 from dyntables.planner import Plan, plan_definition
 from dyntables.planner.predicates import check_frozen_predicate, expands, to_spark_predicate
-from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark
+from dyntables.refresh import Refresher, RefreshResult, Trigger, Watermark, custom_sql
 from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import (
     AlterAction,
@@ -299,7 +299,7 @@ class Lifecycle:
         self, statement: CreateDynamicTable, text: str, statement_id: str
     ) -> RefreshResult | None:
         """CREATE … REFRESH USING ( … ): the statement checked (``custom.analyze``), the
-        table created with the declared columns, and its first refresh (``custom_refresh``)."""
+        table created with the declared columns, and its first refresh (``refresh/custom.py``)."""
         table = self.table_of(statement.name)
         properties = dict(statement.properties)
         existing, skip = self._existing(
@@ -318,12 +318,12 @@ class Lifecycle:
             body.statement, body.columns, body.sources, upstreams, body.statement
         )
         self._check_upstreams(table, analyzed, statement.target_lag)
-        changed = custom.change_sources(body.statement)
+        changed = custom_sql.change_sources(body.statement)
         extra: dict[str, str] = {}
         if statement.data_retention_days is not None:
             extra["data_retention_days"] = str(statement.data_retention_days)
         if statement.start_at is not None:
-            extra[custom.START_VERSIONS] = json.dumps(
+            extra[custom_sql.START_VERSIONS] = json.dumps(
                 custom.resolve_start(self.engine, sorted(changed), statement.start_at)
             )
             extra["start_at"] = f"{statement.start_at.by.value} => {statement.start_at.expr_sql}"
@@ -376,7 +376,7 @@ class Lifecycle:
         session = self.engine.refresh_session
         for key, modes in sorted(changed.items()):
             columns = list(self.engine.schema_of(session, key).names)
-            if custom.DEFAULT in modes and not custom.source_key(self.engine, key, columns):
+            if custom_sql.DEFAULT in modes and not custom_sql.source_key(self.engine, key, columns):
                 raise DynamicTableError(
                     f"CHANGES(INFORMATION => DEFAULT) on {key} needs a key to pair an updated"
                     f" row's two images on {fmt.name} tables: declare one (ALTER TABLE {key} ADD"
@@ -546,7 +546,7 @@ class Lifecycle:
         try:
             return self.engine.refresh_session.sql(probe).schema
         except Exception as failure:
-            problem = _first_line(failure)
+            problem = first_line(failure)
             try:
                 self.engine.sql(probe)
             except Exception:
@@ -772,7 +772,7 @@ class Lifecycle:
             )
         key = json.dumps([known[column.lower()] for column in columns])
         self.engine.table_format.set_properties(
-            self.engine.session, table, {custom.PRIMARY_KEY_PROPERTY: key}
+            self.engine.session, table, {custom_sql.PRIMARY_KEY_PROPERTY: key}
         )
         return True
 
@@ -937,8 +937,3 @@ def _apply_column_list(
         )
     )
     return to_spark_sql(wrapped), final
-
-
-def _first_line(failure: BaseException) -> str:
-    text = str(failure).strip()
-    return text.splitlines()[0] if text else type(failure).__name__
