@@ -201,7 +201,9 @@ class ShimSession:
         cursor: duckdb.DuckDBPyConnection | None = getattr(self._cursors, "cursor", None)
         if cursor is None:
             cursor = self._database.cursor()
-            cursor.execute(f"SET TimeZone = '{self.time_zone}'")
+            # A literal, not pasted text: a zone with a quote must not end the string.
+            zone = exp.Literal.string(self.time_zone).sql("duckdb")
+            cursor.execute(f"SET TimeZone = {zone}")
             self._cursors.cursor = cursor
         return cursor
 
