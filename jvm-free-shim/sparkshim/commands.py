@@ -24,17 +24,17 @@ from sqlglot import exp
 
 from sparkshim import delta, dml
 from sparkshim.catalog import ObjectName
+from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
-from sparkshim.maintenance import RETENTION_CHECK_CONF, optimize, vacuum
+from sparkshim.maintenance import optimize, vacuum
 from sparkshim.query import run_query
-from sparkshim.session import OVERWRITE_SCHEMA_CONF
 from sparkshim.syntax import check_statement, statement_words
 from sparkshim.translate import parse_spark
 from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
 
 if TYPE_CHECKING:
-    from sparkshim.session import ShimSession
+    from sparkshim.session_protocol import SessionProtocol
 
 EMPTY = pa.table({})
 _Result = TypeVar("_Result")
@@ -72,7 +72,7 @@ _UNSET_TBLPROPERTIES = re.compile(
 )
 
 
-def execute(session: ShimSession, text: str) -> pa.Table:
+def execute(session: SessionProtocol, text: str) -> pa.Table:
     """Run one statement; its result rows (empty for commands)."""
     statement = text.strip().rstrip(";").strip()
     for pattern, handler in _UTILITY_STATEMENTS:
@@ -114,14 +114,14 @@ def _guarded(tree: exp.Expr | None, run: Callable[[], _Result]) -> _Result:
 # ---- queries ----
 
 
-def query(session: ShimSession, tree: exp.Expr) -> pa.Table:
+def query(session: SessionProtocol, tree: exp.Expr) -> pa.Table:
     return run_query(session, tree)
 
 
 # ---- databases ----
 
 
-def create(session: ShimSession, tree: exp.Create) -> pa.Table:
+def create(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     kind = str(tree.args.get("kind", "")).upper()
     if kind in ("SCHEMA", "DATABASE"):
         target = tree.this
@@ -135,7 +135,7 @@ def create(session: ShimSession, tree: exp.Create) -> pa.Table:
     raise UnsupportedSqlError(f"CREATE {kind}")
 
 
-def drop(session: ShimSession, tree: exp.Drop) -> pa.Table:
+def drop(session: SessionProtocol, tree: exp.Drop) -> pa.Table:
     kind = str(tree.args.get("kind", "")).upper()
     if_exists = bool(tree.args.get("exists"))
     for target in tree.args.get("tables") or [tree.this]:
@@ -150,7 +150,9 @@ def drop(session: ShimSession, tree: exp.Drop) -> pa.Table:
     return EMPTY
 
 
-def drop_table_or_view(session: ShimSession, target: exp.Table, kind: str, if_exists: bool) -> None:
+def drop_table_or_view(
+    session: SessionProtocol, target: exp.Table, kind: str, if_exists: bool
+) -> None:
     if kind == "VIEW" and not target.db and session.drop_temp_view(target.name):
         return
     name = session.qualify(target)
@@ -167,7 +169,7 @@ def drop_table_or_view(session: ShimSession, target: exp.Table, kind: str, if_ex
     session.catalog_store.drop(name)
 
 
-def use(session: ShimSession, tree: exp.Use) -> pa.Table:
+def use(session: SessionProtocol, tree: exp.Use) -> pa.Table:
     session.catalog.setCurrentDatabase(tree.this.name or tree.this.db)
     return EMPTY
 
@@ -175,7 +177,7 @@ def use(session: ShimSession, tree: exp.Use) -> pa.Table:
 # ---- tables ----
 
 
-def create_table(session: ShimSession, tree: exp.Create) -> pa.Table:
+def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
     session.catalog_store.require_database(name.database)
@@ -304,7 +306,7 @@ def _declared_schema(tree: exp.Create) -> pa.Schema | None:
     return pa.schema(fields)
 
 
-def create_view(session: ShimSession, tree: exp.Create) -> pa.Table:
+def create_view(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     temporary = any(
         isinstance(prop, exp.TemporaryProperty)
@@ -365,7 +367,7 @@ def _renamed_view_body(
     return exp.select("*").from_(exp.Subquery(this=query, alias=alias))
 
 
-def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
+def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
     entry = session.catalog_store.lookup(name)
@@ -413,7 +415,7 @@ def insert(session: ShimSession, tree: exp.Insert) -> pa.Table:
     return EMPTY
 
 
-def _arrow_view_rows(session: ShimSession, source: exp.Expr) -> pa.Table | None:
+def _arrow_view_rows(session: SessionProtocol, source: exp.Expr) -> pa.Table | None:
     """The rows of ``SELECT * FROM v`` for a temporary view ``v`` of rows (a DataFrame's),
     without a round trip through DuckDB; None for any other source."""
     if not isinstance(source, exp.Select):
@@ -430,7 +432,7 @@ def _arrow_view_rows(session: ShimSession, source: exp.Expr) -> pa.Table | None:
     return view if isinstance(view, pa.Table) else None
 
 
-def _overwrites_schema(session: ShimSession, tree: exp.Insert) -> bool:
+def _overwrites_schema(session: SessionProtocol, tree: exp.Insert) -> bool:
     if (session.conf.get(OVERWRITE_SCHEMA_CONF, "false") or "").lower() != "true":
         return False
     if isinstance(tree.this, exp.Schema) or tree.args.get("where") is not None:
@@ -440,7 +442,7 @@ def _overwrites_schema(session: ShimSession, tree: exp.Insert) -> bool:
     return True
 
 
-def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:
+def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
     name = session.qualify(tree.this)
     location = _table_location(session, name)
     properties: dict[str, str] = {}
@@ -456,7 +458,7 @@ def alter(session: ShimSession, tree: exp.Alter) -> pa.Table:
     return EMPTY
 
 
-def _table_location(session: ShimSession, name: ObjectName) -> Path:
+def _table_location(session: SessionProtocol, name: ObjectName) -> Path:
     entry = session.catalog_store.lookup(name)
     if entry is None or entry.location is None:
         raise AnalysisException(
@@ -469,7 +471,7 @@ def _table_location(session: ShimSession, name: ObjectName) -> Path:
 # ---- SET and descriptions ----
 
 
-def set_config(session: ShimSession, tree: exp.Set) -> pa.Table:
+def set_config(session: SessionProtocol, tree: exp.Set) -> pa.Table:
     if not tree.expressions:  # SET: every setting
         settings = sorted(session.conf.getAll().items())
         return pa.table(
@@ -489,14 +491,14 @@ def set_config(session: ShimSession, tree: exp.Set) -> pa.Table:
     return pa.table({"key": [key], "value": [session.conf.get(key)]})
 
 
-def show_config(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def show_config(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     """``SET key``: the setting's value, ``<undefined>`` when unset (as Spark shows it)."""
     key = match["key"]
     value = session.conf.get(key, None)
     return pa.table({"key": [key], "value": [value if value is not None else "<undefined>"]})
 
 
-def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
+def describe(session: SessionProtocol, tree: exp.Describe) -> pa.Table:
     name = session.qualify(tree.this)
     style = str(tree.args.get("style") or "").upper()
     if style == "HISTORY":
@@ -513,7 +515,7 @@ def describe(session: ShimSession, tree: exp.Describe) -> pa.Table:
     )
 
 
-def describe_history_limit(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def describe_history_limit(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     location = _table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
@@ -556,7 +558,7 @@ def describe_history(location: Path, limit: int | None = None) -> pa.Table:
     )
 
 
-def describe_detail(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def describe_detail(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     name = session.qualify(exp.to_table(match["name"], dialect="spark"))
     location = _table_location(session, name)
     table = delta.open_table(location)
@@ -577,7 +579,7 @@ def describe_detail(session: ShimSession, match: re.Match[str]) -> pa.Table:
     )
 
 
-def show_tables(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def show_tables(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     database = (match["db"] or session.current_database).strip("`").lower()
     session.catalog_store.require_database(database)
     names = [(database, name, False) for name in session.catalog_store.list_objects(database)]
@@ -597,11 +599,11 @@ def show_tables(session: ShimSession, match: re.Match[str]) -> pa.Table:
     )
 
 
-def show_databases(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def show_databases(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     return pa.table({"namespace": session.catalog_store.list_databases()})
 
 
-def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def show_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     name = session.qualify(exp.to_table(match["name"], dialect="spark"))
     properties = delta.properties(_table_location(session, name))
     key = match["key"]
@@ -612,7 +614,7 @@ def show_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
     return pa.table({"key": list(properties), "value": list(properties.values())})
 
 
-def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def unset_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     location = _table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
@@ -624,7 +626,7 @@ def unset_tblproperties(session: ShimSession, match: re.Match[str]) -> pa.Table:
     return EMPTY
 
 
-def optimize_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def optimize_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     location = _table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
@@ -635,7 +637,7 @@ def optimize_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
     return optimize(location, match["where"], columns, session.commit_options())
 
 
-def vacuum_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
+def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     location = _table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
@@ -650,23 +652,23 @@ def vacuum_table(session: ShimSession, match: re.Match[str]) -> pa.Table:
     )
 
 
-def update(session: ShimSession, tree: exp.Update) -> pa.Table:
+def update(session: SessionProtocol, tree: exp.Update) -> pa.Table:
     dml.update(session, tree, _table_location(session, session.qualify(tree.this)))
     return EMPTY
 
 
-def delete(session: ShimSession, tree: exp.Delete) -> pa.Table:
+def delete(session: SessionProtocol, tree: exp.Delete) -> pa.Table:
     dml.delete(session, tree, _table_location(session, session.qualify(tree.this)))
     return EMPTY
 
 
-def merge(session: ShimSession, tree: exp.Merge) -> pa.Table:
+def merge(session: SessionProtocol, tree: exp.Merge) -> pa.Table:
     dml.merge(session, tree, _table_location(session, session.qualify(tree.this)))
     return EMPTY
 
 
 _UTILITY_STATEMENTS: tuple[
-    tuple[re.Pattern[str], Callable[[ShimSession, re.Match[str]], pa.Table]], ...
+    tuple[re.Pattern[str], Callable[[SessionProtocol, re.Match[str]], pa.Table]], ...
 ] = (
     (_SHOW_TABLES, show_tables),
     (_SHOW_DATABASES, show_databases),
@@ -680,7 +682,7 @@ _UTILITY_STATEMENTS: tuple[
 )
 
 # Each handler takes the node of its kind (typed Any: the dispatch has checked the type).
-_HANDLERS: tuple[tuple[type[exp.Expr], Callable[[ShimSession, Any], pa.Table]], ...] = (
+_HANDLERS: tuple[tuple[type[exp.Expr], Callable[[SessionProtocol, Any], pa.Table]], ...] = (
     (exp.Query, query),
     (exp.Create, create),
     (exp.Drop, drop),

@@ -49,6 +49,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from sparkshim.config import EAGER_EVAL_MAX_ROWS_CONF, EAGER_EVAL_TRUNCATE_CONF
 from sparkshim.types import (
     format_double,
     format_float,
@@ -218,8 +219,8 @@ class DataFrame:
         """
         import html
 
-        limit = max(_conf_int(self._session, "spark.sql.repl.eagerEval.maxNumRows", 20), 0)
-        width = _conf_int(self._session, "spark.sql.repl.eagerEval.truncate", 20)
+        limit = max(_conf_int(self._session, EAGER_EVAL_MAX_ROWS_CONF, 20), 0)
+        width = _conf_int(self._session, EAGER_EVAL_TRUNCATE_CONF, 20)
         head = _head(self._table, limit + 1)
         cells = [
             pretty_strings(column, field.dataType, self._session.time_zone)

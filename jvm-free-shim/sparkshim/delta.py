@@ -31,9 +31,6 @@ from sparkshim import append, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.types import align_to_schema
 
-# Properties that delta-rs validates itself; every other key is a custom property.
-_DELTA_PREFIX = "delta."
-
 
 @dataclass(frozen=True)
 class CommitOptions:

@@ -33,14 +33,14 @@ from sparkshim.types import align_to_schema
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-    from sparkshim.session import ShimSession
+    from sparkshim.session_protocol import SessionProtocol
 
 KIND, ACTION, NEW = "__kind", "__action", "__new_"
 _TARGET_ID, _SOURCE_ID = "__target_id", "__source_id"
 _NEW_ROWS_VIEW = "__sparkshim_replace_where_rows"
 
 
-def update(session: ShimSession, tree: exp.Update, location: Path) -> None:
+def update(session: SessionProtocol, tree: exp.Update, location: Path) -> None:
     read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
@@ -59,7 +59,7 @@ def update(session: ShimSession, tree: exp.Update, location: Path) -> None:
     apply_actions(session, location, read_version, schema, changes, inserts=None)
 
 
-def delete(session: ShimSession, tree: exp.Delete, location: Path) -> None:
+def delete(session: SessionProtocol, tree: exp.Delete, location: Path) -> None:
     read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
@@ -73,7 +73,7 @@ def delete(session: ShimSession, tree: exp.Delete, location: Path) -> None:
 
 
 def replace_where(
-    session: ShimSession, target: exp.Table, condition: exp.Expr, rows: pa.Table, location: Path
+    session: SessionProtocol, target: exp.Table, condition: exp.Expr, rows: pa.Table, location: Path
 ) -> None:
     """``INSERT INTO t REPLACE WHERE cond SELECT ...``: in one commit, delete the rows that
     satisfy ``cond`` and insert ``rows``, each of which must satisfy it (as Delta checks)."""
@@ -106,7 +106,7 @@ def replace_where(
     apply_actions(session, location, read_version, schema, changes, inserts)
 
 
-def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
+def merge(session: SessionProtocol, tree: exp.Merge, location: Path) -> None:
     """``MERGE INTO target USING source ON ... WHEN ...`` with every clause kind.
 
     The source is computed once, before anything else: the statement reads it several
@@ -125,7 +125,7 @@ def merge(session: ShimSession, tree: exp.Merge, location: Path) -> None:
         session.drop_temp_view(view)
 
 
-def _merge(session: ShimSession, tree: exp.Merge, location: Path, source: pa.Table) -> None:
+def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa.Table) -> None:
     """The MERGE ``tree``, whose source is the materialized ``source``."""
     read_version = delta.open_table(location).version()  # what the queries below read
     schema = _schema(location)
@@ -157,7 +157,7 @@ def _merge(session: ShimSession, tree: exp.Merge, location: Path, source: pa.Tab
 
 
 def _rewrite_plain_table(
-    session: ShimSession,
+    session: SessionProtocol,
     location: Path,
     read_version: int,
     tree: exp.Merge,
@@ -202,7 +202,11 @@ class _MergePairs:
     both sides keep the aliases the statement uses."""
 
     def __init__(
-        self, session: ShimSession, tree: exp.Merge, schema: pa.Schema, source_columns: list[str]
+        self,
+        session: SessionProtocol,
+        tree: exp.Merge,
+        schema: pa.Schema,
+        source_columns: list[str],
     ) -> None:
         self.session = session
         self.schema = schema
@@ -404,7 +408,7 @@ def _schema(location: Path) -> pa.Schema:
 
 
 def apply_actions(
-    session: ShimSession,
+    session: SessionProtocol,
     location: Path,
     read_version: int,
     schema: pa.Schema,

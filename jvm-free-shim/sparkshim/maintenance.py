@@ -31,6 +31,7 @@ from deltalake.exceptions import DeltaError
 from sqlglot import exp
 
 from sparkshim import compact, delta
+from sparkshim.config import RETENTION_CHECK_CONF
 from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.translate import parse_spark
 
@@ -197,9 +198,6 @@ def _spark_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
         stats = metrics.get(name)
         result[name] = json.loads(stats) if isinstance(stats, str) else stats
     return result
-
-
-RETENTION_CHECK_CONF = "spark.databricks.delta.retentionDurationCheck.enabled"
 
 
 def vacuum(

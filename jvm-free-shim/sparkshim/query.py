@@ -23,11 +23,17 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim import delta
+from sparkshim.config import (
+    ALLOW_PRECISION_LOSS_CONF,
+    HAVING_AS_WHERE_CONF,
+    LEGACY_COUNT_CONF,
+    SETOPS_PRECEDENCE_CONF,
+)
 from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.intervals import annotate_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
-from sparkshim.scalar_subqueries import LEGACY_COUNT_CONF, check_correlated_counts
+from sparkshim.scalar_subqueries import check_correlated_counts
 from sparkshim.spark_typing import annotate
 from sparkshim.translate import parse_spark, to_duckdb
 from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
@@ -35,7 +41,7 @@ from sparkshim.types import has_interval_columns, to_spark_type, with_interval_c
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-    from sparkshim.session import ShimSession
+    from sparkshim.session_protocol import SessionProtocol
 
 _registration_ids = itertools.count()
 
@@ -221,7 +227,9 @@ _WANTED_TYPES: dict[str, list[str]] = {}
 FILE_COLUMN = "__sparkshim_file"
 
 
-def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = None) -> pa.Table:
+def run_query(
+    session: SessionProtocol, tree: exp.Expr, *, files_of: Path | None = None
+) -> pa.Table:
     """The rows of a Spark query (SELECT, set operation, VALUES ...) as an Arrow table.
     With ``files_of``, that table's rows also have their data file's path in
     ``FILE_COLUMN``."""
@@ -240,7 +248,7 @@ def run_query(session: ShimSession, tree: exp.Expr, *, files_of: Path | None = N
 
 
 def write_query(
-    session: ShimSession, tree: exp.Expr, path: Path, *, files_of: Path | None = None
+    session: SessionProtocol, tree: exp.Expr, path: Path, *, files_of: Path | None = None
 ) -> int:
     """Write the rows of a Spark query as one Parquet file at ``path`` (DuckDB's COPY,
     snappy-compressed, in the query's column types); how many rows it wrote."""
@@ -262,16 +270,16 @@ def write_query(
 
 
 def _translate(
-    session: ShimSession, tree: exp.Expr, registrations: Registrations
+    session: SessionProtocol, tree: exp.Expr, registrations: Registrations
 ) -> tuple[str, list[str] | None]:
     """The DuckDB SQL of the query ``tree``, and its columns' Spark names where known."""
     named = tree.copy()
     name_select_items(named)  # Spark's column names, rendered before any rewrite
     names = result_names(named)
     resolved = resolve_tables(session, named, registrations)
-    if str(session.conf.get(_HAVING_AS_WHERE_CONF, "false")).lower() == "true":
+    if str(session.conf.get(HAVING_AS_WHERE_CONF, "false")).lower() == "true":
         _having_as_where(resolved)
-    if str(session.conf.get(_SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
+    if str(session.conf.get(SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
         _check_left_to_right_set_operations(resolved)
     legacy_count = str(session.conf.get(LEGACY_COUNT_CONF, "false")).lower() == "true"
     check_correlated_counts(resolved, legacy_count=legacy_count)
@@ -281,16 +289,10 @@ def _translate(
     return to_duckdb(resolved, copy=False), names  # resolved is a copy of its own
 
 
-ALLOW_PRECISION_LOSS_CONF = "spark.sql.decimalOperations.allowPrecisionLoss"
-
-
-def _allow_precision_loss(session: ShimSession) -> bool:
+def _allow_precision_loss(session: SessionProtocol) -> bool:
     """Spark's setting: whether a DECIMAL result beyond 38 digits drops fractional digits
     (true, the default) or is bounded to 38 digits as it is."""
     return (session.conf.get(ALLOW_PRECISION_LOSS_CONF, "true") or "true").lower() != "false"
-
-
-_HAVING_AS_WHERE_CONF = "spark.sql.legacy.parser.havingWithoutGroupByAsWhere"
 
 
 def _having_as_where(tree: exp.Expr) -> None:
@@ -301,9 +303,6 @@ def _having_as_where(tree: exp.Expr) -> None:
             continue
         select.set("having", None)
         select.where(having.this.copy(), copy=False)
-
-
-_SETOPS_PRECEDENCE_CONF = "spark.sql.legacy.setopsPrecedence.enabled"
 
 
 def _check_left_to_right_set_operations(tree: exp.Expr) -> None:
@@ -344,7 +343,7 @@ def _with_spark_types(result: duckdb.DuckDBPyRelation) -> duckdb.DuckDBPyRelatio
     return result.project(", ".join(columns))
 
 
-def _bind_session_functions(session: ShimSession, tree: exp.Expr) -> None:
+def _bind_session_functions(session: SessionProtocol, tree: exp.Expr) -> None:
     """Replace the functions that read session state with that state's value."""
     values = {
         exp.CurrentDatabase: session.current_database,
@@ -356,7 +355,9 @@ def _bind_session_functions(session: ShimSession, tree: exp.Expr) -> None:
         node.replace(exp.Literal.string(values[type(node)]))
 
 
-def resolve_tables(session: ShimSession, tree: exp.Expr, registrations: Registrations) -> exp.Expr:
+def resolve_tables(
+    session: SessionProtocol, tree: exp.Expr, registrations: Registrations
+) -> exp.Expr:
     """``tree`` with every table reference replaced by what it resolves to."""
     _bind_session_functions(session, tree)
     _check_nested_cte_names(tree)
@@ -420,7 +421,7 @@ def _starts_a_query(query: exp.Expr) -> bool:
 
 
 def _resolve_reference(
-    session: ShimSession, table: exp.Table, registrations: Registrations
+    session: SessionProtocol, table: exp.Table, registrations: Registrations
 ) -> exp.Expr:
     """What one named table reference stands for, as a FROM item."""
     if table.args.get("catalog") is not None:
@@ -491,7 +492,7 @@ def _range_table(call: exp.Anonymous) -> pa.Table:
     return pa.table({"id": pa.array(ids, pa.int64())})
 
 
-def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
+def _table_function(session: SessionProtocol, call: exp.Anonymous) -> pa.Table:
     if call.name.lower() == "range":
         return _range_table(call)
     if call.name.lower() != "table_changes":
@@ -507,7 +508,7 @@ def _table_function(session: ShimSession, call: exp.Anonymous) -> pa.Table:
     return delta.changes(entry.location, int(arguments[1]), end)
 
 
-def _inline_view(session: ShimSession, view_sql: str, registrations: Registrations) -> exp.Expr:
+def _inline_view(session: SessionProtocol, view_sql: str, registrations: Registrations) -> exp.Expr:
     view = parse_spark(view_sql)
     name_select_items(view)
     return exp.paren(resolve_tables(session, view, registrations), copy=False)

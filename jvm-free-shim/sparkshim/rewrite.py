@@ -41,7 +41,7 @@ from sparkshim.types import align_to_schema
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-    from sparkshim.session import ShimSession
+    from sparkshim.session_protocol import SessionProtocol
 
 _CHANGE_TYPE = "_change_type"
 
@@ -57,7 +57,7 @@ class _Rewritten:
 
 
 def delete_and_insert(
-    session: ShimSession,
+    session: SessionProtocol,
     location: Path,
     read_version: int,
     merge: exp.Merge,
@@ -120,7 +120,7 @@ def _is_plain(state: log.TableState) -> bool:
 
 
 def _rewrite_files(
-    session: ShimSession, location: Path, table: DeltaTable, schema: pa.Schema, merge: exp.Merge
+    session: SessionProtocol, location: Path, table: DeltaTable, schema: pa.Schema, merge: exp.Merge
 ) -> _Rewritten:
     """Write each data file holding a matched row again without its matched rows.
 

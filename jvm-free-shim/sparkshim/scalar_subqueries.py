@@ -16,9 +16,8 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.optimizer.scope import build_scope
 
+from sparkshim.config import LEGACY_COUNT_CONF
 from sparkshim.errors import UnsupportedSqlError
-
-LEGACY_COUNT_CONF = "spark.sql.optimizer.decorrelateSubqueryLegacyIncorrectCountHandling.enabled"
 
 _COUNTS = (exp.Count, exp.CountIf, exp.ApproxDistinct)
 _NOT_SCALAR = (exp.From, exp.Join, exp.In, exp.SetOperation, exp.CTE, exp.Lateral)

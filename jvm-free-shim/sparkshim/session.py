@@ -19,25 +19,18 @@ from sqlglot import exp
 
 from sparkshim import conv, decimals, delta
 from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName
+from sparkshim.commands import execute
+from sparkshim.config import (
+    DEFAULTS,
+    EXPECTED_VERSION_CONF,
+    TIME_ZONE_CONF,
+    TXN_APP_ID_CONF,
+    TXN_VERSION_CONF,
+    USER_METADATA_CONF,
+)
 from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
 from sparkshim.types import from_python
-
-USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
-# Idempotent writes, as Delta's SQL confs: a (txnAppId, txnVersion) already committed is skipped.
-TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
-TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
-# Shim-only: make writes conditional on the table version the writer read.
-EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
-# INSERT OVERWRITE replaces the table's schema with the query's, in the same commit
-# (Delta's writer option overwriteSchema, for SQL).
-OVERWRITE_SCHEMA_CONF = "sparkshim.write.overwriteSchema"
-
-DEFAULTS = {
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.ansi.enabled": "false",
-}
-
 
 _NO_DEFAULT = object()
 
@@ -174,8 +167,6 @@ class ShimSession:
 
     def sql(self, sqlQuery: str, args: dict[str, Any] | None = None) -> DataFrame:  # noqa: N803
         """Run one Spark SQL statement and return its result."""
-        from sparkshim.commands import execute  # the command layer imports this module
-
         if args:
             raise AnalysisException(message="sparkshim does not support parameterized sql()")
         self._check_open()
@@ -203,14 +194,16 @@ class ShimSession:
 
     @property
     def time_zone(self) -> str:
-        return self.conf.get("spark.sql.session.timeZone") or "UTC"
+        return self.conf.get(TIME_ZONE_CONF) or "UTC"
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's DuckDB cursor (DuckDB connections are not shared across threads)."""
         cursor: duckdb.DuckDBPyConnection | None = getattr(self._cursors, "cursor", None)
         if cursor is None:
             cursor = self._database.cursor()
-            cursor.execute(f"SET TimeZone = '{self.time_zone}'")
+            # A literal, not pasted text: a zone with a quote must not end the string.
+            zone = exp.Literal.string(self.time_zone).sql("duckdb")
+            cursor.execute(f"SET TimeZone = {zone}")
             self._cursors.cursor = cursor
         return cursor
 

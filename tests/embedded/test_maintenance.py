@@ -23,8 +23,9 @@ from deltalake import DeltaTable, QueryBuilder, TableFeatures, write_deltalake
 
 from dyntables import DynamicTables
 from sparkshim import compact, delta, maintenance
+from sparkshim.config import EXPECTED_VERSION_CONF
 from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
-from sparkshim.session import EXPECTED_VERSION_CONF, ShimSession
+from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
 

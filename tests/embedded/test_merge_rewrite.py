@@ -18,7 +18,8 @@ from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 from sparkshim import delta, rewrite
-from sparkshim.session import EXPECTED_VERSION_CONF, ShimSession
+from sparkshim.config import EXPECTED_VERSION_CONF
+from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
 

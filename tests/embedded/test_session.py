@@ -7,11 +7,13 @@ from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pytest
 from deltalake import DeltaTable
 from pyspark.errors import AnalysisException
 from pyspark.sql import Row
 
+from sparkshim.config import TIME_ZONE_CONF
 from sparkshim.errors import UnsupportedSqlError
 from sparkshim.session import ShimSession
 
@@ -265,6 +267,19 @@ def test_session_functions_and_set_read_the_session(spark: ShimSession) -> None:
     assert spark.sql("SET my.key").collect() == [Row(key="my.key", value="42")]
     assert spark.sql("SET other.key").collect() == [Row(key="other.key", value="<undefined>")]
     assert ("my.key", "42") in {(r.key, r.value) for r in spark.sql("SET").collect()}
+
+
+def test_the_session_time_zone_reaches_duckdb_as_one_string_literal(tmp_path: Path) -> None:
+    """A time zone with a quote is DuckDB's unknown zone, whole: pasted between quotes it
+    would end the string and run the rest as SQL (here, leaving DuckDB on UTC)."""
+    zone = "UTC'; SELECT 1; --"
+    spark = ShimSession(warehouse=tmp_path / "warehouse", conf={TIME_ZONE_CONF: zone})
+    with pytest.raises(duckdb.Error, match="Unknown TimeZone") as failure:
+        spark.cursor()
+    assert zone in str(failure.value)
+    spark.conf.set(TIME_ZONE_CONF, "Europe/Paris")
+    setting = spark.cursor().execute("SELECT current_setting('TimeZone')").fetchone()
+    assert setting == ("Europe/Paris",)
 
 
 def test_raise_error_and_assert_true_fail_the_query(spark: ShimSession) -> None:
