@@ -35,7 +35,7 @@ def backfill_rows(
     version = resolve_version(engine, source, point)
     pinned = engine.table_format.pinned(source, version)
     session = engine.refresh_session
-    schema = session.sql(exp.select("*").from_(pinned.copy()).limit(0).sql("spark")).schema
+    schema = session.sql(to_spark_sql(exp.select("*").from_(pinned.copy()).limit(0))).schema
     found = [(field.name, field.dataType.simpleString()) for field in schema.fields]
     check_columns(table_key(source), found, list(columns))
     return exp.select(
@@ -154,8 +154,8 @@ def _moment(engine: Engine, point: TimePoint) -> datetime.datetime:
     now = datetime.datetime.now(datetime.timezone.utc)
     if point.by is TimePointBy.OFFSET:
         return now + datetime.timedelta(seconds=float(point.expr_sql))
-    expression = to_spark_sql(exp.cast(parse_one(point.expr_sql), exp.DataType.build("STRING")))
-    text = engine.refresh_session.sql(f"SELECT {expression}").collect()[0][0]
+    as_text = exp.select(exp.cast(parse_one(point.expr_sql), exp.DataType.build("STRING")))
+    text = engine.refresh_session.sql(to_spark_sql(as_text)).collect()[0][0]
     if text is None:
         raise DynamicTableError(f"the time point {point.expr_sql} is NULL")
     # A timestamp without a zone is taken as UTC (the session time zone, as elsewhere).
@@ -193,7 +193,7 @@ def _statement_version(engine: Engine, source: exp.Table, statement_id: str) -> 
     session = engine.refresh_session
     for query in (logged, refreshed):
         try:
-            rows = session.sql(query.sql("spark")).collect()
+            rows = session.sql(to_spark_sql(query)).collect()
         except Exception:  # the system table does not exist yet: nothing was logged
             rows = []
         if rows:

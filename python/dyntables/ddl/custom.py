@@ -56,7 +56,7 @@ def _check_statement(tree: exp.Expr, own: str, engine: Engine) -> None:
         )
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     if not isinstance(target, exp.Table) or not is_self(target):
-        written = target.sql("spark") if isinstance(target, exp.Expr) else "?"
+        written = to_spark_sql(target) if isinstance(target, exp.Expr) else "?"
         if isinstance(target, exp.Table) and table_key(engine.qualify(target)) == own:
             raise DynamicTableError(
                 f"REFRESH USING names the dynamic table {own} itself: write it as SELF"
@@ -154,7 +154,7 @@ def _declared_columns(
             for name, type_sql in declared
         ]
     )
-    schema = engine.refresh_session.sql(probe.sql("spark")).schema
+    schema = engine.refresh_session.sql(to_spark_sql(probe)).schema
     found = tuple(
         (name, field.dataType.simpleString())
         for (name, _), field in zip(declared, schema.fields, strict=True)
@@ -182,7 +182,7 @@ def _expand_excluded_stars(
         if isinstance(inner, exp.Query) and not any(p.is_star for p in inner.selects):
             return list(inner.named_selects)
         raise DynamicTableError(
-            f"cannot tell the columns of {item.sql('spark')} for SELECT * EXCLUDE: name the"
+            f"cannot tell the columns of {to_spark_sql(item)} for SELECT * EXCLUDE: name the"
             " columns instead"
         )
 

@@ -24,6 +24,7 @@ from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, utc_now
 from dyntables.refresh.state import (
     Action,
+    AsOf,
     PinnedSources,
     RefreshResult,
     Trigger,
@@ -64,6 +65,25 @@ class RefreshContext:
         # Per table (by key), the refresh id of a watermark up to which every refresh
         # committed to the table is known to have its history row (see ensure_recorded).
         self._recorded_through: dict[str, str] = {}
+
+    def begin(
+        self, table: exp.Table, definition: Definition, result: RefreshResult, at: AsOf | None
+    ) -> tuple[WatermarkState, PinnedSources]:
+        """What every refresh reads first: the table's last watermark (with the history rows
+        of earlier refreshes made sure of), and its sources pinned (at ``at``'s versions,
+        where the scheduler's tick gives them)."""
+        state = self.last_watermark(table)
+        self.ensure_recorded(table, state)
+        result.read_refresh_id = state.watermark.refresh_id if state.watermark else None
+        pinned = self.pin_sources(definition, at.versions if at is not None else {})
+        return state, pinned
+
+    def no_data(self, table: exp.Table, result: RefreshResult, state: WatermarkState) -> None:
+        """Finish a refresh that found no source changed: nothing computed or committed,
+        but a watermark grown old is carried forward."""
+        result.action = Action.NO_DATA
+        result.table_version = state.table_version
+        self.keep_watermark_readable(table, state)
 
     def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""

@@ -56,8 +56,6 @@ class CustomRefresh:
     def __init__(self, context: RefreshContext, job: RefreshJob) -> None:
         self.context = context
         self.job = job
-        # The scheduler's tick pins the sources' versions (one data timestamp for the DAG).
-        self.pinned_versions = job.at.versions if job.at is not None else {}
         self.engine = context.engine
         self.fmt = context.fmt
         self.session = context.session
@@ -74,10 +72,7 @@ class CustomRefresh:
             self.fmt.forget_cached(self.engine.session, self.table)
 
     def _run(self, replace_definition: dict[str, str] | None, backfill: exp.Query | None) -> None:
-        state = self.context.last_watermark(self.table)
-        self.context.ensure_recorded(self.table, state)
-        self.result.read_refresh_id = state.watermark.refresh_id if state.watermark else None
-        pinned = self.context.pin_sources(self.definition, self.pinned_versions)
+        state, pinned = self.context.begin(self.table, self.definition, self.result, self.job.at)
         versions = pinned.versions
         previous = state.watermark
         if previous is None or replace_definition is not None:
@@ -95,9 +90,7 @@ class CustomRefresh:
         if gone is not None:
             raise expired(gone, previous.sources[gone] or 0, "its history no longer has it")
         if not changes_data(moved):
-            self.result.action = Action.NO_DATA
-            self.result.table_version = state.table_version
-            self.context.keep_watermark_readable(self.table, state)
+            self.context.no_data(self.table, self.result, state)
             return
         self.result.action = Action.INCREMENTAL
         watermark = new_watermark(self.result, self.definition, versions, pinned.fingerprints)

@@ -134,19 +134,14 @@ class Refresher:
         NO_DATA) when no source changed data since and nothing asks for a recompute. A
         REINITIALIZE is recorded on the result with its reason."""
         context, result = self.context, job.result
-        state = context.last_watermark(job.table)
-        context.ensure_recorded(job.table, state)
+        state, pinned = context.begin(job.table, job.definition, result, job.at)
         previous = state.watermark
-        result.read_refresh_id = previous.refresh_id if previous else None
-        pinned = context.pin_sources(job.definition, job.at.versions if job.at else {})
         reason = rules.reinitialize_reason(
             job.definition, state, pinned.fingerprints, job.replace_definition
         )
         moved = context.new_commits(previous, pinned.versions) if previous is not None else {}
         if reason is None and previous is not None and not changes_data(moved):
-            result.action = Action.NO_DATA
-            result.table_version = state.table_version
-            context.keep_watermark_readable(job.table, state)
+            context.no_data(job.table, result, state)
             return None
         if previous is not None and reason is not None:
             result.action = Action.REINITIALIZE

@@ -1,0 +1,239 @@
+"""The checks of a defining query at CREATE, which change nothing: it parses and resolves
+on the refresh session, reads only tables (no temporary views, no fixed versions, not
+itself), forms no cycle with its upstreams, respects the target-lag rule, and has distinct,
+typed output columns; a column list renames and casts them. Also the FROZEN WHERE predicate
+checked against the columns, and the change tracking the sources need.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from dyntables.catalog import Definition, key_to_table, table_key
+from dyntables.engine import Engine
+from dyntables.errors import DynamicTableError, first_line
+from dyntables.planner.predicates import check_frozen_predicate, to_spark_predicate
+from dyntables.sql.dialect import parse_one, to_spark_sql
+from dyntables.statements import ColumnDef, TargetLag
+
+
+@dataclass(frozen=True)
+class AnalyzedQuery:
+    """A defining query checked against the catalog."""
+
+    query: str  # Spark SQL, every source qualified, output columns explicit
+    columns: tuple[tuple[str, str], ...]
+    sources: tuple[str, ...]
+    upstreams: tuple[str, ...]
+    # The query as written (qualified): what the planner judges. ``query`` may wrap it to
+    # fix the output columns (a column list, or a SELECT * expanded at CREATE).
+    planning_query: str
+
+
+class QueryAnalyzer:
+    """Checks defining queries against the engine's catalog."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def analyze(
+        self, table: exp.Table, query_text: str, columns: tuple[ColumnDef, ...] | None
+    ) -> AnalyzedQuery:
+        tree = parse_one(query_text)
+        if not isinstance(tree, exp.Query):
+            raise DynamicTableError(
+                "a dynamic table is defined by a query (SELECT ...), not"
+                f" {type(tree).__name__.upper()}"
+            )
+        sources: list[str] = []
+        cte_names = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+        for reference in list(tree.find_all(exp.Table)):
+            if not reference.name or (not reference.db and reference.name.lower() in cte_names):
+                continue
+            source = self.check_source(table, reference)
+            reference.set("db", source.args.get("db"))
+            if source.args.get("catalog") is not None:
+                reference.set("catalog", source.args.get("catalog"))
+            if table_key(source) not in sources:
+                sources.append(table_key(source))
+        query = to_spark_sql(tree)
+        schema = self._resolve(table, to_spark_sql(tree.limit(0)))
+        output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
+        _check_distinct_names([name for name, _ in output])
+        for name, type_sql in output:
+            if type_sql == "void":
+                raise DynamicTableError(
+                    f"column {name} of the query is an untyped NULL: cast it to a type"
+                )
+        planning_query = query
+        query, output = _apply_column_list(query, output, columns, tree)
+        upstreams = tuple(key for key in sources if self.engine.definition(key_to_table(key)))
+        return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams, planning_query)
+
+    def _resolve(self, table: exp.Table, probe: str) -> Any:
+        """The schema of the query (``probe`` returns no rows), resolved on the session the
+        refreshes run on, where the user's temporary views and functions do not exist."""
+        try:
+            return self.engine.refresh_session.sql(probe).schema
+        except Exception as failure:
+            problem = first_line(failure)
+            try:
+                self.engine.sql(probe)
+            except Exception:
+                raise DynamicTableError(
+                    f"the query of {table_key(table)} does not resolve: {problem}"
+                ) from failure
+            raise DynamicTableError(
+                f"the query of {table_key(table)} uses something of this session only (a"
+                " temporary view or function): refreshes run on their own session, where it"
+                f" does not exist ({problem}); use a permanent table or function"
+            ) from failure
+
+    def check_source(self, table: exp.Table, reference: exp.Table) -> exp.Table:
+        if reference.args.get("version") is not None:
+            raise DynamicTableError(
+                f"the query reads {to_spark_sql(reference)} at a fixed version; a dynamic table"
+                " reads its sources at each refresh's data timestamp"
+            )
+        bare = exp.table_(
+            reference.name, db=reference.db or None, catalog=reference.catalog or None
+        )
+        if self.engine.is_temporary_view(bare):
+            raise DynamicTableError(
+                f"the query reads the temporary view {reference.name}: refreshes run on their"
+                " own session, where it does not exist; use a table"
+            )
+        source = self.engine.qualify(bare)
+        if table_key(source) == table_key(table):
+            raise DynamicTableError(f"{table_key(table)} cannot read itself")
+        if not self.engine.table_exists(source):
+            raise DynamicTableError(f"the query reads {table_key(source)}, which does not exist")
+        if self.engine.is_view(source):
+            raise DynamicTableError(
+                f"the query reads the view {table_key(source)}; dynamic tables read tables"
+                " (so that each refresh can pin a version): select from the view's tables"
+            )
+        return source
+
+    def check_upstreams(
+        self, table: exp.Table, analyzed: AnalyzedQuery, lag: TargetLag | None
+    ) -> None:
+        own = table_key(table)
+        for upstream in analyzed.upstreams:
+            path = self._path_to(upstream, own, [own, upstream])
+            if path is not None:
+                raise DynamicTableError(
+                    "the dynamic tables would form a cycle: " + " -> ".join(path)
+                )
+            definition = self.engine.definition(key_to_table(upstream))
+            assert definition is not None
+            check_lag_order(own, lag, upstream, definition)
+
+    def _path_to(self, start: str, goal: str, path: list[str]) -> list[str] | None:
+        definition = self.engine.definition(key_to_table(start))
+        if definition is None:
+            return None
+        for upstream in definition.upstreams:
+            if upstream == goal:
+                return [*path, goal]
+            if upstream not in path:
+                found = self._path_to(upstream, goal, [*path, upstream])
+                if found is not None:
+                    return found
+        return None
+
+    def enable_change_tracking(self, analyzed: AnalyzedQuery) -> str | None:
+        problems = []
+        for key in analyzed.sources:
+            problem = self.engine.table_format.enable_change_tracking(
+                self.engine.session, key_to_table(key)
+            )
+            if problem is not None:
+                problems.append(problem)
+        return "; ".join(problems) or None
+
+
+def frozen_predicate(predicate: str, columns: tuple[tuple[str, str], ...]) -> str:
+    """A FROZEN WHERE predicate checked against the table's columns, as Spark SQL."""
+    check_frozen_predicate(predicate, [name for name, _ in columns])
+    return to_spark_predicate(predicate)
+
+
+def planning_extra(analyzed: AnalyzedQuery) -> dict[str, str]:
+    """The query the planner judges, recorded only where the stored query wraps it."""
+    if analyzed.planning_query == analyzed.query:
+        return {}
+    return {"planning_query": analyzed.planning_query}
+
+
+def check_lag_order(
+    own: str, own_lag: TargetLag | None, upstream: str, upstream_definition: Definition
+) -> None:
+    """A dynamic table may not be fresher than what it reads."""
+    if own_lag is None or own_lag.downstream or own_lag.seconds is None:
+        return
+    if upstream_definition.downstream or upstream_definition.target_lag_seconds is None:
+        return
+    if own_lag.seconds < upstream_definition.target_lag_seconds:
+        raise DynamicTableError(
+            f"the target lag of {own} ({own_lag.seconds} s) is shorter than that of its"
+            f" upstream {upstream} ({upstream_definition.target_lag_text}): a dynamic table"
+            " cannot be fresher than what it reads; use a lag of at least"
+            f" {upstream_definition.target_lag_text}, or TARGET_LAG = DOWNSTREAM"
+        )
+
+
+def _check_distinct_names(names: list[str]) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise DynamicTableError(
+                f"the query returns two columns named {name}: give them distinct aliases"
+            )
+        seen.add(name.lower())
+
+
+def _apply_column_list(
+    query: str,
+    output: list[tuple[str, str]],
+    columns: tuple[ColumnDef, ...] | None,
+    tree: exp.Query,
+) -> tuple[str, list[tuple[str, str]]]:
+    """The stored query: explicit output columns (a ``SELECT *`` stays as it was at
+    CREATE even if a source gains columns), renamed and cast as the column list says."""
+    has_star = any(
+        isinstance(item, exp.Star) or (isinstance(item, exp.Column) and item.is_star)
+        for select in tree.find_all(exp.Select)
+        for item in select.expressions
+    )
+    if columns is None and not has_star:
+        return query, output
+    if columns is not None and len(columns) != len(output):
+        raise DynamicTableError(
+            f"the column list names {len(columns)} columns but the query returns {len(output)}"
+            f" ({', '.join(name for name, _ in output)})"
+        )
+    projections: list[exp.Expr] = []
+    final: list[tuple[str, str]] = []
+    for index, (name, type_sql) in enumerate(output):
+        value: exp.Expr = exp.column(name, table="dt_query", quoted=True)
+        new_name, new_type = name, type_sql
+        if columns is not None:
+            new_name = columns[index].name
+            declared = columns[index].type_sql
+            if declared is not None:
+                data_type = exp.DataType.build(declared, dialect="spark")
+                new_type = to_spark_sql(data_type).lower()
+                value = exp.cast(value, data_type)
+        projections.append(exp.alias_(value, new_name, quoted=True))
+        final.append((new_name, new_type))
+    _check_distinct_names([name for name, _ in final])
+    wrapped = exp.select(*projections).from_(
+        exp.Subquery(
+            this=parse_one(query), alias=exp.TableAlias(this=exp.to_identifier("dt_query"))
+        )
+    )
+    return to_spark_sql(wrapped), final
