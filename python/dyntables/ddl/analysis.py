@@ -53,12 +53,9 @@ class QueryAnalyzer:
         for reference in list(tree.find_all(exp.Table)):
             if not reference.name or (not reference.db and reference.name.lower() in cte_names):
                 continue
-            source = self.check_source(table, reference)
-            reference.set("db", source.args.get("db"))
-            if source.args.get("catalog") is not None:
-                reference.set("catalog", source.args.get("catalog"))
-            if table_key(source) not in sources:
-                sources.append(table_key(source))
+            key = self.qualify_source(table, reference)
+            if key not in sources:
+                sources.append(key)
         query = to_spark_sql(tree)
         schema = self._resolve(table, to_spark_sql(tree.limit(0)))
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
@@ -91,6 +88,15 @@ class QueryAnalyzer:
                 " temporary view or function): refreshes run on their own session, where it"
                 f" does not exist ({problem}); use a permanent table or function"
             ) from failure
+
+    def qualify_source(self, table: exp.Table, reference: exp.Table) -> str:
+        """Check a source ``table``'s definition reads (``check_source``), qualify the
+        reference in place with its database (and catalog), and return the source's key."""
+        source = self.check_source(table, reference)
+        reference.set("db", source.args.get("db"))
+        if source.args.get("catalog") is not None:
+            reference.set("catalog", source.args.get("catalog"))
+        return table_key(source)
 
     def check_source(self, table: exp.Table, reference: exp.Table) -> exp.Table:
         if reference.args.get("version") is not None:

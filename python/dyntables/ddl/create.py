@@ -253,7 +253,7 @@ class Creator:
         assert statement.columns is not None
         declared = [(column.name, column.type_sql or "") for column in statement.columns]
         body = custom.analyze(
-            self.engine, table, statement.refresh_using, declared, self.analyzer.check_source
+            self.engine, table, statement.refresh_using, declared, self.analyzer.qualify_source
         )
         upstreams = tuple(key for key in body.sources if self.engine.definition(key_to_table(key)))
         analyzed = AnalyzedQuery(
@@ -423,7 +423,7 @@ class Creator:
             assert statement.columns is not None
             declared = [(column.name, column.type_sql or "") for column in statement.columns]
             custom.analyze(
-                self.engine, table, statement.refresh_using, declared, self.analyzer.check_source
+                self.engine, table, statement.refresh_using, declared, self.analyzer.qualify_source
             )
             mode = (statement.refresh_mode or RefreshMode.AUTO).value
             return Plan(RefreshMode.CUSTOM_INCREMENTAL.value, None, custom.MODE_REASON[mode], ())

@@ -37,7 +37,8 @@ from dyntables.refresh.custom_sql import (
 from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import TimePoint, TimePointBy
 
-CheckSource = Callable[[exp.Table, exp.Table], exp.Table]
+# Checks a source of the dynamic table, qualifies its reference in place, returns its key.
+QualifySource = Callable[[exp.Table, exp.Table], str]
 
 
 # ``refresh_mode_reason`` by the mode the CREATE asked for.
@@ -86,7 +87,7 @@ def analyze(
     table: exp.Table,
     body: str,
     declared: list[tuple[str, str]],
-    check_source: CheckSource,
+    qualify_source: QualifySource,
 ) -> AnalyzedBody:
     """Check a REFRESH USING statement and normalize it for storage (see the module doc)."""
     own = table_key(table)
@@ -104,12 +105,9 @@ def analyze(
                 )
             continue
         _check_reference(engine, reference, own, mode)
-        source = check_source(table, reference)
-        reference.set("db", source.args.get("db"))
-        if source.args.get("catalog") is not None:
-            reference.set("catalog", source.args.get("catalog"))
-        if table_key(source) not in sources:
-            sources.append(table_key(source))
+        key = qualify_source(table, reference)
+        if key not in sources:
+            sources.append(key)
     session = engine.refresh_session
 
     def columns_of(key: str) -> list[str]:
