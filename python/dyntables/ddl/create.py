@@ -29,6 +29,7 @@ from dyntables.ddl.definitions import Definitions
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.planner import Plan, plan_definition
+from dyntables.planner.capabilities import format_limit
 from dyntables.refresh import Refresher, RefreshResult, Trigger, custom_sql
 from dyntables.sql.dialect import to_spark_sql
 from dyntables.statements import (
@@ -391,13 +392,9 @@ class Creator:
     def plan(self, definition: Definition, requested: str) -> Plan:
         """The planner's decision for ``definition`` on this engine's table format."""
         fmt = self.engine.table_format
-        format_limit = (
-            None
-            if fmt.supports_incremental
-            else f"incremental refresh of {fmt.name} tables is not built yet"
-        )
+        limit = format_limit(fmt.name, fmt.supports_incremental)
         return plan_definition(
-            definition, requested, columns_of=self._source_columns, format_limit=format_limit
+            definition, requested, columns_of=self._source_columns, format_limit=limit
         )
 
     def _source_columns(self, key: str) -> list[str]:

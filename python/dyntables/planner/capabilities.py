@@ -76,3 +76,10 @@ def merges_groups(definition: Definition) -> bool:
     # A GROUP BY or DISTINCT below the top is recomputed by key, rescanning its sources.
     below = [node for node in tree.find_all(exp.Select) if node is not tree]
     return not any(node.args.get("group") or node.args.get("distinct") for node in below)
+
+
+def format_limit(format_name: str, supports_incremental: bool) -> str | None:
+    """Why a table format cannot refresh incrementally (its adapter says), if it cannot."""
+    if supports_incremental:
+        return None
+    return f"incremental refresh of {format_name} tables is not built yet"

@@ -26,6 +26,7 @@ from dyntables.catalog import Definition
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import Commit, TableFormat
 from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
+from dyntables.planner.capabilities import format_limit
 from dyntables.planner.structure import KEY, group_keys, inlined_query, with_output_names
 from dyntables.refresh import rules
 from dyntables.refresh.aggregates import (
@@ -468,10 +469,9 @@ class IncrementalStrategy:
 
     def run(self, job: RefreshJob, inputs: RefreshInputs) -> None:
         context, result = self.context, job.result
-        if not context.fmt.supports_incremental:
-            raise CannotRefreshIncrementallyError(
-                f"incremental refresh on {context.fmt.name} is not built yet"
-            )
+        limit = format_limit(context.fmt.name, context.fmt.supports_incremental)
+        if limit is not None:  # a table created INCREMENTAL elsewhere
+            raise CannotRefreshIncrementallyError(limit)
         previous, pinned = inputs.state.watermark, inputs.pinned
         assert previous is not None
         result.action = Action.INCREMENTAL
