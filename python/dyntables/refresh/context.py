@@ -57,7 +57,6 @@ class RefreshContext:
         self.engine = engine
         self.system = system
         self.fmt = engine.table_format
-        self.session = engine.refresh_session
         # Source schemas by (source, version, commit time), on formats where a schema
         # changes only with a new version; the commit time tells apart a table dropped and
         # recreated up to the same version.
@@ -65,6 +64,12 @@ class RefreshContext:
         # Per table (by key), the refresh id of a watermark up to which every refresh
         # committed to the table is known to have its history row (see ensure_recorded).
         self._recorded_through: dict[str, str] = {}
+
+    @property
+    def session(self) -> Any:
+        """The session refreshes run on (made on first use: creating a refresher starts
+        nothing)."""
+        return self.engine.refresh_session
 
     def begin(
         self, table: exp.Table, definition: Definition, result: RefreshResult, at: AsOf | None
