@@ -1,12 +1,8 @@
-"""Custom incrementalization (seed 003): ``REFRESH USING ( MERGE | INSERT INTO SELF … )``.
-
-The user's statement says how changes reach the table; this module binds it to each
-refresh's boundaries and runs it as one commit together with the refresh's watermark.
-
-At CREATE (``analyze``) the statement is checked: one INSERT INTO SELF or MERGE INTO SELF,
-no ``CHANGES`` on SELF, no time bounds inside ``CHANGES``, the table itself named SELF and
-never by its name; sources are qualified, ``* EXCLUDE (…)`` is expanded to the columns it
-keeps (Spark 3.5 has no ``* EXCEPT``), and the statement is resolved against empty inputs.
+"""Custom incrementalization (seed 003): what a ``REFRESH USING ( MERGE | INSERT INTO SELF
+… )`` statement means at a refresh. The user's statement says how changes reach the table;
+the refresh (``refresh/custom.py``) binds it to the refresh's boundaries with the functions
+here and runs it as one commit together with the watermark. (Its checks at CREATE are
+``dyntables.ddl.custom``.)
 
 At a refresh (``CustomRefresh``) every table reference of the statement is replaced:
 
