@@ -115,7 +115,10 @@ class DynamicTables:
 
         if self._scheduler is not None and self._scheduler.running:
             raise DynamicTableError("the scheduler is already running: call stop() first")
-        self._scheduler = Background(Service(self, **options))
+        service = Service(
+            self.engine, self.system, self.lifecycle, self.lifecycle.refresher, **options
+        )
+        self._scheduler = Background(service)
         self._scheduler.start()
 
     def stop(self, timeout: float | None = 60.0) -> None:
@@ -389,7 +392,8 @@ class DynamicTables:
         wanted = None
         if "NAME" in arguments:
             wanted = table_key(self.engine.qualify(exp.to_table(arguments["NAME"].name)))
-        rows = functions.rows(function, graph.build(self), wanted)
+        view = graph.build(self.engine, self.system, self.lifecycle)
+        rows = functions.rows(function, view, wanted)
         return _typed_rows(rows, functions.COLUMNS[function], alias or function)
 
     def graph(self) -> Any:
@@ -398,7 +402,7 @@ class DynamicTables:
         notebooks, ``.save("dag.svg")`` or ``.save("dag.png")``."""
         from dyntables.scheduler import graph
 
-        return graph.build(self)
+        return graph.build(self.engine, self.system, self.lifecycle)
 
     def _materialized_views_query(self, alias: str) -> exp.Expr:
         rows = []

@@ -125,8 +125,12 @@ def run_scheduler(args: argparse.Namespace) -> int:
     config = SchedulerConfig(
         base_period_seconds=args.base_period, min_target_lag_seconds=args.min_target_lag
     )
+    tables = open_tables(args)
     service = Service(
-        open_tables(args),
+        tables.engine,
+        tables.system,
+        tables.lifecycle,
+        tables.lifecycle.refresher,
         config=config,
         lease_seconds=args.lease_seconds,
         poll_seconds=args.poll_seconds,

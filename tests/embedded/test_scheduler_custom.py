@@ -31,7 +31,10 @@ def test_a_tick_hands_a_refresh_using_table_the_changes_up_to_its_data_timestamp
     while time.time() <= tick_time:
         time.sleep(0.05)
     dt.sql("INSERT INTO src VALUES (3)")  # committed after the tick's data timestamp
-    report = Scheduler(EngineRunner(dt), SimClock(tick_time)).run_due()
+    report = Scheduler(
+        EngineRunner(dt.engine, dt.system, dt.lifecycle, dt.lifecycle.refresher),
+        SimClock(tick_time),
+    ).run_due()
     assert report is not None
     assert report.outcomes["default.log"].state == "SUCCEEDED"
     assert sorted(r[0] for r in dt.sql("SELECT id FROM log").collect()) == [1, 2]

@@ -510,7 +510,14 @@ def _kill_trial(
 
 def _lease_frees_itself(dt: DynamicTables, where: str) -> list[Violation]:
     """A killed scheduler's lease blocks the next one no longer than its own timeout."""
-    service = Service(dt, lease_seconds=LEASE_SECONDS, poll_seconds=0.5)
+    service = Service(
+        dt.engine,
+        dt.system,
+        dt.lifecycle,
+        dt.lifecycle.refresher,
+        lease_seconds=LEASE_SECONDS,
+        poll_seconds=0.5,
+    )
     try:
         holder = service.run_once()
         if holder is None:

@@ -80,7 +80,14 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(rng.uniform(0.0, args.sleep))
 
     dt = DynamicTables(warehouse=args.warehouse)
-    service = Service(dt, lease_seconds=LEASE_SECONDS, poll_seconds=0.5)
+    service = Service(
+        dt.engine,
+        dt.system,
+        dt.lifecycle,
+        dt.lifecycle.refresher,
+        lease_seconds=LEASE_SECONDS,
+        poll_seconds=0.5,
+    )
     for _ in range(args.iterations):
         names = list(DYNAMIC_TABLES)
         rng.shuffle(names)

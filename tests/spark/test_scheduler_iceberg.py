@@ -34,7 +34,10 @@ def test_a_tick_refreshes_the_chain_upstream_first_at_one_data_timestamp(
     tick = (time.time() // 12 + 1) * 12  # the next tick of both periods (6 s and 12 s)
     while time.time() <= tick:
         time.sleep(0.1)
-    report = Scheduler(EngineRunner(env.dt), SimClock(tick)).run_due()
+    report = Scheduler(
+        EngineRunner(env.dt.engine, env.dt.system, env.dt.lifecycle, env.dt.lifecycle.refresher),
+        SimClock(tick),
+    ).run_due()
     assert report is not None
     assert report.data_timestamp == tick
     # The scheduler keeps the whole catalog, where earlier test modules left dynamic tables

@@ -13,15 +13,16 @@ import logging
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+from dyntables.ddl.lifecycle import Lifecycle
+from dyntables.engine import Engine
+from dyntables.history import SystemTables
+from dyntables.refresh import Refresher
 from dyntables.scheduler.core import Clock, Event, Scheduler, SystemClock, to_datetime
 from dyntables.scheduler.lease import Lease, LeaseRecord
 from dyntables.scheduler.period import SchedulerConfig
 from dyntables.scheduler.runner import EngineRunner
-
-if TYPE_CHECKING:
-    from dyntables.api import DynamicTables
 
 log = logging.getLogger("dyntables.scheduler")
 
@@ -73,11 +74,18 @@ class Progress:
 
 
 class Service:
-    """The scheduler of one ``DynamicTables``, with its lease."""
+    """The scheduler of one engine, with its lease.
+
+    It takes the collaborators its runner and lease use (see ``EngineRunner``), so that
+    whoever builds it (``DynamicTables.start``, the CLI, a test) wires them in.
+    """
 
     def __init__(
         self,
-        tables: DynamicTables,
+        engine: Engine,
+        system: SystemTables,
+        lifecycle: Lifecycle,
+        refresher: Refresher,
         *,
         config: SchedulerConfig | None = None,
         clock: Clock | None = None,
@@ -89,8 +97,10 @@ class Service:
         self.clock = clock or SystemClock()
         self.poll_seconds = poll_seconds
         self.progress = progress or Progress(None)
-        self.runner = EngineRunner(tables, self.config.max_consecutive_failures)
-        self.lease = Lease(tables.engine, tables.system, self.clock, lease_seconds)
+        self.runner = EngineRunner(
+            engine, system, lifecycle, refresher, self.config.max_consecutive_failures
+        )
+        self.lease = Lease(engine, system, self.clock, lease_seconds)
         self.scheduler = Scheduler(self.runner, self.clock, self.config, self.progress)
         self.scheduler.may_continue = self._keep_lease
 

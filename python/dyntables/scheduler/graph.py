@@ -15,19 +15,18 @@ import datetime
 import html
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
 from dyntables.catalog import ObjectKind, SchedulingState, table_key
+from dyntables.ddl.lifecycle import Lifecycle
+from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
-from dyntables.history import REFRESH_HISTORY, SYSTEM_SCHEMA, utc_now
+from dyntables.history import REFRESH_HISTORY, SYSTEM_SCHEMA, SystemTables, utc_now
 from dyntables.scheduler.core import to_datetime, to_epoch
 from dyntables.scheduler.lag import LagSummary, Refresh, summarize
 from dyntables.scheduler.period import SchedulerConfig, refresh_period
-
-if TYPE_CHECKING:
-    from dyntables.api import DynamicTables
 
 # Lag is measured over the refreshes of this window (as Snowflake's functions do).
 LAG_WINDOW = datetime.timedelta(days=7)
@@ -269,13 +268,21 @@ def _status_line(node: DagNode) -> str:
     return f"{node.name}  {lag}  {state}  {last}{inputs}"
 
 
-def build(tables: DynamicTables, config: SchedulerConfig | None = None) -> DagView:
-    """The graph as the catalog and the refresh history describe it now."""
+def build(
+    engine: Engine,
+    system: SystemTables,
+    lifecycle: Lifecycle,
+    config: SchedulerConfig | None = None,
+) -> DagView:
+    """The graph as the catalog and the refresh history describe it now: the managed
+    tables come from ``lifecycle``, their recent refreshes from ``system``'s history (read
+    on ``engine``'s refresh session). Given these, not the ``DynamicTables`` facade above
+    the scheduler."""
     config = config or SchedulerConfig()
     now = utc_now()
-    rows = _recent_history(tables, now - LAG_WINDOW)
+    rows = _recent_history(system, engine, now - LAG_WINDOW)
     nodes: dict[str, DagNode] = {}
-    for table, definition in tables.lifecycle.managed_tables():
+    for table, definition in lifecycle.managed_tables():
         if definition.kind is not ObjectKind.DYNAMIC_TABLE:
             continue
         key = table_key(table)
@@ -318,11 +325,11 @@ def build(tables: DynamicTables, config: SchedulerConfig | None = None) -> DagVi
 
 
 def _recent_history(
-    tables: DynamicTables, since: datetime.datetime
+    system: SystemTables, engine: Engine, since: datetime.datetime
 ) -> dict[str, list[tuple[Any, ...]]]:
     """Each dynamic table's refreshes since ``since``: (state, action, data timestamp,
     end time)."""
-    tables.system.ensure()
+    system.ensure()
     query = (
         exp.select(
             "schema_name", "name", "state", "refresh_action", "data_timestamp", "refresh_end_time"
@@ -339,7 +346,7 @@ def _recent_history(
         )
     )
     found: dict[str, list[tuple[Any, ...]]] = {}
-    for row in tables.engine.refresh_session.sql(query.sql("spark")).collect():
+    for row in engine.refresh_session.sql(query.sql("spark")).collect():
         key = f"{row[0]}.{row[1]}".lower()
         found.setdefault(key, []).append((row[2], row[3], row[4], row[5]))
     return found

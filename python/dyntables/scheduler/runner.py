@@ -1,4 +1,5 @@
-"""The engine side of the scheduler: a ``Runner`` over a ``DynamicTables``.
+"""The engine side of the scheduler: a ``Runner`` over the engine, its system tables, the
+DDL lifecycle (which lists the managed tables) and the refresher.
 
 It reads the graph from the catalog (each dynamic table's definition in its properties),
 pins every base source of a tick at its version as of the tick's data timestamp (the
@@ -10,14 +11,23 @@ from __future__ import annotations
 
 import datetime
 import zoneinfo
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlglot import exp
 
 from dyntables.catalog import Definition, ObjectKind, SchedulingState, key_to_table, table_key
+from dyntables.ddl.lifecycle import Lifecycle
+from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError, first_line
-from dyntables.history import REFRESH_HISTORY, SYSTEM_SCHEMA, RefreshRecord, new_id, utc_now
-from dyntables.refresh import AsOf, Trigger
+from dyntables.history import (
+    REFRESH_HISTORY,
+    SYSTEM_SCHEMA,
+    RefreshRecord,
+    SystemTables,
+    new_id,
+    utc_now,
+)
+from dyntables.refresh import AsOf, Refresher, Trigger
 from dyntables.refresh.context import HISTORY_PAGES
 from dyntables.scheduler.core import (
     FAILED,
@@ -30,20 +40,32 @@ from dyntables.scheduler.core import (
 )
 from dyntables.scheduler.plan import Graph, Node
 
-if TYPE_CHECKING:
-    from dyntables.api import DynamicTables
-
 # The states of a scheduled refresh that attempted (or decided) its tick.
 _ATTEMPTED = ("SUCCEEDED", "FAILED", "UPSTREAM_FAILED")
 
 
 class EngineRunner:
-    """Refreshes the dynamic tables of one ``DynamicTables`` for the scheduler."""
+    """Refreshes the dynamic tables of one engine for the scheduler.
 
-    def __init__(self, tables: DynamicTables, max_failures: int = 5) -> None:
-        self.tables = tables
-        self.engine = tables.engine
-        self.lifecycle = tables.lifecycle
+    It is given what it uses, not the ``DynamicTables`` facade above it: the engine (the
+    refresh session, the table format, the catalog), the system tables (the refresh
+    history it reads and the skipped ticks it records), the lifecycle (the managed tables,
+    with an interrupted CREATE OR REPLACE finished) and the refresher (the lifecycle's own,
+    so that scheduled and manual refreshes share one refresh state).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        system: SystemTables,
+        lifecycle: Lifecycle,
+        refresher: Refresher,
+        max_failures: int = 5,
+    ) -> None:
+        self.engine = engine
+        self.system = system
+        self.lifecycle = lifecycle
+        self.refresher = refresher
         self.max_failures = max_failures
         self._definitions: dict[str, tuple[exp.Table, Definition]] = {}
 
@@ -77,7 +99,7 @@ class EngineRunner:
     # ---- what the history says ----
 
     def history_rows(self, query: exp.Query) -> list[Any]:
-        self.tables.system.ensure()
+        self.system.ensure()
         return list(self.engine.refresh_session.sql(query.sql("spark")).collect())
 
     def refreshed_until(self) -> dict[str, float]:
@@ -151,7 +173,7 @@ class EngineRunner:
             self.record(name, tick.data_timestamp, outcome)
             return outcome
         try:
-            result = self.lifecycle.refresher.refresh(
+            result = self.refresher.refresh(
                 table, definition, Trigger.SCHEDULED, at=AsOf(data_timestamp, pins)
             )
         except DynamicTableError as failure:  # recorded in the history by the refresher
@@ -179,7 +201,7 @@ class EngineRunner:
     ) -> str | None:
         """Why the table already holds data newer than this tick (a manual refresh, or
         another scheduler), if it does: refreshing it back in time is never right."""
-        watermark = self.lifecycle.refresher.last_watermark(table).watermark
+        watermark = self.refresher.last_watermark(table).watermark
         if watermark is None:
             return None
         held = _naive(watermark.data_timestamp)
@@ -236,7 +258,7 @@ class EngineRunner:
     def record(self, name: str, data_timestamp: float, outcome: Outcome) -> None:
         schema, _, short = name.rpartition(".")
         now = utc_now()
-        self.tables.system.record_refresh(
+        self.system.record_refresh(
             RefreshRecord(
                 name=short,
                 schema_name=schema.rsplit(".", 1)[-1],
