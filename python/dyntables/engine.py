@@ -17,6 +17,7 @@ from sqlglot import exp
 from dyntables.catalog import Definition, key_to_table, table_key
 from dyntables.errors import DynamicTableError
 from dyntables.formats import TableFormat
+from dyntables.sql.dialect import to_spark_sql
 
 
 class Engine:
@@ -104,7 +105,7 @@ class Engine:
         )
 
     def table_names(self, database: str) -> list[exp.Table]:
-        rows = self.session.sql(f"SHOW TABLES IN {exp.to_identifier(database).sql('spark')}")
+        rows = self.session.sql(f"SHOW TABLES IN {to_spark_sql(exp.to_identifier(database))}")
         names = []
         for row in rows.collect():
             if row["isTemporary"]:
@@ -121,7 +122,7 @@ class Engine:
         """A table's schema without reading its rows (sparkshim runs queries eagerly, so
         ``session.table(name)`` would read the whole table)."""
         query = exp.select("*").from_(key_to_table(key)).limit(0)
-        return session.sql(query.sql("spark")).schema
+        return session.sql(to_spark_sql(query)).schema
 
     # ---- definitions ----
 

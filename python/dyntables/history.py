@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from dyntables.compaction import Compactor
 from dyntables.engine import Engine
+from dyntables.sql.dialect import to_spark_sql
 
 SYSTEM_SCHEMA = "dyntables_system"
 REFRESH_HISTORY = "refresh_history"
@@ -131,7 +132,7 @@ class SystemTables:
             .from_(self.table(REFRESH_HISTORY))
             .where(column.copy().isin(*[exp.Literal.string(q) for q in query_ids]))
         )
-        return {str(row[0]) for row in self.engine.session.sql(query.sql("spark")).collect()}
+        return {str(row[0]) for row in self.engine.session.sql(to_spark_sql(query)).collect()}
 
     def record_refresh(self, record: RefreshRecord) -> None:
         self.ensure()
@@ -165,7 +166,7 @@ class SystemTables:
             .where(exp.column("state").eq(exp.Literal.string("SUCCEEDED")))
             .group_by("schema_name", "name")
         )
-        rows = self.engine.session.sql(query.sql("spark")).collect()
+        rows = self.engine.session.sql(to_spark_sql(query)).collect()
         return {f"{r[0]}.{r[1]}".lower(): r[2] for r in rows if r[2] is not None}
 
     def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
@@ -185,7 +186,7 @@ class SystemTables:
             ]
         )
         insert = exp.Insert(this=self.table(name), expression=exp.Values(expressions=[row]))
-        self.engine.session.sql(insert.sql("spark"))
+        self.engine.session.sql(to_spark_sql(insert))
 
     def _append_through_view(
         self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
@@ -200,7 +201,7 @@ class SystemTables:
         session.createDataFrame([tuple(values)], schema).createOrReplaceTempView(view)
         try:
             insert = exp.insert(exp.select("*").from_(view), self.table(name))
-            session.sql(insert.sql("spark"))
+            session.sql(to_spark_sql(insert))
         finally:
             session.catalog.dropTempView(view)
 

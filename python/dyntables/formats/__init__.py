@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
+from dyntables.sql.dialect import to_spark_sql
+
 # The columns CHANGES() adds to a source's columns (seed 003).
 ACTION = "METADATA$ACTION"  # 'INSERT' or 'DELETE'
 IS_UPDATE = "METADATA$ISUPDATE"  # TRUE on either image of an updated row
@@ -254,7 +256,7 @@ def create_table_sql(
             ]
         ),
     )
-    return create.sql("spark")
+    return to_spark_sql(create)
 
 
 def ensure_properties(
@@ -268,7 +270,7 @@ def ensure_properties(
     try:
         table_format.set_properties(session, table, wanted)
     except Exception as failure:  # the engine's own error: recorded as the reason
-        return f"could not {what} on {table.sql('spark')}: {failure}"
+        return f"could not {what} on {to_spark_sql(table)}: {failure}"
     return None
 
 

@@ -27,6 +27,7 @@ from dyntables.formats import (
     signed_change_rows,
     typed_change_rows,
 )
+from dyntables.sql.dialect import to_spark_sql
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
@@ -87,14 +88,14 @@ class DeltaFormat:
         """Nothing to do: Delta reads the latest log state on each query."""
 
     def data_file_count(self, session: Any, table: exp.Table) -> int:
-        detail = session.sql(f"DESCRIBE DETAIL {table.sql('spark')}").collect()[0]
+        detail = session.sql(f"DESCRIBE DETAIL {to_spark_sql(table)}").collect()[0]
         return int(detail["numFiles"])
 
     def compact(self, session: Any, table: exp.Table) -> None:
-        session.sql(f"OPTIMIZE {table.sql('spark')}")
+        session.sql(f"OPTIMIZE {to_spark_sql(table)}")
 
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
-        text = f"DESCRIBE HISTORY {table.sql('spark')}"
+        text = f"DESCRIBE HISTORY {to_spark_sql(table)}"
         if limit is not None:
             text += f" LIMIT {int(limit)}"
         commits = []
@@ -164,7 +165,7 @@ class DeltaFormat:
                 ),
             )
         with session_settings(session, settings):
-            session.sql(statement.sql("spark"))
+            session.sql(to_spark_sql(statement))
 
     def changes(
         self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
@@ -235,7 +236,7 @@ class DeltaFormat:
         if self.embedded and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         with session_settings(session, settings):
-            session.sql(statement.sql("spark"))
+            session.sql(to_spark_sql(statement))
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
@@ -269,7 +270,7 @@ class DeltaFormat:
             with session_settings(session, {USER_METADATA_CONF: winner}):
                 self.set_properties(session, table, kept_at)
         raise ConcurrentRefreshError(
-            f"{table.sql('spark')} changed while its watermark was being moved (version"
+            f"{to_spark_sql(table)} changed while its watermark was being moved (version"
             f" {landed_between[-1].version} landed after {expected_version})"
         )
 
@@ -284,17 +285,17 @@ class DeltaFormat:
                 exp.AlterSet(expressions=[exp.Properties(expressions=property_list(properties))])
             ],
         )
-        session.sql(alter.sql("spark"))
+        session.sql(to_spark_sql(alter))
 
     def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
         if not keys:
             return
-        quoted = ", ".join(exp.Literal.string(key).sql("spark") for key in keys)
+        quoted = ", ".join(to_spark_sql(exp.Literal.string(key)) for key in keys)
         # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
-        session.sql(f"ALTER TABLE {table.sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({quoted})")
+        session.sql(f"ALTER TABLE {to_spark_sql(table)} UNSET TBLPROPERTIES IF EXISTS ({quoted})")
 
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
-        rows = session.sql(f"SHOW TBLPROPERTIES {table.sql('spark')}").collect()
+        rows = session.sql(f"SHOW TBLPROPERTIES {to_spark_sql(table)}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
