@@ -481,7 +481,8 @@ class DynamicTables:
             if statement.like is not None and not _like(parts[-1], statement.like):
                 continue
             watermark = self.lifecycle.watermark_of(table)
-            count = self.engine.sql(f"SELECT count(*) FROM {table.sql('spark')}").collect()[0][0]
+            count_rows = exp.select(exp.func("count", exp.Star())).from_(table)
+            count = self.engine.sql(to_spark_sql(count_rows)).collect()[0][0]
             rows.append(
                 (
                     definition.created_on,

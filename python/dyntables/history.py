@@ -100,8 +100,8 @@ class SystemTables:
     def ensure(self) -> None:
         if self._ready:
             return
-        session = self.engine.session
-        session.sql(f"CREATE DATABASE IF NOT EXISTS {SYSTEM_SCHEMA}")
+        schema = exp.Create(this=exp.table_(SYSTEM_SCHEMA), kind="DATABASE", exists=True)
+        self.engine.session.sql(to_spark_sql(schema))
         for name, columns in (
             (REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS),
             (STATEMENTS, _STATEMENT_COLUMNS),
@@ -113,9 +113,10 @@ class SystemTables:
         """Create a system table unless it exists. Every process creates what it needs on
         first use, so two may create the same table at once: the one that loses finds the
         other's table there, which is all it wanted."""
-        create = self.engine.table_format.create_table_sql(table, list(columns), {})
+        create = self.engine.table_format.create_table(table, list(columns), {})
+        create.set("exists", True)  # IF NOT EXISTS
         try:
-            self.engine.session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+            self.engine.session.sql(to_spark_sql(create))
         except Exception:
             if not self.engine.table_exists(table):
                 raise

@@ -19,7 +19,7 @@ from dyntables.catalog import table_key
 from dyntables.errors import ConcurrentRefreshError
 from dyntables.formats import (
     Commit,
-    create_table_sql,
+    create_table,
     ensure_properties,
     lost_race_in,
     property_list,
@@ -128,10 +128,15 @@ class DeltaFormat:
             self, session, table, CHANGE_DATA_FEED, "enable the change data feed"
         )
 
+    def create_table(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> exp.Create:
+        return create_table(table, columns, "DELTA", properties)
+
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
-        return create_table_sql(table, columns, "DELTA", properties)
+        return to_spark_sql(self.create_table(table, columns, properties))
 
     def overwrite(
         self,

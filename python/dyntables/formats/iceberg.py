@@ -34,7 +34,7 @@ from dyntables.errors import (
 )
 from dyntables.formats import (
     Commit,
-    create_table_sql,
+    create_table,
     ensure_properties,
     lost_race_in,
     property_list,
@@ -269,12 +269,17 @@ class IcebergFormat:
             self, session, table, COPY_ON_WRITE, "set the copy-on-write write modes"
         )
 
+    def create_table(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> exp.Create:
+        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
+        wanted = {**properties, **WAP_ENABLED, **COPY_ON_WRITE}
+        return create_table(table, columns, "ICEBERG", wanted)
+
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
-        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
-        wanted = {**properties, **WAP_ENABLED, **COPY_ON_WRITE}
-        return create_table_sql(table, columns, "ICEBERG", wanted)
+        return to_spark_sql(self.create_table(table, columns, properties))
 
     def overwrite(
         self,
