@@ -177,7 +177,7 @@ class SystemTables:
     def _insert_row(
         self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
     ) -> None:
-        if self.engine.embedded:
+        if self.engine.appends_rows_as_dataframes:
             self._append_through_view(name, columns, values)
             return
         row = exp.Tuple(
@@ -192,10 +192,11 @@ class SystemTables:
     def _append_through_view(
         self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
     ) -> None:
-        """On the embedded engine, the row goes in as a DataFrame: parsing and translating
-        an ``INSERT … VALUES`` of typed literals costs sparkshim more than the append
-        itself (about 8 of 20 ms). Not on Spark, where a naive datetime in a DataFrame is
-        read in the driver's time zone and a literal in the session's."""
+        """The row as a DataFrame (``Engine.appends_rows_as_dataframes``, sparkshim):
+        parsing and translating an ``INSERT … VALUES`` of typed literals costs sparkshim
+        more than the append itself (about 8 of 20 ms). Not on Spark, where a naive
+        datetime in a DataFrame is read in the driver's time zone and a literal in the
+        session's."""
         session = self.engine.session
         schema = ", ".join(f"{column} {type_sql}" for column, type_sql in columns)
         view = f"__dyntables_row_{uuid.uuid4().hex}"

@@ -70,10 +70,23 @@ _NO_DATA_OPERATIONS = {
 class DeltaFormat:
     name = "delta"
 
-    def __init__(self, *, embedded: bool) -> None:
-        # sparkshim can make a commit conditional; Spark relies on Delta's own conflicts.
-        self.embedded = embedded
-        self.supports_conditional_commit = embedded
+    def __init__(
+        self,
+        *,
+        conditional_commits: bool = False,
+        schema_overwrite_setting: bool = False,
+        embedded: bool | None = None,
+    ) -> None:
+        """``embedded=True`` is short for both capabilities (sparkshim has them; Delta on
+        Spark has neither); the engine passes them by name."""
+        if embedded is not None:
+            conditional_commits = schema_overwrite_setting = embedded
+        # A commit can be made conditional on the version read (EXPECTED_VERSION_CONF);
+        # without it, Delta's own conflict detection is all there is.
+        self.supports_conditional_commit = conditional_commits
+        # INSERT OVERWRITE replaces the schema too when OVERWRITE_SCHEMA_CONF is set; without
+        # it, a schema change is a CREATE OR REPLACE TABLE ... AS SELECT.
+        self.schema_overwrite_setting = schema_overwrite_setting
         self.supports_incremental = True
         self.reports_row_counts = True
         self.schema_changes_are_versions = True
@@ -148,10 +161,10 @@ class DeltaFormat:
         replace_schema: bool = False,
     ) -> None:
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.embedded and expected_version is not None:
+        if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         statement: exp.Expr = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
-        if replace_schema and self.embedded:
+        if replace_schema and self.schema_overwrite_setting:
             settings[OVERWRITE_SCHEMA_CONF] = "true"
         elif replace_schema:
             # Delta on Spark: CREATE OR REPLACE TABLE ... AS SELECT is one commit that replaces
@@ -238,7 +251,7 @@ class DeltaFormat:
         self, session: Any, statement: exp.Expr, watermark: str, expected_version: int | None
     ) -> None:
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.embedded and expected_version is not None:
+        if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         with session_settings(session, settings):
             session.sql(to_spark_sql(statement))
@@ -258,12 +271,12 @@ class DeltaFormat:
         those is committed again over this one (the newer refresh stays the table's
         watermark) and the refresh fails as having lost the race."""
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.embedded and expected_version is not None:
+        if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         kept_at = {"dynamic_table.watermark_kept_at": _now_text()}
         with session_settings(session, settings):
             self.set_properties(session, table, kept_at)
-        if self.embedded or expected_version is None:
+        if self.supports_conditional_commit or expected_version is None:
             return
         newer = [c for c in self.history(session, table, limit=16) if c.version > expected_version]
         ours = [c for c in newer if c.user_metadata == watermark]

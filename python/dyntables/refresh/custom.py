@@ -156,7 +156,12 @@ class CustomRefresh:
 
     def _deriver(self, versions: Versions, columns: dict[str, list[str]]) -> ChangeDeriver:
         return ChangeDeriver(
-            self.session, self.fmt, versions, columns.__getitem__, materialize_feeds=True
+            self.session,
+            self.fmt,
+            versions,
+            columns.__getitem__,
+            materialize_feeds=True,
+            checkpoint_views=self.engine.checkpoints_dataframes,
         )
 
     def _bind(

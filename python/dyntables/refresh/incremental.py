@@ -83,6 +83,7 @@ class IncrementalRefresh:
         active: exp.Expr | None = None,
         *,
         appends_as_they_come: bool = False,
+        checkpoint_views: bool = False,
     ) -> None:
         self.session = session
         # Where rows are active (not frozen): frozen rows are neither removed nor added.
@@ -100,6 +101,7 @@ class IncrementalRefresh:
             versions,
             source_columns.__getitem__,
             materialize_feeds=not self.appends_as_they_come,
+            checkpoint_views=checkpoint_views,
         )
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
@@ -485,6 +487,7 @@ class IncrementalStrategy:
             pinned.columns,
             inputs.active,
             appends_as_they_come=rules.appends_as_they_come(job.definition, inputs.moved),
+            checkpoint_views=context.engine.checkpoints_dataframes,
         )
         text = watermark.to_json()
         read_version = inputs.state.table_version
