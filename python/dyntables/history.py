@@ -21,6 +21,7 @@ from sqlglot import exp
 from dyntables.compaction import Compactor
 from dyntables.engine import Engine
 from dyntables.sql.dialect import to_spark_sql
+from dyntables.sql.literals import typed_literal
 
 SYSTEM_SCHEMA = "dyntables_system"
 REFRESH_HISTORY = "refresh_history"
@@ -182,7 +183,7 @@ class SystemTables:
             return
         row = exp.Tuple(
             expressions=[
-                _literal(value, type_sql)
+                typed_literal(value, type_sql)
                 for value, (_, type_sql) in zip(values, columns, strict=True)
             ]
         )
@@ -206,16 +207,3 @@ class SystemTables:
             session.sql(to_spark_sql(insert))
         finally:
             session.catalog.dropTempView(view)
-
-
-def _literal(value: Any, type_sql: str) -> exp.Expr:
-    if value is None:
-        return exp.cast(exp.Null(), exp.DataType.build(type_sql, dialect="spark"))
-    if isinstance(value, datetime.datetime):
-        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
-        return exp.cast(exp.Literal.string(text), exp.DataType.build("TIMESTAMP"))
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, int):
-        return exp.cast(exp.Literal.number(value), exp.DataType.build(type_sql, dialect="spark"))
-    return exp.Literal.string(str(value))
