@@ -43,6 +43,7 @@ from dyntables.formats import (
     typed_change_rows,
 )
 from dyntables.sql.dialect import to_spark_sql
+from dyntables.sql.merges import delete_then_insert_merge
 
 WAP_ID_CONF = "spark.wap.id"
 # A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes; a
@@ -681,7 +682,7 @@ def _replace_where_merge(
 
         MERGE INTO t USING (
             SELECT r.*, FALSE AS __dt_remove FROM (rows) AS r(__dt_c0, …)
-            UNION ALL SELECT NULL, …, TRUE
+            UNION ALL SELECT NULL, …, TRUE AS __dt_remove
         ) AS __dt_source ON __dt_source.__dt_remove AND (predicate)
         WHEN MATCHED THEN DELETE
         WHEN NOT MATCHED AND NOT __dt_source.__dt_remove THEN INSERT (c, …) VALUES (…)
@@ -692,50 +693,23 @@ def _replace_where_merge(
     rewrites every data file; a matched delete lets Spark read and rewrite only the files
     that hold matching rows (the predicate is pushed to the scan, and runtime filtering
     finds the files). Source columns are renamed so that the predicate's unqualified
-    columns name the target's.
+    columns name the target's. Built by ``sql.merges.delete_then_insert_merge``.
     """
-    source_names = [f"__dt_c{position}" for position in range(len(columns))]
-    remove = "__dt_remove"
-    source_alias = "__dt_source"
-    inserted = exp.select(exp.Star(), exp.alias_(exp.false(), remove)).from_(
+    source_names = [exp.to_identifier(f"__dt_c{position}") for position in range(len(columns))]
+    inserted = exp.select(exp.Star()).from_(
         exp.Subquery(
             this=rows.copy(),
-            alias=exp.TableAlias(
-                this=exp.to_identifier("r"),
-                columns=[exp.to_identifier(name) for name in source_names],
-            ),
+            alias=exp.TableAlias(this=exp.to_identifier("r"), columns=source_names),
         )
     )
-    marker = exp.select(*[exp.null() for _ in columns], exp.true())
-    source = exp.Subquery(
-        this=exp.union(inserted, marker, distinct=False),
-        alias=exp.TableAlias(this=exp.to_identifier(source_alias)),
-    )
-    removing = exp.column(remove, table=source_alias)
-    return exp.Merge(
-        this=_plain(table),
-        using=source,
-        on=exp.and_(removing.copy(), exp.paren(predicate.copy())),
-        whens=exp.Whens(
-            expressions=[
-                exp.When(matched=True, source=False, then=exp.var("DELETE")),
-                exp.When(
-                    matched=False,
-                    source=False,
-                    condition=exp.not_(removing.copy()),
-                    then=exp.Insert(
-                        this=exp.Tuple(
-                            expressions=[exp.column(name, quoted=True) for name in columns]
-                        ),
-                        expression=exp.Tuple(
-                            expressions=[
-                                exp.column(name, table=source_alias) for name in source_names
-                            ]
-                        ),
-                    ),
-                ),
-            ]
-        ),
+    return delete_then_insert_merge(
+        _plain(table),
+        inserted,
+        exp.select(*[exp.null() for _ in columns]),  # the one marker row
+        alias="__dt_source",
+        match=exp.paren(predicate.copy()),
+        columns=columns,
+        source_columns=source_names,
     )
 
 
