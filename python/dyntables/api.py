@@ -27,6 +27,7 @@ from dyntables.planner.predicates import bind_current_time, is_frozen
 from dyntables.refresh import RefreshResult
 from dyntables.scheduler.functions import COLUMNS as SCHEDULER_FUNCTIONS
 from dyntables.sql.dialect import parse_one, to_spark_sql
+from dyntables.sql.literals import typed_literal
 from dyntables.statements import (
     AlterDynamicTable,
     CreateDynamicTable,
@@ -485,7 +486,8 @@ class DynamicTables:
             if statement.like is not None and not _like(parts[-1], statement.like):
                 continue
             watermark = self.lifecycle.watermark_of(table)
-            count = self.engine.sql(f"SELECT count(*) FROM {table.sql('spark')}").collect()[0][0]
+            count_rows = exp.select(exp.func("count", exp.Star())).from_(table)
+            count = self.engine.sql(to_spark_sql(count_rows)).collect()[0][0]
             rows.append(
                 (
                     definition.created_on,
@@ -569,7 +571,7 @@ def _typed_rows(
         selects.append(
             exp.select(
                 *[
-                    exp.alias_(_typed_literal(value, type_sql), name)
+                    exp.alias_(typed_literal(value, type_sql), name)
                     for value, (name, type_sql) in zip(values, columns, strict=True)
                 ]
             )
@@ -580,17 +582,6 @@ def _typed_rows(
     for select in selects[1:]:
         query = exp.union(query, select, distinct=False)
     return exp.Subquery(this=query, alias=exp.TableAlias(this=exp.to_identifier(alias)))
-
-
-def _typed_literal(value: Any, type_sql: str) -> exp.Expr:
-    kind = exp.DataType.build(type_sql, dialect="spark")
-    if value is None:
-        return exp.cast(exp.Null(), kind)
-    if isinstance(value, datetime.datetime):
-        return exp.cast(exp.Literal.string(value.strftime("%Y-%m-%d %H:%M:%S.%f")), kind)
-    if isinstance(value, (int, float)):
-        return exp.cast(exp.Literal.number(value), kind)
-    return exp.cast(exp.Literal.string(str(value)), kind)
 
 
 def _rely_constraint(tree: exp.Expr) -> tuple[exp.Table, exp.Constraint] | None:

@@ -2,9 +2,11 @@
 
 A dynamic table is an ordinary Delta or Iceberg table whose definition lives in its
 table properties under the prefix ``dynamic_table.``: another process, or another
-engine, can refresh it from the table alone. ``Definition`` is that record, typed;
-``Catalog`` finds the tables that carry one and keeps a cheap cache of their names, so
-that ordinary SQL can be checked for references to them without a catalog round trip.
+engine, can refresh it from the table alone. ``Definition`` is that record, typed
+(read from and written to the properties); ``table_key`` and ``key_to_table`` turn table
+names into the ``db.table`` keys used everywhere else; ``NameCache`` keeps the names of the
+tables that carry a definition, so that ordinary SQL can be checked for references to
+them without a catalog round trip.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import json
 import re
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -236,7 +238,3 @@ class NameCache:
     def invalidate(self) -> None:
         with self._lock:
             self._names = None
-
-
-def definition_as_dict(definition: Definition) -> dict[str, Any]:
-    return asdict(definition)

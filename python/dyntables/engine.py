@@ -17,15 +17,29 @@ from sqlglot import exp
 from dyntables.catalog import Definition, key_to_table, table_key
 from dyntables.errors import DynamicTableError
 from dyntables.formats import TableFormat
+from dyntables.sql.dialect import to_spark_sql
 
 
 class Engine:
     """One session, its table format, and the lookups the lifecycle needs."""
 
-    def __init__(self, session: Any, table_format: TableFormat, *, embedded: bool) -> None:
+    def __init__(
+        self,
+        session: Any,
+        table_format: TableFormat,
+        *,
+        appends_rows_as_dataframes: bool,
+        checkpoints_dataframes: bool,
+    ) -> None:
         self.session = session
         self.table_format = table_format
-        self.embedded = embedded
+        # Whether a single row is appended as a one-row DataFrame rather than an INSERT of
+        # literals: cheaper where parsing the INSERT costs more than the append (sparkshim),
+        # wrong where a DataFrame's naive datetimes are read in the driver's time zone (Spark).
+        self.appends_rows_as_dataframes = appends_rows_as_dataframes
+        # Whether a DataFrame read several times must be checkpointed to be computed once
+        # (Spark's ``localCheckpoint``); sparkshim's DataFrames already hold their rows.
+        self.checkpoints_dataframes = checkpoints_dataframes
         self._refresh_session: Any = None
         # Refresh commits of this process are serialized: the commit metadata is per session.
         self.refresh_lock = threading.RLock()
@@ -42,24 +56,34 @@ class Engine:
                     f"the embedded engine stores Delta tables; table_format={table_format!r}"
                     " needs a SparkSession"
                 )
-            from dyntables.formats.delta import DeltaFormat
-
             shim = ShimSession(warehouse=warehouse or "spark-warehouse")
-            return cls(shim, DeltaFormat(embedded=True), embedded=True)
+            return cls._embedded(shim)
         if warehouse is not None:
             raise DynamicTableError(
                 "warehouse= is for the embedded engine; a SparkSession brings its own catalog"
             )
-        if _is_shim(session):  # an embedded session made by the caller (dyntables.install)
-            from dyntables.formats.delta import DeltaFormat
-
+        if made_by_sparkshim(session):  # an embedded session made by the caller (install)
             if table_format not in (None, "delta"):
                 raise DynamicTableError(
                     f"the embedded engine stores Delta tables; table_format={table_format!r}"
                     " needs a SparkSession"
                 )
-            return cls(session, DeltaFormat(embedded=True), embedded=True)
-        return cls(session, _format_for(session, table_format), embedded=False)
+            return cls._embedded(session)
+        return cls(
+            session,
+            _format_for(session, table_format),
+            appends_rows_as_dataframes=False,
+            checkpoints_dataframes=True,
+        )
+
+    @classmethod
+    def _embedded(cls, session: Any) -> Engine:
+        """sparkshim's capabilities: conditional Delta commits and schema overwrites by
+        setting, cheap DataFrame appends, DataFrames that hold their rows."""
+        from dyntables.formats.delta import DeltaFormat
+
+        delta = DeltaFormat(conditional_commits=True, schema_overwrite_setting=True)
+        return cls(session, delta, appends_rows_as_dataframes=True, checkpoints_dataframes=False)
 
     def sql(self, text: str) -> Any:
         return self.session.sql(text)
@@ -104,7 +128,7 @@ class Engine:
         )
 
     def table_names(self, database: str) -> list[exp.Table]:
-        rows = self.session.sql(f"SHOW TABLES IN {exp.to_identifier(database).sql('spark')}")
+        rows = self.session.sql(f"SHOW TABLES IN {to_spark_sql(exp.to_identifier(database))}")
         names = []
         for row in rows.collect():
             if row["isTemporary"]:
@@ -121,7 +145,7 @@ class Engine:
         """A table's schema without reading its rows (sparkshim runs queries eagerly, so
         ``session.table(name)`` would read the whole table)."""
         query = exp.select("*").from_(key_to_table(key)).limit(0)
-        return session.sql(query.sql("spark")).schema
+        return session.sql(to_spark_sql(query)).schema
 
     # ---- definitions ----
 
@@ -136,9 +160,10 @@ class Engine:
         return Definition.from_properties(properties)
 
 
-def _is_shim(session: Any) -> bool:
-    """Whether ``session`` is sparkshim's (told without importing sparkshim)."""
-    return type(session).__module__.startswith("sparkshim.")
+def made_by_sparkshim(instance: Any) -> bool:
+    """Whether ``instance`` (a session or a DataFrame) is sparkshim's, told without
+    importing sparkshim (which would start the embedded engine's imports for nothing)."""
+    return type(instance).__module__.startswith("sparkshim.")
 
 
 def _format_for(session: Any, requested: str | None) -> TableFormat:
@@ -146,7 +171,7 @@ def _format_for(session: Any, requested: str | None) -> TableFormat:
 
     name = requested or _detect_format(session)
     if name == "delta":
-        return DeltaFormat(embedded=False)
+        return DeltaFormat(conditional_commits=False, schema_overwrite_setting=False)
     if name == "iceberg":
         from dyntables.formats.iceberg import IcebergFormat
 

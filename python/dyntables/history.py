@@ -20,6 +20,8 @@ from sqlglot import exp
 
 from dyntables.compaction import Compactor
 from dyntables.engine import Engine
+from dyntables.sql.dialect import to_spark_sql
+from dyntables.sql.literals import typed_literal
 
 SYSTEM_SCHEMA = "dyntables_system"
 REFRESH_HISTORY = "refresh_history"
@@ -99,8 +101,8 @@ class SystemTables:
     def ensure(self) -> None:
         if self._ready:
             return
-        session = self.engine.session
-        session.sql(f"CREATE DATABASE IF NOT EXISTS {SYSTEM_SCHEMA}")
+        schema = exp.Create(this=exp.table_(SYSTEM_SCHEMA), kind="DATABASE", exists=True)
+        self.engine.session.sql(to_spark_sql(schema))
         for name, columns in (
             (REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS),
             (STATEMENTS, _STATEMENT_COLUMNS),
@@ -112,9 +114,10 @@ class SystemTables:
         """Create a system table unless it exists. Every process creates what it needs on
         first use, so two may create the same table at once: the one that loses finds the
         other's table there, which is all it wanted."""
-        create = self.engine.table_format.create_table_sql(table, list(columns), {})
+        create = self.engine.table_format.create_table(table, list(columns), {})
+        create.set("exists", True)  # IF NOT EXISTS
         try:
-            self.engine.session.sql(create.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1))
+            self.engine.session.sql(to_spark_sql(create))
         except Exception:
             if not self.engine.table_exists(table):
                 raise
@@ -131,7 +134,7 @@ class SystemTables:
             .from_(self.table(REFRESH_HISTORY))
             .where(column.copy().isin(*[exp.Literal.string(q) for q in query_ids]))
         )
-        return {str(row[0]) for row in self.engine.session.sql(query.sql("spark")).collect()}
+        return {str(row[0]) for row in self.engine.session.sql(to_spark_sql(query)).collect()}
 
     def record_refresh(self, record: RefreshRecord) -> None:
         self.ensure()
@@ -165,7 +168,7 @@ class SystemTables:
             .where(exp.column("state").eq(exp.Literal.string("SUCCEEDED")))
             .group_by("schema_name", "name")
         )
-        rows = self.engine.session.sql(query.sql("spark")).collect()
+        rows = self.engine.session.sql(to_spark_sql(query)).collect()
         return {f"{r[0]}.{r[1]}".lower(): r[2] for r in rows if r[2] is not None}
 
     def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
@@ -175,44 +178,32 @@ class SystemTables:
     def _insert_row(
         self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
     ) -> None:
-        if self.engine.embedded:
+        if self.engine.appends_rows_as_dataframes:
             self._append_through_view(name, columns, values)
             return
         row = exp.Tuple(
             expressions=[
-                _literal(value, type_sql)
+                typed_literal(value, type_sql)
                 for value, (_, type_sql) in zip(values, columns, strict=True)
             ]
         )
         insert = exp.Insert(this=self.table(name), expression=exp.Values(expressions=[row]))
-        self.engine.session.sql(insert.sql("spark"))
+        self.engine.session.sql(to_spark_sql(insert))
 
     def _append_through_view(
         self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
     ) -> None:
-        """On the embedded engine, the row goes in as a DataFrame: parsing and translating
-        an ``INSERT … VALUES`` of typed literals costs sparkshim more than the append
-        itself (about 8 of 20 ms). Not on Spark, where a naive datetime in a DataFrame is
-        read in the driver's time zone and a literal in the session's."""
+        """The row as a DataFrame (``Engine.appends_rows_as_dataframes``, sparkshim):
+        parsing and translating an ``INSERT … VALUES`` of typed literals costs sparkshim
+        more than the append itself (about 8 of 20 ms). Not on Spark, where a naive
+        datetime in a DataFrame is read in the driver's time zone and a literal in the
+        session's."""
         session = self.engine.session
         schema = ", ".join(f"{column} {type_sql}" for column, type_sql in columns)
         view = f"__dyntables_row_{uuid.uuid4().hex}"
         session.createDataFrame([tuple(values)], schema).createOrReplaceTempView(view)
         try:
             insert = exp.insert(exp.select("*").from_(view), self.table(name))
-            session.sql(insert.sql("spark"))
+            session.sql(to_spark_sql(insert))
         finally:
             session.catalog.dropTempView(view)
-
-
-def _literal(value: Any, type_sql: str) -> exp.Expr:
-    if value is None:
-        return exp.cast(exp.Null(), exp.DataType.build(type_sql, dialect="spark"))
-    if isinstance(value, datetime.datetime):
-        text = value.strftime("%Y-%m-%d %H:%M:%S.%f")
-        return exp.cast(exp.Literal.string(text), exp.DataType.build("TIMESTAMP"))
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, int):
-        return exp.cast(exp.Literal.number(value), exp.DataType.build(type_sql, dialect="spark"))
-    return exp.Literal.string(str(value))

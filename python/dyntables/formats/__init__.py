@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
+from dyntables.sql.dialect import to_spark_sql
+
 # The columns CHANGES() adds to a source's columns (seed 003).
 ACTION = "METADATA$ACTION"  # 'INSERT' or 'DELETE'
 IS_UPDATE = "METADATA$ISUPDATE"  # TRUE on either image of an updated row
@@ -91,10 +93,16 @@ class TableFormat(Protocol):
     def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
         """Turn on the change feed; None when on, else why it cannot be."""
 
+    def create_table(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> exp.Create:
+        """``CREATE TABLE`` for an empty table of these columns and properties, as a tree
+        (a caller may still set ``exists`` for ``IF NOT EXISTS``)."""
+
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
-        """``CREATE TABLE`` for an empty table of these columns and properties."""
+        """``create_table`` rendered."""
 
     def overwrite(
         self,
@@ -231,11 +239,11 @@ def typed_change_rows(
     ).from_(feed)
 
 
-def create_table_sql(
+def create_table(
     table: exp.Table, columns: list[tuple[str, str]], file_format: str, properties: dict[str, str]
-) -> str:
+) -> exp.Create:
     """``CREATE TABLE t (columns) USING <file_format> TBLPROPERTIES (...)``."""
-    create = exp.Create(
+    return exp.Create(
         this=exp.Schema(
             this=table.copy(),
             expressions=[
@@ -254,7 +262,13 @@ def create_table_sql(
             ]
         ),
     )
-    return create.sql("spark")
+
+
+def create_table_sql(
+    table: exp.Table, columns: list[tuple[str, str]], file_format: str, properties: dict[str, str]
+) -> str:
+    """``create_table`` rendered."""
+    return to_spark_sql(create_table(table, columns, file_format, properties))
 
 
 def ensure_properties(
@@ -268,7 +282,7 @@ def ensure_properties(
     try:
         table_format.set_properties(session, table, wanted)
     except Exception as failure:  # the engine's own error: recorded as the reason
-        return f"could not {what} on {table.sql('spark')}: {failure}"
+        return f"could not {what} on {to_spark_sql(table)}: {failure}"
     return None
 
 
@@ -307,6 +321,7 @@ __all__ = [
     "IS_UPDATE",
     "Commit",
     "TableFormat",
+    "create_table",
     "create_table_sql",
     "ensure_properties",
     "lost_race_in",

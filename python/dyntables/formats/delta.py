@@ -19,7 +19,7 @@ from dyntables.catalog import table_key
 from dyntables.errors import ConcurrentRefreshError
 from dyntables.formats import (
     Commit,
-    create_table_sql,
+    create_table,
     ensure_properties,
     lost_race_in,
     property_list,
@@ -27,6 +27,7 @@ from dyntables.formats import (
     signed_change_rows,
     typed_change_rows,
 )
+from dyntables.sql.dialect import to_spark_sql
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
@@ -69,10 +70,23 @@ _NO_DATA_OPERATIONS = {
 class DeltaFormat:
     name = "delta"
 
-    def __init__(self, *, embedded: bool) -> None:
-        # sparkshim can make a commit conditional; Spark relies on Delta's own conflicts.
-        self.embedded = embedded
-        self.supports_conditional_commit = embedded
+    def __init__(
+        self,
+        *,
+        conditional_commits: bool = False,
+        schema_overwrite_setting: bool = False,
+        embedded: bool | None = None,
+    ) -> None:
+        """``embedded=True`` is short for both capabilities (sparkshim has them; Delta on
+        Spark has neither); the engine passes them by name."""
+        if embedded is not None:
+            conditional_commits = schema_overwrite_setting = embedded
+        # A commit can be made conditional on the version read (EXPECTED_VERSION_CONF);
+        # without it, Delta's own conflict detection is all there is.
+        self.supports_conditional_commit = conditional_commits
+        # INSERT OVERWRITE replaces the schema too when OVERWRITE_SCHEMA_CONF is set; without
+        # it, a schema change is a CREATE OR REPLACE TABLE ... AS SELECT.
+        self.schema_overwrite_setting = schema_overwrite_setting
         self.supports_incremental = True
         self.reports_row_counts = True
         self.schema_changes_are_versions = True
@@ -87,14 +101,14 @@ class DeltaFormat:
         """Nothing to do: Delta reads the latest log state on each query."""
 
     def data_file_count(self, session: Any, table: exp.Table) -> int:
-        detail = session.sql(f"DESCRIBE DETAIL {table.sql('spark')}").collect()[0]
+        detail = session.sql(f"DESCRIBE DETAIL {to_spark_sql(table)}").collect()[0]
         return int(detail["numFiles"])
 
     def compact(self, session: Any, table: exp.Table) -> None:
-        session.sql(f"OPTIMIZE {table.sql('spark')}")
+        session.sql(f"OPTIMIZE {to_spark_sql(table)}")
 
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
-        text = f"DESCRIBE HISTORY {table.sql('spark')}"
+        text = f"DESCRIBE HISTORY {to_spark_sql(table)}"
         if limit is not None:
             text += f" LIMIT {int(limit)}"
         commits = []
@@ -127,10 +141,15 @@ class DeltaFormat:
             self, session, table, CHANGE_DATA_FEED, "enable the change data feed"
         )
 
+    def create_table(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> exp.Create:
+        return create_table(table, columns, "DELTA", properties)
+
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
-        return create_table_sql(table, columns, "DELTA", properties)
+        return to_spark_sql(self.create_table(table, columns, properties))
 
     def overwrite(
         self,
@@ -142,10 +161,10 @@ class DeltaFormat:
         replace_schema: bool = False,
     ) -> None:
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.embedded and expected_version is not None:
+        if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         statement: exp.Expr = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
-        if replace_schema and self.embedded:
+        if replace_schema and self.schema_overwrite_setting:
             settings[OVERWRITE_SCHEMA_CONF] = "true"
         elif replace_schema:
             # Delta on Spark: CREATE OR REPLACE TABLE ... AS SELECT is one commit that replaces
@@ -164,7 +183,7 @@ class DeltaFormat:
                 ),
             )
         with session_settings(session, settings):
-            session.sql(statement.sql("spark"))
+            session.sql(to_spark_sql(statement))
 
     def changes(
         self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
@@ -232,10 +251,10 @@ class DeltaFormat:
         self, session: Any, statement: exp.Expr, watermark: str, expected_version: int | None
     ) -> None:
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.embedded and expected_version is not None:
+        if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         with session_settings(session, settings):
-            session.sql(statement.sql("spark"))
+            session.sql(to_spark_sql(statement))
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
@@ -252,12 +271,12 @@ class DeltaFormat:
         those is committed again over this one (the newer refresh stays the table's
         watermark) and the refresh fails as having lost the race."""
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.embedded and expected_version is not None:
+        if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
         kept_at = {"dynamic_table.watermark_kept_at": _now_text()}
         with session_settings(session, settings):
             self.set_properties(session, table, kept_at)
-        if self.embedded or expected_version is None:
+        if self.supports_conditional_commit or expected_version is None:
             return
         newer = [c for c in self.history(session, table, limit=16) if c.version > expected_version]
         ours = [c for c in newer if c.user_metadata == watermark]
@@ -269,7 +288,7 @@ class DeltaFormat:
             with session_settings(session, {USER_METADATA_CONF: winner}):
                 self.set_properties(session, table, kept_at)
         raise ConcurrentRefreshError(
-            f"{table.sql('spark')} changed while its watermark was being moved (version"
+            f"{to_spark_sql(table)} changed while its watermark was being moved (version"
             f" {landed_between[-1].version} landed after {expected_version})"
         )
 
@@ -284,17 +303,17 @@ class DeltaFormat:
                 exp.AlterSet(expressions=[exp.Properties(expressions=property_list(properties))])
             ],
         )
-        session.sql(alter.sql("spark"))
+        session.sql(to_spark_sql(alter))
 
     def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
         if not keys:
             return
-        quoted = ", ".join(exp.Literal.string(key).sql("spark") for key in keys)
+        quoted = ", ".join(to_spark_sql(exp.Literal.string(key)) for key in keys)
         # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
-        session.sql(f"ALTER TABLE {table.sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({quoted})")
+        session.sql(f"ALTER TABLE {to_spark_sql(table)} UNSET TBLPROPERTIES IF EXISTS ({quoted})")
 
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
-        rows = session.sql(f"SHOW TBLPROPERTIES {table.sql('spark')}").collect()
+        rows = session.sql(f"SHOW TBLPROPERTIES {to_spark_sql(table)}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:

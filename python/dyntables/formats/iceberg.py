@@ -34,7 +34,7 @@ from dyntables.errors import (
 )
 from dyntables.formats import (
     Commit,
-    create_table_sql,
+    create_table,
     ensure_properties,
     lost_race_in,
     property_list,
@@ -42,6 +42,8 @@ from dyntables.formats import (
     signed_change_rows,
     typed_change_rows,
 )
+from dyntables.sql.dialect import to_spark_sql
+from dyntables.sql.merges import delete_then_insert_merge
 
 WAP_ID_CONF = "spark.wap.id"
 # A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes; a
@@ -167,7 +169,7 @@ class IcebergFormat:
             .from_(_metadata_table(table, "refs"))
             .where(exp.column("name").eq(exp.Literal.string("main")))
         )
-        rows = session.sql(query.sql("spark")).collect()
+        rows = session.sql(to_spark_sql(query)).collect()
         return int(rows[0]["snapshot_id"]) if rows else None
 
     def forget_cached(self, session: Any, table: exp.Table) -> None:
@@ -175,12 +177,12 @@ class IcebergFormat:
         tables per session (``cache-enabled``, on by default), so a commit made through
         another session (the refresh's own, or another process) is otherwise invisible
         here until the cache entry expires."""
-        session.catalog.refreshTable(_plain(table).sql("spark"))
+        session.catalog.refreshTable(to_spark_sql(_plain(table)))
 
     def data_file_count(self, session: Any, table: exp.Table) -> int:
         self.forget_cached(session, table)
         query = exp.select(exp.func("count", exp.Star())).from_(_metadata_table(table, "files"))
-        return int(session.sql(query.sql("spark")).collect()[0][0])
+        return int(session.sql(to_spark_sql(query)).collect()[0][0])
 
     def compact(self, session: Any, table: exp.Table) -> None:
         """Iceberg's ``rewrite_data_files`` (bin-packing), of any two or more small files
@@ -202,20 +204,20 @@ class IcebergFormat:
             .from_(_metadata_table(table, "refs"))
             .where(exp.column("name").like(exp.Literal.string(f"{PUBLISH_BRANCH_PREFIX}%")))
         )
-        branches = session.sql(query.sql("spark")).collect()
+        branches = session.sql(to_spark_sql(query)).collect()
         if not branches:
             return
         published = {commit.version for commit in self.history(session, table)}
         committed_at = {s.snapshot_id: s.committed_at for s in _snapshots(session, table)}
         oldest_kept = datetime.now(timezone.utc) - PUBLISH_BRANCH_ABANDONED_AFTER
-        target = _plain(table).sql("spark")
+        target = to_spark_sql(_plain(table))
         for row in branches:
             snapshot_id = int(row["snapshot_id"])
             if (
                 snapshot_id in published
                 or committed_at.get(snapshot_id, oldest_kept) <= oldest_kept
             ):
-                branch = exp.to_identifier(str(row["name"])).sql("spark")
+                branch = to_spark_sql(exp.to_identifier(str(row["name"])))
                 session.sql(f"ALTER TABLE {target} DROP BRANCH IF EXISTS {branch}").collect()
 
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
@@ -268,12 +270,17 @@ class IcebergFormat:
             self, session, table, COPY_ON_WRITE, "set the copy-on-write write modes"
         )
 
+    def create_table(
+        self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
+    ) -> exp.Create:
+        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
+        wanted = {**properties, **WAP_ENABLED, **COPY_ON_WRITE}
+        return create_table(table, columns, "ICEBERG", wanted)
+
     def create_table_sql(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> str:
-        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
-        wanted = {**properties, **WAP_ENABLED, **COPY_ON_WRITE}
-        return create_table_sql(table, columns, "ICEBERG", wanted)
+        return to_spark_sql(self.create_table(table, columns, properties))
 
     def overwrite(
         self,
@@ -402,8 +409,8 @@ class IcebergFormat:
         )
         call = (
             f"CALL {_procedure(table, 'create_changelog_view')}("
-            f"table => {_table_argument(table)}, options => {options.sql('spark')},"
-            f" changelog_view => {exp.Literal.string(name).sql('spark')})"
+            f"table => {_table_argument(table)}, options => {to_spark_sql(options)},"
+            f" changelog_view => {to_spark_sql(exp.Literal.string(name))})"
         )
         session.sql(call).collect()
         self._change_views[name] = None
@@ -447,7 +454,7 @@ class IcebergFormat:
     ) -> None:
         """Stage one ``MERGE`` that deletes the rows matching ``predicate`` and inserts
         ``rows``; publish it as ``overwrite`` does (see ``_replace_where_merge``)."""
-        columns = list(session.table(_plain(table).sql("spark")).columns)
+        columns = list(session.table(to_spark_sql(_plain(table))).columns)
         merge = _replace_where_merge(table, columns, predicate, rows)
         self._commit(session, table, merge, watermark, expected_version)
 
@@ -472,11 +479,11 @@ class IcebergFormat:
             # Without it the write would commit at once, unchecked.
             self.set_properties(session, table, WAP_ENABLED)
         with session_settings(session, {**(settings or {}), WAP_ID_CONF: watermark}):
-            session.sql(statement.sql("spark")).collect()
+            session.sql(to_spark_sql(statement)).collect()
         staged = _staged_snapshot(session, table, watermark, self.current_version(session, table))
         if expected_version is not None and staged.parent_id != expected_version:
             raise ConcurrentRefreshError(
-                f"{table.sql('spark')} changed while it was being refreshed (expected snapshot"
+                f"{to_spark_sql(table)} changed while it was being refreshed (expected snapshot"
                 f" {expected_version}, found {staged.parent_id}); the refresh was not published"
             )
         self._publish(session, table, staged)
@@ -495,31 +502,31 @@ class IcebergFormat:
         it is dropped).
         """
         branch = exp.to_identifier(f"{PUBLISH_BRANCH_PREFIX}{int(staged.snapshot_id)}")
-        target = _plain(table).sql("spark")
+        target = to_spark_sql(_plain(table))
         session.sql(
-            f"ALTER TABLE {target} CREATE BRANCH {branch.sql('spark')}"
+            f"ALTER TABLE {target} CREATE BRANCH {to_spark_sql(branch)}"
             f" AS OF VERSION {int(staged.snapshot_id)}"
         ).collect()
         try:
             call = (
                 f"CALL {_procedure(table, 'fast_forward')}(table => {_table_argument(table)},"
-                f" branch => 'main', to => {exp.Literal.string(branch.name).sql('spark')})"
+                f" branch => 'main', to => {to_spark_sql(exp.Literal.string(branch.name))})"
             )
             try:
                 rows = session.sql(call).collect()
             except Exception as failure:
                 raise ConcurrentRefreshError(
-                    f"{table.sql('spark')} changed while it was being refreshed; the refresh"
+                    f"{to_spark_sql(table)} changed while it was being refreshed; the refresh"
                     f" (snapshot {staged.snapshot_id}) was not published: {failure}"
                 ) from failure
         finally:
             session.sql(
-                f"ALTER TABLE {target} DROP BRANCH IF EXISTS {branch.sql('spark')}"
+                f"ALTER TABLE {target} DROP BRANCH IF EXISTS {to_spark_sql(branch)}"
             ).collect()
         published = int(rows[0]["updated_ref"]) if rows else None
         if published != staged.snapshot_id:
             raise DynamicTableError(
-                f"publishing snapshot {staged.snapshot_id} of {table.sql('spark')} made"
+                f"publishing snapshot {staged.snapshot_id} of {to_spark_sql(table)} made"
                 f" {published} current instead"
             )
 
@@ -544,7 +551,7 @@ class IcebergFormat:
             current = self.current_version(session, table)
             if current != expected_version:
                 raise ConcurrentRefreshError(
-                    f"{table.sql('spark')} changed while it was being refreshed (expected"
+                    f"{to_spark_sql(table)} changed while it was being refreshed (expected"
                     f" snapshot {expected_version}, found {current}); it was not replaced"
                 )
         kept = {
@@ -552,8 +559,8 @@ class IcebergFormat:
             for key, value in self.properties(session, table).items()
             if key not in _NOT_SETTABLE
         }
-        target = _plain(table).sql("spark")
-        writer = session.sql(query.sql("spark")).writeTo(target).using("iceberg")
+        target = to_spark_sql(_plain(table))
+        writer = session.sql(to_spark_sql(query)).writeTo(target).using("iceberg")
         for key, value in {**kept, **WAP_ENABLED, **COPY_ON_WRITE}.items():
             writer = writer.tableProperty(key, value)
         writer = writer.option("snapshot-property.wap.id", watermark)
@@ -596,19 +603,19 @@ class IcebergFormat:
                 exp.AlterSet(expressions=[exp.Properties(expressions=property_list(properties))])
             ],
         )
-        session.sql(alter.sql("spark")).collect()
+        session.sql(to_spark_sql(alter)).collect()
 
     def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
         if not keys:
             return
-        quoted = ", ".join(exp.Literal.string(key).sql("spark") for key in keys)
+        quoted = ", ".join(to_spark_sql(exp.Literal.string(key)) for key in keys)
         # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
         session.sql(
-            f"ALTER TABLE {_plain(table).sql('spark')} UNSET TBLPROPERTIES IF EXISTS ({quoted})"
+            f"ALTER TABLE {to_spark_sql(_plain(table))} UNSET TBLPROPERTIES IF EXISTS ({quoted})"
         ).collect()
 
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
-        rows = session.sql(f"SHOW TBLPROPERTIES {_plain(table).sql('spark')}").collect()
+        rows = session.sql(f"SHOW TBLPROPERTIES {to_spark_sql(_plain(table))}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
@@ -659,13 +666,13 @@ def _metadata_table(table: exp.Table, name: str) -> exp.Table:
 def _procedure(table: exp.Table, name: str) -> str:
     """``<catalog>.system.<name>``, in the table's catalog (else the current one)."""
     catalog = table.args.get("catalog")
-    prefix = f"{catalog.sql('spark')}." if catalog is not None else ""
+    prefix = f"{to_spark_sql(catalog)}." if catalog is not None else ""
     return f"{prefix}system.{name}"
 
 
 def _table_argument(table: exp.Table) -> str:
     """The table's full name as a procedure's string argument (identifiers stay quoted)."""
-    return exp.Literal.string(_plain(table).sql("spark")).sql("spark")
+    return to_spark_sql(exp.Literal.string(to_spark_sql(_plain(table))))
 
 
 def _replace_where_merge(
@@ -675,7 +682,7 @@ def _replace_where_merge(
 
         MERGE INTO t USING (
             SELECT r.*, FALSE AS __dt_remove FROM (rows) AS r(__dt_c0, …)
-            UNION ALL SELECT NULL, …, TRUE
+            UNION ALL SELECT NULL, …, TRUE AS __dt_remove
         ) AS __dt_source ON __dt_source.__dt_remove AND (predicate)
         WHEN MATCHED THEN DELETE
         WHEN NOT MATCHED AND NOT __dt_source.__dt_remove THEN INSERT (c, …) VALUES (…)
@@ -686,50 +693,23 @@ def _replace_where_merge(
     rewrites every data file; a matched delete lets Spark read and rewrite only the files
     that hold matching rows (the predicate is pushed to the scan, and runtime filtering
     finds the files). Source columns are renamed so that the predicate's unqualified
-    columns name the target's.
+    columns name the target's. Built by ``sql.merges.delete_then_insert_merge``.
     """
-    source_names = [f"__dt_c{position}" for position in range(len(columns))]
-    remove = "__dt_remove"
-    source_alias = "__dt_source"
-    inserted = exp.select(exp.Star(), exp.alias_(exp.false(), remove)).from_(
+    source_names = [exp.to_identifier(f"__dt_c{position}") for position in range(len(columns))]
+    inserted = exp.select(exp.Star()).from_(
         exp.Subquery(
             this=rows.copy(),
-            alias=exp.TableAlias(
-                this=exp.to_identifier("r"),
-                columns=[exp.to_identifier(name) for name in source_names],
-            ),
+            alias=exp.TableAlias(this=exp.to_identifier("r"), columns=source_names),
         )
     )
-    marker = exp.select(*[exp.null() for _ in columns], exp.true())
-    source = exp.Subquery(
-        this=exp.union(inserted, marker, distinct=False),
-        alias=exp.TableAlias(this=exp.to_identifier(source_alias)),
-    )
-    removing = exp.column(remove, table=source_alias)
-    return exp.Merge(
-        this=_plain(table),
-        using=source,
-        on=exp.and_(removing.copy(), exp.paren(predicate.copy())),
-        whens=exp.Whens(
-            expressions=[
-                exp.When(matched=True, source=False, then=exp.var("DELETE")),
-                exp.When(
-                    matched=False,
-                    source=False,
-                    condition=exp.not_(removing.copy()),
-                    then=exp.Insert(
-                        this=exp.Tuple(
-                            expressions=[exp.column(name, quoted=True) for name in columns]
-                        ),
-                        expression=exp.Tuple(
-                            expressions=[
-                                exp.column(name, table=source_alias) for name in source_names
-                            ]
-                        ),
-                    ),
-                ),
-            ]
-        ),
+    return delete_then_insert_merge(
+        _plain(table),
+        inserted,
+        exp.select(*[exp.null() for _ in columns]),  # the one marker row
+        alias="__dt_source",
+        match=exp.paren(predicate.copy()),
+        columns=columns,
+        source_columns=source_names,
     )
 
 
@@ -798,7 +778,7 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             adds_delete_files=bool(row["adds_delete_files"]),
             added_records=None if row["added_records"] is None else int(row["added_records"]),
         )
-        for row in session.sql(query.sql("spark")).collect()
+        for row in session.sql(to_spark_sql(query)).collect()
     ]
 
 
@@ -831,7 +811,7 @@ def _staged_snapshot(
     ]
     if not staged:
         raise DynamicTableError(
-            f"the refresh of {table.sql('spark')} left no staged snapshot with its watermark"
+            f"the refresh of {to_spark_sql(table)} left no staged snapshot with its watermark"
             " (is write.wap.enabled=true on the table?)"
         )
     return max(staged, key=lambda snapshot: snapshot.committed_at)

@@ -36,6 +36,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from dyntables.engine import made_by_sparkshim
+
 # Rows fetched and shown by default (``%%sql -l N`` changes it per cell).
 DEFAULT_LIMIT = 1000
 # Characters of one cell shown in HTML before it is cut.
@@ -58,7 +60,7 @@ class Cells:
 def cells(frame: Any, limit: int = DEFAULT_LIMIT) -> Cells:
     """Fetch at most ``limit`` rows (and learn whether there are more)."""
     columns = list(frame.columns)
-    if type(frame).__module__.startswith("sparkshim."):
+    if made_by_sparkshim(frame):  # rendered from its Arrow rows, as sparkshim's show() does
         rows = _shim_cells(frame, limit + 1)
     else:
         rows = [[_text(value) for value in row] for row in frame.limit(limit + 1).collect()]

@@ -61,7 +61,6 @@ STRATEGIES: Mapping[str, str] = {
     "LATERAL_VIEW": "apply the generator to changed rows",
     "CTE": "changes of its query, computed once for every reference",
 }
-RECOMPUTE = "recompute everything"
 _NO_CHANGE_FEED = "full scan every refresh (no change feed)"
 _CONSTANT = "constant rows, never change"
 _WINDOW_WITHOUT_PARTITION = "recompute everything (no PARTITION BY)"

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from dyntables.catalog import table_key
 from dyntables.errors import CannotRefreshIncrementallyError
-from dyntables.sql.dialect import parse_one
+from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.sql.literals import is_scalar
 
 # A keyed recompute's key columns, by position.
@@ -110,7 +110,7 @@ def select_shape(select: exp.Select) -> str:
     for lateral in select.args.get("laterals") or []:
         if not isinstance(lateral.this, _ROW_GENERATORS):
             raise CannotRefreshIncrementallyError(
-                f"LATERAL VIEW {lateral.this.sql('spark')} is not incremental: only explode,"
+                f"LATERAL VIEW {to_spark_sql(lateral.this)} is not incremental: only explode,"
                 " posexplode and inline (and their OUTER forms) are"
             )
     if (
@@ -162,7 +162,7 @@ def recompute_keys(select: exp.Select) -> list[exp.Expr]:
     if windows:
         shared: dict[str, exp.Expr] | None = None
         for window in windows:
-            parts = {part.sql("spark"): part for part in window.args.get("partition_by") or []}
+            parts = {to_spark_sql(part): part for part in window.args.get("partition_by") or []}
             shared = parts if shared is None else {k: v for k, v in shared.items() if k in parts}
         if not shared:
             raise CannotRefreshIncrementallyError(
@@ -184,7 +184,7 @@ def recompute_keys(select: exp.Select) -> list[exp.Expr]:
     for key in keys:
         if any(True for _ in key.find_all(exp.AggFunc, exp.Window)):
             raise CannotRefreshIncrementallyError(
-                f"the key {key.sql('spark')} holds an aggregate or a window function"
+                f"the key {to_spark_sql(key)} holds an aggregate or a window function"
             )
     return [key.copy() for key in keys]
 
@@ -311,14 +311,14 @@ def group_keys(select: exp.Select) -> list[tuple[exp.Expr, str]] | None:
     outputs = {}
     for position, projection in enumerate(select.expressions, start=1):
         inner = projection.this if isinstance(projection, exp.Alias) else projection
-        outputs[inner.sql("spark")] = projection.alias_or_name
+        outputs[to_spark_sql(inner)] = projection.alias_or_name
         outputs[str(position)] = projection.alias_or_name
     keys = []
     resolved = _group_expressions(select)  # GROUP BY 1 resolved to the projection
     for key, expression in zip(select.args["group"].expressions, resolved, strict=True):
-        if key.sql("spark") not in outputs:
+        if to_spark_sql(key) not in outputs:
             return None
-        keys.append((expression.copy(), outputs[key.sql("spark")]))
+        keys.append((expression.copy(), outputs[to_spark_sql(key)]))
     return keys
 
 

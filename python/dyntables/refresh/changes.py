@@ -70,6 +70,7 @@ class ChangeDeriver:
         columns_of: Callable[[str], list[str]],
         *,
         materialize_feeds: bool = False,
+        checkpoint_views: bool = False,
     ) -> None:
         self.session = session
         self.fmt = fmt
@@ -77,6 +78,8 @@ class ChangeDeriver:
         self.columns_of = columns_of
         # Each source's change feed as a temporary view, read once (see table_change).
         self.materialize_feeds = materialize_feeds
+        # Whether ``materialize`` checkpoints the rows (``Engine.checkpoints_dataframes``).
+        self.checkpoint_views = checkpoint_views
         self._feeds: dict[str, exp.Query] = {}  # source key -> its materialized change feed
         self._views: list[str] = []  # every temporary view made, to drop at the end
 
@@ -155,12 +158,13 @@ class ChangeDeriver:
 
     def materialize(self, query: exp.Query) -> exp.Query:
         """``query`` as a temporary view of the session, dropped by ``drop_change_views``,
-        computed once: the embedded engine's DataFrames hold their rows; on Spark the rows
-        are computed now and kept by the executors (``localCheckpoint``), instead of every
-        statement that reads the view computing them again (a changelog scan each time)."""
+        computed once: the embedded engine's DataFrames hold their rows; on Spark
+        (``checkpoint_views``) the rows are computed now and kept by the executors
+        (``localCheckpoint``), instead of every statement that reads the view computing
+        them again (a changelog scan each time)."""
         view = f"__dt_changes_{uuid.uuid4().hex}"
         rows = self.session.sql(to_spark_sql(query))
-        if hasattr(rows, "localCheckpoint"):
+        if self.checkpoint_views:
             rows = rows.localCheckpoint(eager=True)
         rows.createOrReplaceTempView(view)
         self._views.append(view)

@@ -31,7 +31,7 @@ from dyntables.refresh.state import (
     Watermark,
     WatermarkState,
 )
-from dyntables.sql.dialect import parse_one
+from dyntables.sql.dialect import parse_one, to_spark_sql
 
 # A refresh needs only the newest commits of a history: it reads it in growing pages, where
 # reading all of it would read every commit of a table refreshed every minute.
@@ -434,4 +434,4 @@ def count_rows(session: Any, rows: exp.Table | exp.Query) -> int:
     """The number of rows of a table or query."""
     source = rows.copy() if isinstance(rows, exp.Table) else rows.subquery("r")
     query = exp.select(exp.func("count", exp.Star())).from_(source)
-    return int(session.sql(query.sql("spark")).collect()[0][0])
+    return int(session.sql(to_spark_sql(query)).collect()[0][0])

@@ -47,7 +47,7 @@ from dyntables.refresh.state import (
     WatermarkState,
     new_watermark,
 )
-from dyntables.sql.dialect import parse_one
+from dyntables.sql.dialect import parse_one, to_spark_sql
 
 
 class CustomRefresh:
@@ -149,7 +149,12 @@ class CustomRefresh:
 
     def _deriver(self, versions: Versions, columns: dict[str, list[str]]) -> ChangeDeriver:
         return ChangeDeriver(
-            self.session, self.fmt, versions, columns.__getitem__, materialize_feeds=True
+            self.session,
+            self.fmt,
+            versions,
+            columns.__getitem__,
+            materialize_feeds=True,
+            checkpoint_views=self.engine.checkpoints_dataframes,
         )
 
     def _bind(
@@ -240,5 +245,5 @@ class CustomRefresh:
             exp.func("count_if", sign.eq(exp.Literal.number(1))),
             exp.func("count_if", sign.copy().eq(exp.Literal.number(-1))),
         ).from_(aliased(feed, "f"))
-        added, removed = self.session.sql(counts.sql("spark")).collect()[0]
+        added, removed = self.session.sql(to_spark_sql(counts)).collect()[0]
         return int(added or 0), int(removed or 0)

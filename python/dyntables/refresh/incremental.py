@@ -47,7 +47,9 @@ from dyntables.refresh.changes import (
 )
 from dyntables.refresh.context import RefreshContext, counted
 from dyntables.refresh.state import Action, Applied, RefreshInputs, RefreshJob, new_watermark
+from dyntables.sql.columns import qualified
 from dyntables.sql.dialect import to_spark_sql
+from dyntables.sql.merges import delete_then_insert_merge
 
 # Internal column names of the queries an incremental refresh runs (never in the table).
 NET = "__dt_net"  # a row value's net number of copies added
@@ -55,7 +57,6 @@ HELD = "__dt_held"  # copies of a row value the table holds
 DECIDED = "__dt_decided"  # change arithmetic decides the group's new row
 REMAINS = "__dt_remains"  # the group still has rows (meaningful where decided)
 PRESENT = "__dt_present"  # TRUE on the table's rows (NULL: an outer join found none)
-KIND = "__dt_kind"  # a MERGE source row: 'delete' (a match) or 'insert'
 
 
 def _with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
@@ -84,6 +85,7 @@ class IncrementalRefresh:
         active: exp.Expr | None = None,
         *,
         appends_as_they_come: bool = False,
+        checkpoint_views: bool = False,
     ) -> None:
         self.session = session
         # Where rows are active (not frozen): frozen rows are neither removed nor added.
@@ -101,6 +103,7 @@ class IncrementalRefresh:
             versions,
             source_columns.__getitem__,
             materialize_feeds=not self.appends_as_they_come,
+            checkpoint_views=checkpoint_views,
         )
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
@@ -267,7 +270,7 @@ class IncrementalRefresh:
             .join(aliased(affected, "a"), on=null_safe_equal(key_names, "t", "a"), join_type="semi")
         )
         if self.active is not None:
-            in_groups = in_groups.where(_qualified(self.active, "t"))
+            in_groups = in_groups.where(qualified(self.active, "t"))
         counted = not self.fmt.reports_row_counts
         deleted = self._count(in_groups) if counted else None
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
@@ -392,44 +395,22 @@ class IncrementalRefresh:
                     exp.column(n, quoted=True) if n in match_names else nulls[n], n, quoted=True
                 )
                 for n in names
-            ],
-            exp.alias_(exp.Literal.string("delete"), KIND),
+            ]
         ).from_(aliased(removed, "r"))
-        additions = exp.select(
-            *quoted_columns(names), exp.alias_(exp.Literal.string("insert"), KIND)
-        ).from_(aliased(inserted, "i"))
-        kind = exp.column(KIND, table="s")
-        on = exp.and_(kind.eq(exp.Literal.string("delete")), null_safe_equal(match_names, "t", "s"))
+        additions = exp.select(*quoted_columns(names)).from_(aliased(inserted, "i"))
+        match = null_safe_equal(match_names, "t", "s")
         if self.active is not None:  # frozen rows are never removed
-            on = exp.and_(on, _qualified(self.active, "t"))
-        merge = exp.Merge(
-            this=exp.alias_(self.table.copy(), "t", table=True),
-            using=aliased(exp.union(removals, additions, distinct=False), "s"),
-            on=on,
-            whens=exp.Whens(
-                expressions=[
-                    exp.When(matched=True, source=False, then=exp.var("DELETE")),
-                    exp.When(
-                        matched=False,
-                        source=False,
-                        condition=kind.copy().eq(exp.Literal.string("insert")),
-                        then=exp.Insert(
-                            this=exp.Tuple(expressions=quoted_columns(names)),
-                            expression=exp.Tuple(expressions=quoted_columns(names, "s")),
-                        ),
-                    ),
-                ]
-            ),
+            match = exp.and_(match, qualified(self.active, "t"))
+        merge = delete_then_insert_merge(
+            exp.alias_(self.table.copy(), "t", table=True),
+            additions,
+            removals,
+            alias="s",
+            match=match,
+            columns=names,
+            source_columns=[exp.to_identifier(name, quoted=True) for name in names],
         )
         self.fmt.merge(self.session, self.table, merge, watermark, expected)
-
-
-def _qualified(predicate: exp.Expr, table: str) -> exp.Expr:
-    """``predicate`` with its (unqualified) columns read from ``table``."""
-    qualified = predicate.copy()
-    for column in qualified.find_all(exp.Column):
-        column.set("table", exp.to_identifier(table))
-    return qualified
 
 
 def _number(value: int) -> exp.Expr:
@@ -485,6 +466,7 @@ class IncrementalStrategy:
             pinned.columns,
             inputs.active,
             appends_as_they_come=rules.appends_as_they_come(job.definition, inputs.moved),
+            checkpoint_views=context.engine.checkpoints_dataframes,
         )
         text = watermark.to_json()
         read_version = inputs.state.table_version

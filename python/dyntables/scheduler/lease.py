@@ -22,6 +22,7 @@ from sqlglot import exp
 from dyntables.engine import Engine
 from dyntables.history import SYSTEM_SCHEMA, SystemTables
 from dyntables.scheduler.core import Clock, to_datetime, to_epoch
+from dyntables.sql.literals import typed_literal
 
 LEASE_TABLE = "scheduler_lease"
 _STORED_PRECISION = 1e-5  # seconds
@@ -163,7 +164,7 @@ class Lease:
         ]
         row = exp.select(
             *[
-                exp.alias_(_literal(value, type_sql), name)
+                exp.alias_(typed_literal(value, type_sql), name)
                 for value, (name, type_sql) in zip(values, _COLUMNS, strict=True)
             ]
         )
@@ -172,12 +173,3 @@ class Lease:
             self.engine.table_format.overwrite(
                 self.engine.refresh_session, self.table, row, note, expected_version=version
             )
-
-
-def _literal(value: Any, type_sql: str) -> exp.Expr:
-    kind = exp.DataType.build(type_sql, dialect="spark")
-    if hasattr(value, "strftime"):
-        return exp.cast(exp.Literal.string(value.strftime("%Y-%m-%d %H:%M:%S.%f")), kind)
-    if isinstance(value, int):
-        return exp.cast(exp.Literal.number(value), kind)
-    return exp.Literal.string(str(value))
