@@ -26,6 +26,7 @@ from dyntables.planner import Plan, explain_rows
 from dyntables.planner.predicates import bind_current_time, is_frozen
 from dyntables.refresh import RefreshResult
 from dyntables.scheduler.functions import COLUMNS as SCHEDULER_FUNCTIONS
+from dyntables.sql.columns import qualified
 from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.sql.literals import typed_literal
 from dyntables.statements import (
@@ -271,8 +272,7 @@ class DynamicTables:
                 else utc_now()
             )
             predicate = bind_current_time(parse_one(definition.frozen_where), as_of)
-            for column in predicate.find_all(exp.Column):
-                column.set("table", exp.to_identifier(reference.alias_or_name))
+            predicate = qualified(predicate, reference.alias_or_name)
             flag.replace(exp.paren(is_frozen(predicate)))
         return bool(flags)
 
