@@ -304,3 +304,25 @@ def test_unaliased_outputs_refresh_incrementally_by_the_names_the_engine_gave_th
         assert result.action == "INCREMENTAL", result
         assert dt.sql(f"SELECT * FROM {table}").columns == dt.sql(query).columns
         assert _rows(dt, f"SELECT * FROM {table}") == _rows(dt, query)
+
+
+@pytest.mark.parametrize(("inserted", "passing"), [(0, 0), (3, 2)])
+def test_appended_rows_are_counted_where_the_commit_does_not_say(
+    dt: DynamicTables, monkeypatch: pytest.MonkeyPatch, inserted: int, passing: int
+) -> None:
+    # Iceberg's snapshot summaries do not give a MERGE's or an append's logical row counts,
+    # so the refresh counts what it appends; here the Delta commit's are hidden likewise.
+    dt.sql(
+        "CREATE DYNAMIC TABLE big TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+        " AS SELECT order_id, amount FROM orders WHERE amount > 8"
+    )
+    monkeypatch.setattr(dt.engine.table_format, "reports_row_counts", False)
+    dt.sql(
+        "INSERT INTO orders SELECT id + 10, CAST(id * 5 AS DECIMAL(8, 2)), 'open', NULL"
+        f" FROM (SELECT explode(sequence(1, {inserted})) AS id) WHERE {inserted} > 0"
+    )
+    refreshed = dt.sql("ALTER DYNAMIC TABLE big REFRESH").collect()[0]
+    assert (refreshed.action, refreshed.rows_inserted) == ("INCREMENTAL", passing)
+    assert _rows(dt, "SELECT * FROM big") == _rows(
+        dt, "SELECT order_id, amount FROM orders WHERE amount > 8"
+    )

@@ -129,7 +129,7 @@ class IncrementalRefresh:
             rows = exp.select(*quoted_columns(names)).from_(_with_columns(delta, names))
             if self.active is not None:
                 rows = rows.where(self.active.copy())
-            added = None if self.fmt.reports_row_counts else self._count(rows)
+            added = None if self.fmt.reports_row_counts else self._count_rows(rows)
             self.fmt.append(self.session, self.table, rows, watermark, expected)
             return Applied(added, 0, committed=True)
         net = self.deriver.materialize(_net(_with_columns(delta, names), names, self.active))
@@ -369,7 +369,12 @@ class IncrementalRefresh:
         )
 
     def _count(self, query: exp.Query) -> int:
+        """The single number a counting query (``SELECT count(*) …``) returns."""
         return int(self.session.sql(to_spark_sql(query)).collect()[0][0])
+
+    def _count_rows(self, rows: exp.Query) -> int:
+        """How many rows ``rows`` returns."""
+        return self._count(exp.select(exp.func("count", exp.Star())).from_(aliased(rows, "r")))
 
     # -- the commit --
 
