@@ -3,7 +3,8 @@ tables leaves every table equal to its defining query over the current sources (
 oracle: the query itself, run directly), and every one of them refreshes incrementally.
 
 The changes include duplicate rows, NULL keys, updates of join and group keys, and rows
-moving in and out of filters; the queries cover filters and projections, inner joins
+moving in and out of filters; the queries cover filters and projections, stars (plain,
+qualified, in a subquery and a CTE), inner joins
 (a self-join too), UNION ALL, CTEs, DISTINCT, GROUP BY with several aggregates, a dynamic
 table reading another one, LEFT/RIGHT/FULL outer joins, windows with PARTITION BY,
 LATERAL VIEW explode, a GROUP BY below the top and one whose key is not an output; and
@@ -42,6 +43,14 @@ QUERIES = {
     " ON a.customer_id = b.customer_id AND a.order_id < b.order_id",
     "per_customer": "SELECT customer_id, count(*) AS n, sum(doubled) AS total FROM paid"
     " GROUP BY customer_id",
+    # Stars: plain, qualified, in a subquery and in a CTE (a change carries a sign column
+    # that a star would pass on twice).
+    "all_paid": "SELECT * FROM orders WHERE status = 'paid'",
+    "orders_regions": "SELECT o.*, c.region FROM orders o JOIN customers c"
+    " ON o.customer_id = c.customer_id",
+    "big_orders": "SELECT * FROM (SELECT * FROM orders WHERE amount > 100) big",
+    "known_buyers": "WITH o AS (SELECT * FROM orders) SELECT o.* FROM o"
+    " WHERE o.customer_id IS NOT NULL",
 }
 
 # Keyed operators (recomputed for the keys a change touches), LATERAL VIEW, and the GROUP

@@ -3,7 +3,8 @@ incremental refresh leaves every dynamic table equal to its defining query over 
 sources (the oracle: the query itself, run directly), and every refresh is incremental.
 
 The model is tests/embedded/test_refresh_properties.py, cut down to what a real Iceberg
-commit costs (0.5-7 s a statement): filters and projections, UNION ALL of a filter and an
+commit costs (0.5-7 s a statement): filters and projections, stars (plain, qualified, in a
+CTE and a subquery), UNION ALL of a filter and an
 inner join, DISTINCT, and a GROUP BY over another dynamic table (whose changes are then the
 changelog of its own refresh commits). The changes include duplicate rows, NULL keys,
 updates of join and group keys, and rows moving in and out of filters; each UPDATE and
@@ -34,6 +35,12 @@ QUERIES = {
     "pairs": "SELECT DISTINCT customer_id, status FROM orders",
     "per_customer": "SELECT customer_id, count(*) AS n, sum(doubled) AS total FROM paid"
     " GROUP BY customer_id",
+    # Stars (a change carries a sign column that a star would pass on twice): plain and
+    # qualified, in a CTE and a subquery.
+    "all_paid": "SELECT * FROM orders WHERE status = 'paid'",
+    "star_mix": "WITH o AS (SELECT * FROM orders) SELECT b.*, c.region"
+    " FROM (SELECT * FROM o WHERE amount > 100) b JOIN customers c"
+    " ON b.customer_id = c.customer_id",
 }
 
 # Each example creates four dynamic tables and refreshes each after every batch, on real

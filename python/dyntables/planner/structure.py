@@ -137,6 +137,89 @@ def select_inputs(select: exp.Select) -> list[exp.Expr]:
     return items
 
 
+def expand_stars(select: exp.Select, columns_of: Callable[[str], list[str]]) -> exp.Select | None:
+    """``select`` with each ``*`` and ``t.*`` of its list replaced by the columns it stands
+    for, each qualified by its input (itself when it has no star); None when the structure
+    alone cannot tell them (a table function, a USING or NATURAL join, a LATERAL VIEW
+    without column names, a star with EXCEPT or REPLACE).
+
+    A change query adds a sign column to each input, which a star would pass on twice.
+
+    >>> select = parse_query("SELECT *, 1 AS one FROM db.t JOIN db.u ON t.k = u.k")
+    >>> expand_stars(select, {"db.t": ["k", "v"], "db.u": ["k"]}.__getitem__).sql()
+    'SELECT "t"."k", "t"."v", "u"."k", 1 AS one FROM db.t JOIN db.u ON t.k = u.k'
+    """
+    if not any(_is_star(projection) for projection in select.expressions):
+        return select
+    sources = _star_sources(select, columns_of)
+    if sources is None:
+        return None
+    projections: list[exp.Expr] = []
+    for projection in select.expressions:
+        if not _is_star(projection):
+            projections.append(projection.copy())
+            continue
+        star = projection if isinstance(projection, exp.Star) else projection.this
+        if any(star.args.get(arg) for arg in ("except", "replace", "rename")):
+            return None
+        qualifier = projection.table.lower() if isinstance(projection, exp.Column) else None
+        chosen = [(a, names) for a, names in sources if qualifier in (None, a.lower())]
+        if not chosen:
+            return None
+        projections += [
+            exp.column(name, table=alias, quoted=True) for alias, names in chosen for name in names
+        ]
+    expanded = select.copy()
+    expanded.set("expressions", projections)
+    return expanded
+
+
+def output_names(node: exp.Expr, columns_of: Callable[[str], list[str]]) -> list[str] | None:
+    """The names of the columns a table, subquery or query returns, in order (stars
+    expanded as ``expand_stars`` does); None where they cannot be told."""
+    if isinstance(node, exp.Table):
+        if isinstance(node.this, exp.Anonymous):  # a table function
+            return None
+        return list(columns_of(table_key(node)))
+    if isinstance(node, exp.Subquery):
+        return output_names(node.this, columns_of)
+    if isinstance(node, exp.SetOperation):
+        return output_names(node.left, columns_of)
+    if isinstance(node, exp.Select):
+        expanded = expand_stars(node, columns_of)
+        return None if expanded is None else [p.alias_or_name for p in expanded.expressions]
+    return None
+
+
+def _is_star(projection: exp.Expr) -> bool:
+    return isinstance(projection, exp.Star) or (
+        isinstance(projection, exp.Column) and projection.is_star
+    )
+
+
+def _star_sources(
+    select: exp.Select, columns_of: Callable[[str], list[str]]
+) -> list[tuple[str, list[str]]] | None:
+    """What a ``*`` of the block reads, in order: each input's alias with its columns, then
+    each LATERAL VIEW's with the columns it names."""
+    joins = select.args.get("joins") or []
+    if any(join.args.get("using") or (join.method or "").upper() == "NATURAL" for join in joins):
+        return None
+    sources: list[tuple[str, list[str]]] = []
+    for item in select_inputs(select):
+        names = output_names(item, columns_of)
+        if names is None:
+            return None
+        sources.append((item.alias_or_name, names))
+    for lateral in select.args.get("laterals") or []:
+        alias = lateral.args.get("alias")
+        columns = [column.name for column in alias.columns] if alias is not None else []
+        if not columns:
+            return None
+        sources.append((alias.name, columns))
+    return sources
+
+
 def _has_aggregate(select: exp.Select) -> bool:
     return any(
         isinstance(node, exp.AggFunc) and node.find_ancestor(exp.Select) is select

@@ -32,6 +32,7 @@ from dyntables.formats import TableFormat
 from dyntables.planner.structure import (
     KEY,
     equi_keys,
+    expand_stars,
     key_probe,
     recompute_keys,
     select_inputs,
@@ -178,7 +179,10 @@ class ChangeDeriver:
         self._feeds.clear()
 
     def linear_change(self, select: exp.Select) -> exp.Query | None:
-        """The telescoping sum over the block's inputs."""
+        """The telescoping sum over the block's inputs. A star in the block's list is
+        expanded first: it would also pass on the sign column of the changed input, which
+        the term adds itself (Spark refuses the duplicate as ambiguous)."""
+        select = expand_stars(select, self.columns_of) or select
         inputs = select_inputs(select)
         terms: list[exp.Query] = []
         for index, changed in enumerate(inputs):
