@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_shim.py
 	$(PY) benchmarks/bench_refresh.py --table-sizes 250000,1000000,4000000
 	$(PY) benchmarks/bench_refresh_ceiling.py
+	$(PY) benchmarks/bench_statements.py --tables 20 100 --iceberg
 
 # sparkshim against real PySpark on Apache Spark's own SQL test files, which this repository
 # does not hold: bring some of apache/spark's sql/core/src/test/resources/sql-tests/inputs/

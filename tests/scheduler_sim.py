@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 
 from dyntables.scheduler.core import FAILED, SUCCEEDED, Outcome, Tick
@@ -67,6 +68,9 @@ class FakeRunner:
         self.data_timestamp_of: dict[tuple[str, int], float] = {}
         self.log: list[Entry] = []
         self.suspended: dict[str, tuple[float, str]] = {}
+
+    def reading(self) -> AbstractContextManager[None]:
+        return nullcontext()  # nothing is read from an engine
 
     def graph(self) -> Graph:
         return Graph.of(self.nodes.values())

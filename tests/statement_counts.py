@@ -5,6 +5,7 @@ tests of each engine tier fail when a refresh, a tick or a listing gains one."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,3 +34,62 @@ def counting(tables: DynamicTables) -> Iterator[list[str]]:
     finally:
         for key, session in sessions.items():
             session.sql = originals[key]
+
+
+# Shared by the count tests of each engine tier and benchmarks/bench_statements.py.
+
+Measure = tuple[int, float]  # statements, seconds
+
+
+def build_pipeline(tables: DynamicTables, count: int, using: str) -> None:
+    """A source of 1,000 rows and ``count`` dynamic tables reading it: ``count - 1`` filters
+    and one GROUP BY, all INCREMENTAL."""
+    tables.sql(f"CREATE TABLE src (k INT, g STRING, v BIGINT) USING {using}")
+    tables.sql("INSERT INTO src SELECT id, CAST(id % 10 AS STRING), id FROM range(1000)")
+    for i in range(count - 1):
+        tables.sql(
+            f"CREATE DYNAMIC TABLE f{i} TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+            f" AS SELECT k, v FROM src WHERE v % {i + 2} = 0"
+        )
+    tables.sql(
+        "CREATE DYNAMIC TABLE g TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+        " AS SELECT g, count(*) AS n, sum(v) AS s FROM src GROUP BY g"
+    )
+
+
+def measure_pipeline(tables: DynamicTables, count: int) -> dict[str, Measure]:
+    """The statements and time of: the first refresh in this process (NO_DATA), a NO_DATA
+    refresh, incremental refreshes of a filter and the GROUP BY after 10 rows are updated,
+    an idle scheduler tick over the ``count`` tables, and SHOW DYNAMIC TABLES."""
+    from scheduler_sim import SimClock
+
+    from dyntables.scheduler.core import Scheduler
+    from dyntables.scheduler.runner import EngineRunner
+
+    def timed(action: Callable[[], Any]) -> Measure:
+        with counting(tables) as seen:
+            started = time.perf_counter()
+            action()
+            elapsed = time.perf_counter() - started
+        return len(seen), elapsed
+
+    def refresh(name: str) -> Callable[[], Any]:
+        return lambda: tables.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()
+
+    results = {"NO_DATA, first in a process": timed(refresh("f0"))}
+    results["NO_DATA"] = timed(refresh("f0"))
+    tables.sql("UPDATE src SET v = v + 1 WHERE k < 10")
+    results["incremental filter"] = timed(refresh("f0"))
+    results["incremental GROUP BY"] = timed(refresh("g"))
+    for i in range(1, count - 1):
+        tables.sql(f"ALTER DYNAMIC TABLE f{i} REFRESH")
+    clock = SimClock((int(time.time()) // 60 + 2) * 60.0)  # on the tick grid, ahead
+    runner = EngineRunner(
+        tables.engine, tables.system, tables.lifecycle, tables.lifecycle.refresher
+    )
+    scheduler = Scheduler(runner, clock)
+    scheduler.run_due()  # the first tick also reads what the history says
+    clock.time += 60
+    results["idle tick"] = timed(scheduler.run_due)
+    results["SHOW"] = timed(lambda: tables.sql("SHOW DYNAMIC TABLES").collect())
+    return results

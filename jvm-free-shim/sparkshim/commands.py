@@ -444,7 +444,7 @@ def _overwrites_schema(session: SessionProtocol, tree: exp.Insert) -> bool:
 
 def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
     name = session.qualify(tree.this)
-    location = _table_location(session, name)
+    location = table_location(session, name)
     properties: dict[str, str] = {}
     for action in tree.args.get("actions") or []:
         if not isinstance(action, exp.AlterSet):
@@ -458,7 +458,7 @@ def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
     return EMPTY
 
 
-def _table_location(session: SessionProtocol, name: ObjectName) -> Path:
+def table_location(session: SessionProtocol, name: ObjectName) -> Path:
     entry = session.catalog_store.lookup(name)
     if entry is None or entry.location is None:
         raise AnalysisException(
@@ -502,7 +502,7 @@ def describe(session: SessionProtocol, tree: exp.Describe) -> pa.Table:
     name = session.qualify(tree.this)
     style = str(tree.args.get("style") or "").upper()
     if style == "HISTORY":
-        return describe_history(_table_location(session, name))
+        return describe_history(table_location(session, name))
     if style not in ("", "EXTENDED", "FORMATTED"):
         raise UnsupportedSqlError(f"DESCRIBE {style}")
     schema = run_query(session, exp.select("*").from_(tree.this.copy()).limit(0)).schema
@@ -516,7 +516,7 @@ def describe(session: SessionProtocol, tree: exp.Describe) -> pa.Table:
 
 
 def describe_history_limit(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = _table_location(
+    location = table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
     return describe_history(location, limit=int(match["limit"]))
@@ -560,7 +560,7 @@ def describe_history(location: Path, limit: int | None = None) -> pa.Table:
 
 def describe_detail(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     name = session.qualify(exp.to_table(match["name"], dialect="spark"))
-    location = _table_location(session, name)
+    location = table_location(session, name)
     table = delta.open_table(location)
     metadata = table.metadata()
     properties = dict(metadata.configuration)
@@ -605,7 +605,7 @@ def show_databases(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 def show_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     name = session.qualify(exp.to_table(match["name"], dialect="spark"))
-    properties = delta.properties(_table_location(session, name))
+    properties = delta.properties(table_location(session, name))
     key = match["key"]
     if key is not None:
         key = key.strip("'")
@@ -615,7 +615,7 @@ def show_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Tab
 
 
 def unset_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = _table_location(
+    location = table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
     keys = [key.strip().strip("'\"`") for key in match["keys"].split(",") if key.strip()]
@@ -627,7 +627,7 @@ def unset_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Ta
 
 
 def optimize_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = _table_location(
+    location = table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
     zorder = (match["zorder"] or "").strip().strip("()")
@@ -638,7 +638,7 @@ def optimize_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = _table_location(
+    location = table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
     )
     hours = match["hours"]
@@ -653,17 +653,17 @@ def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def update(session: SessionProtocol, tree: exp.Update) -> pa.Table:
-    dml.update(session, tree, _table_location(session, session.qualify(tree.this)))
+    dml.update(session, tree, table_location(session, session.qualify(tree.this)))
     return EMPTY
 
 
 def delete(session: SessionProtocol, tree: exp.Delete) -> pa.Table:
-    dml.delete(session, tree, _table_location(session, session.qualify(tree.this)))
+    dml.delete(session, tree, table_location(session, session.qualify(tree.this)))
     return EMPTY
 
 
 def merge(session: SessionProtocol, tree: exp.Merge) -> pa.Table:
-    dml.merge(session, tree, _table_location(session, session.qualify(tree.this)))
+    dml.merge(session, tree, table_location(session, session.qualify(tree.this)))
     return EMPTY
 
 

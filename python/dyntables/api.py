@@ -146,7 +146,8 @@ class DynamicTables:
         span = getattr(statement, "span", None)
         text = script[span.start : span.stop] if span is not None else ""
         try:
-            return self._run_ours(statement, text, statement_id)
+            with self.lifecycle.refresher.context.reading_once():  # refresh/reads.py
+                return self._run_ours(statement, text, statement_id)
         except DynamicTableError:
             raise
         except Exception as failure:  # the engine's error, wrapped with its cause kept
@@ -486,8 +487,7 @@ class DynamicTables:
             if statement.like is not None and not _like(parts[-1], statement.like):
                 continue
             watermark = self.lifecycle.watermark_of(table)
-            count_rows = exp.select(exp.func("count", exp.Star())).from_(table)
-            count = self.engine.sql(to_spark_sql(count_rows)).collect()[0][0]
+            count = self._row_count(table)
             rows.append(
                 (
                     definition.created_on,
@@ -515,6 +515,18 @@ class DynamicTables:
             )
         rows.sort(key=lambda row: (row[3], row[1]))
         return self._frame(rows, _SHOW_SCHEMA)
+
+    def _row_count(self, table: exp.Table) -> int:
+        """A table's rows: from its newest commit or its metadata where the format keeps
+        them (read once per statement, see refresh/reads.py), else counted."""
+        newest = self.lifecycle.refresher.context.newest_commit(table)
+        if newest is not None and newest.total_rows is not None:
+            return newest.total_rows
+        count = self.engine.table_format.row_count(self.engine.session, table)
+        if count is not None:
+            return count
+        count_rows = exp.select(exp.func("count", exp.Star())).from_(table)
+        return int(self.engine.sql(to_spark_sql(count_rows)).collect()[0][0])
 
     def _explain(self, plan: Plan) -> Any:
         return self._frame(explain_rows(plan), "operator STRING, kind STRING, strategy STRING")

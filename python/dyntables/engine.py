@@ -81,8 +81,11 @@ class Engine:
         """sparkshim's capabilities: conditional Delta commits and schema overwrites by
         setting, cheap DataFrame appends, DataFrames that hold their rows."""
         from dyntables.formats.delta import DeltaFormat
+        from sparkshim.metadata import DeltaMetadata
 
-        delta = DeltaFormat(conditional_commits=True, schema_overwrite_setting=True)
+        delta = DeltaFormat(
+            conditional_commits=True, schema_overwrite_setting=True, log_reader=DeltaMetadata
+        )
         return cls(session, delta, appends_rows_as_dataframes=True, checkpoints_dataframes=False)
 
     def sql(self, text: str) -> Any:
@@ -140,12 +143,10 @@ class Engine:
         rows = self.session.sql("SHOW DATABASES").collect()
         return [str(row[0]) for row in rows]
 
-    @staticmethod
-    def schema_of(session: Any, key: str) -> Any:
+    def schema_of(self, session: Any, key: str) -> Any:
         """A table's schema without reading its rows (sparkshim runs queries eagerly, so
         ``session.table(name)`` would read the whole table)."""
-        query = exp.select("*").from_(key_to_table(key)).limit(0)
-        return session.sql(to_spark_sql(query)).schema
+        return self.table_format.schema(session, key_to_table(key))
 
     # ---- definitions ----
 

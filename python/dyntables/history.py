@@ -12,7 +12,10 @@ are compacted as they grow (compaction.py).
 from __future__ import annotations
 
 import datetime
+import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -94,6 +97,8 @@ class SystemTables:
         self._ready = False
         # Compacts the system tables here, and the dynamic tables a refresh commits to.
         self.compactor = Compactor(engine)
+        # The refresh-history rows of the current scheduler tick, per thread (``batching``).
+        self._batches = threading.local()
 
     def table(self, name: str) -> exp.Table:
         return exp.table_(name, db=SYSTEM_SCHEMA)
@@ -137,9 +142,32 @@ class SystemTables:
         return {str(row[0]) for row in self.engine.session.sql(to_spark_sql(query)).collect()}
 
     def record_refresh(self, record: RefreshRecord) -> None:
-        self.ensure()
+        """Append a refresh's row, or keep it for the end of the tick (``batching``)."""
         values = [getattr(record, f.name) for f in fields(record)]
-        self._append(REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS, values)
+        batch: list[list[Any]] | None = getattr(self._batches, "rows", None)
+        if batch is not None:
+            batch.append(values)
+            return
+        self.ensure()
+        self._append(REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS, [values])
+
+    @contextmanager
+    def batching(self) -> Iterator[None]:
+        """Within the block (a scheduler tick), the refresh-history rows recorded on this
+        thread are written at its end, in one insert. A process that stops before then
+        leaves them out; the next refresh of each table adds the rows of committed refreshes
+        (``RefreshContext.ensure_recorded``)."""
+        if getattr(self._batches, "rows", None) is not None:
+            yield  # a tick within a tick: the outer one writes
+            return
+        self._batches.rows = []
+        try:
+            yield
+        finally:
+            rows, self._batches.rows = self._batches.rows, None
+            if rows:
+                self.ensure()
+                self._append(REFRESH_HISTORY, _REFRESH_HISTORY_COLUMNS, rows)
 
     def record_statement(
         self,
@@ -153,9 +181,11 @@ class SystemTables:
             return
         self.ensure()
         finished_at = utc_now()
-        for table_name, version in committed.items():
-            values = [statement_id, text, started_at, finished_at, table_name, version]
-            self._append(STATEMENTS, _STATEMENT_COLUMNS, values)
+        rows = [
+            [statement_id, text, started_at, finished_at, table_name, version]
+            for table_name, version in committed.items()
+        ]
+        self._append(STATEMENTS, _STATEMENT_COLUMNS, rows)
 
     def latest_data_timestamps(self) -> dict[str, datetime.datetime]:
         """Each table's data timestamp as of its latest successful refresh, NO_DATA ones
@@ -171,29 +201,35 @@ class SystemTables:
         rows = self.engine.session.sql(to_spark_sql(query)).collect()
         return {f"{r[0]}.{r[1]}".lower(): r[2] for r in rows if r[2] is not None}
 
-    def _append(self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]) -> None:
-        self._insert_row(name, columns, values)
+    def _append(
+        self, name: str, columns: tuple[tuple[str, str], ...], rows: list[list[Any]]
+    ) -> None:
+        self._insert_rows(name, columns, rows)
         self.compactor.committed(self.table(name), self.engine.session)
 
-    def _insert_row(
-        self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
+    def _insert_rows(
+        self, name: str, columns: tuple[tuple[str, str], ...], rows: list[list[Any]]
     ) -> None:
+        """Rows appended in one commit."""
         if self.engine.appends_rows_as_dataframes:
-            self._append_through_view(name, columns, values)
+            self._append_through_view(name, columns, rows)
             return
-        row = exp.Tuple(
-            expressions=[
-                typed_literal(value, type_sql)
-                for value, (_, type_sql) in zip(values, columns, strict=True)
-            ]
-        )
-        insert = exp.Insert(this=self.table(name), expression=exp.Values(expressions=[row]))
+        tuples = [
+            exp.Tuple(
+                expressions=[
+                    typed_literal(value, type_sql)
+                    for value, (_, type_sql) in zip(values, columns, strict=True)
+                ]
+            )
+            for values in rows
+        ]
+        insert = exp.Insert(this=self.table(name), expression=exp.Values(expressions=tuples))
         self.engine.session.sql(to_spark_sql(insert))
 
     def _append_through_view(
-        self, name: str, columns: tuple[tuple[str, str], ...], values: list[Any]
+        self, name: str, columns: tuple[tuple[str, str], ...], rows: list[list[Any]]
     ) -> None:
-        """The row as a DataFrame (``Engine.appends_rows_as_dataframes``, sparkshim):
+        """The rows as a DataFrame (``Engine.appends_rows_as_dataframes``, sparkshim):
         parsing and translating an ``INSERT … VALUES`` of typed literals costs sparkshim
         more than the append itself (about 8 of 20 ms). Not on Spark, where a naive
         datetime in a DataFrame is read in the driver's time zone and a literal in the
@@ -201,7 +237,9 @@ class SystemTables:
         session = self.engine.session
         schema = ", ".join(f"{column} {type_sql}" for column, type_sql in columns)
         view = f"__dyntables_row_{uuid.uuid4().hex}"
-        session.createDataFrame([tuple(values)], schema).createOrReplaceTempView(view)
+        session.createDataFrame([tuple(values) for values in rows], schema).createOrReplaceTempView(
+            view
+        )
         try:
             insert = exp.insert(exp.select("*").from_(view), self.table(name))
             session.sql(to_spark_sql(insert))

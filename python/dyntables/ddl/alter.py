@@ -98,6 +98,7 @@ class Alterer:
                 f"ALTER DYNAMIC TABLE ... {action.value.replace('_', ' ')} is not available yet"
             )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+        self.refresher.context.wrote(table)
         return None
 
     def _resume_suspended_with(self, table: exp.Table) -> None:
@@ -112,6 +113,7 @@ class Alterer:
                 self.engine.table_format.set_properties(
                     self.engine.session, downstream_table, resumed.to_properties()
                 )
+                self.refresher.context.wrote(downstream_table)
 
     def _with_frozen_region(
         self, table: exp.Table, definition: Definition, predicate: str
@@ -163,6 +165,7 @@ class Alterer:
         extra["unique_keys"] = json.dumps(uniques)
         changed = definition.with_changes(extra=extra)
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+        self.refresher.context.wrote(table)
 
     def add_source_key(self, reference: exp.Table, constraint: exp.Constraint) -> bool:
         """``ALTER TABLE t ADD CONSTRAINT name PRIMARY KEY (…) RELY`` on an ordinary table:
@@ -187,6 +190,7 @@ class Alterer:
         self.engine.table_format.set_properties(
             self.engine.session, table, {custom_sql.PRIMARY_KEY_PROPERTY: key}
         )
+        self.refresher.context.wrote(table)
         return True
 
     def _format_keys(self, table: exp.Table) -> list[list[str]]:

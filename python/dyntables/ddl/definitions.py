@@ -63,6 +63,7 @@ class Definitions:
         if watermark.definition_hash != committed.definition_hash:
             return definition
         self.engine.table_format.set_properties(self.engine.session, table, watermark.definition)
+        self.refresher.context.wrote(table)
         return committed
 
     def managed_tables(self, database: str | None = None) -> list[tuple[exp.Table, Definition]]:

@@ -36,6 +36,8 @@ class Commit:
     # each, as in its change feed); None when the metrics do not say.
     rows_inserted: int | None = None
     rows_deleted: int | None = None
+    # The table's rows at this version, where its metadata says (None: it does not).
+    total_rows: int | None = None
 
     @property
     def changed_rows(self) -> int | None:
@@ -192,6 +194,13 @@ class TableFormat(Protocol):
 
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
         """The table's properties."""
+
+    def schema(self, session: Any, table: exp.Table) -> Any:
+        """The table's schema at its latest version (a Spark ``StructType``), without reading
+        its rows."""
+
+    def row_count(self, session: Any, table: exp.Table) -> int | None:
+        """The table's rows, from its metadata; None when only reading them would tell."""
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """Keys the format itself declares on the table (Iceberg's identifier fields), each

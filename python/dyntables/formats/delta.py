@@ -11,7 +11,8 @@ makes a concurrent overwrite fail the commit instead.
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from sqlglot import exp
 
@@ -67,6 +68,20 @@ _NO_DATA_OPERATIONS = {
 }
 
 
+class DeltaLog(Protocol):
+    """Reads a session's Delta tables' metadata from their logs without a statement (the
+    embedded engine's ``sparkshim.metadata.DeltaMetadata``): the same rows as
+    ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY``, the schema, the row count."""
+
+    def properties(self, name: str) -> dict[str, str]: ...
+
+    def history(self, name: str, limit: int | None = None) -> list[Any]: ...
+
+    def schema(self, name: str) -> Any: ...
+
+    def row_count(self, name: str) -> int | None: ...
+
+
 class DeltaFormat:
     name = "delta"
 
@@ -76,6 +91,7 @@ class DeltaFormat:
         conditional_commits: bool = False,
         schema_overwrite_setting: bool = False,
         embedded: bool | None = None,
+        log_reader: Callable[[Any], DeltaLog] | None = None,
     ) -> None:
         """``embedded=True`` is short for both capabilities (sparkshim has them; Delta on
         Spark has neither); the engine passes them by name."""
@@ -87,6 +103,9 @@ class DeltaFormat:
         # INSERT OVERWRITE replaces the schema too when OVERWRITE_SCHEMA_CONF is set; without
         # it, a schema change is a CREATE OR REPLACE TABLE ... AS SELECT.
         self.schema_overwrite_setting = schema_overwrite_setting
+        # Reads a session's table metadata from the Delta log without a statement, where the
+        # engine can (None: SHOW TBLPROPERTIES, DESCRIBE HISTORY, a LIMIT 0 query, a count).
+        self.log_reader = log_reader
         self.supports_incremental = True
         self.reports_row_counts = True
         self.schema_changes_are_versions = True
@@ -108,11 +127,8 @@ class DeltaFormat:
         session.sql(f"OPTIMIZE {to_spark_sql(table)}")
 
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
-        text = f"DESCRIBE HISTORY {to_spark_sql(table)}"
-        if limit is not None:
-            text += f" LIMIT {int(limit)}"
         commits = []
-        for row in session.sql(text).collect():
+        for row in self._history_rows(session, table, limit):
             operation = str(row["operation"])
             inserted, deleted = _row_counts(row)
             commits.append(
@@ -312,9 +328,32 @@ class DeltaFormat:
         # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
         session.sql(f"ALTER TABLE {to_spark_sql(table)} UNSET TBLPROPERTIES IF EXISTS ({quoted})")
 
+    def _history_rows(self, session: Any, table: exp.Table, limit: int | None) -> list[Any]:
+        """The rows ``DESCRIBE HISTORY`` returns for the table, newest first."""
+        if self.log_reader is not None:
+            return self.log_reader(session).history(to_spark_sql(table), limit)
+        text = f"DESCRIBE HISTORY {to_spark_sql(table)}"
+        if limit is not None:
+            text += f" LIMIT {int(limit)}"
+        return list(session.sql(text).collect())
+
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
+        if self.log_reader is not None:
+            return self.log_reader(session).properties(to_spark_sql(table))
         rows = session.sql(f"SHOW TBLPROPERTIES {to_spark_sql(table)}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
+
+    def schema(self, session: Any, table: exp.Table) -> Any:
+        if self.log_reader is not None:
+            return self.log_reader(session).schema(to_spark_sql(table))
+        return session.sql(to_spark_sql(exp.select("*").from_(table.copy()).limit(0))).schema
+
+    def row_count(self, session: Any, table: exp.Table) -> int | None:
+        """From the log's file statistics where the engine reads the log; Delta on Spark
+        has no statement that reads them (None)."""
+        if self.log_reader is not None:
+            return self.log_reader(session).row_count(to_spark_sql(table))
+        return None
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """None: Delta tables declare no keys (their constraints are CHECKs)."""

@@ -117,6 +117,11 @@ class _Snapshot:
     adds_delete_files: bool = False
     # Rows it added, from the summary (None when it does not say).
     added_records: int | None = None
+    # The table's rows at this snapshot, from the summary; None when it does not say or
+    # the table has delete files (whose removed rows the summary still counts).
+    total_records: int | None = None
+    # The ``main`` branch's snapshot when the snapshots were read (``with_main``).
+    main_id: int | None = None
 
     @property
     def changes_data(self) -> bool:
@@ -228,10 +233,10 @@ class IcebergFormat:
         lost a race) and the snapshots of a table before it was replaced. Among ancestors
         this is the ``committed_at`` order.
         """
-        current = self.current_version(session, table)
-        if current is None:
-            return []
-        snapshots = {snapshot.snapshot_id: snapshot for snapshot in _snapshots(session, table)}
+        self.forget_cached(session, table)
+        listed = _snapshots(session, table, with_main=True)
+        current = listed[0].main_id if listed else None
+        snapshots = {snapshot.snapshot_id: snapshot for snapshot in listed}
         commits: list[Commit] = []
         snapshot_id: int | None = current
         while snapshot_id is not None and snapshot_id in snapshots:
@@ -250,6 +255,7 @@ class IcebergFormat:
                     # operations' summaries count the rows of whole files rewritten.
                     rows_inserted=snapshot.added_records if appended else None,
                     rows_deleted=0 if appended else None,
+                    total_rows=snapshot.total_records,
                 )
             )
             snapshot_id = snapshot.parent_id
@@ -614,6 +620,13 @@ class IcebergFormat:
             f"ALTER TABLE {to_spark_sql(_plain(table))} UNSET TBLPROPERTIES IF EXISTS ({quoted})"
         ).collect()
 
+    def schema(self, session: Any, table: exp.Table) -> Any:
+        return session.sql(to_spark_sql(exp.select("*").from_(table.copy()).limit(0))).schema
+
+    def row_count(self, session: Any, table: exp.Table) -> int | None:
+        """None: a snapshot's record count includes rows its delete files remove."""
+        return None
+
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
         rows = session.sql(f"SHOW TBLPROPERTIES {to_spark_sql(_plain(table))}").collect()
         return {str(row["key"]): str(row["value"]) for row in rows}
@@ -713,8 +726,30 @@ def _replace_where_merge(
     )
 
 
-def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
+def _snapshots(session: Any, table: exp.Table, *, with_main: bool = False) -> list[_Snapshot]:
+    """Every snapshot of the table, with what its summary says; ``with_main`` also reads
+    the ``main`` branch's snapshot (``refs``), in the same statement."""
     summary = exp.column("summary")
+
+    def summary_number(key: str) -> exp.Expr:
+        value = exp.Bracket(this=summary.copy(), expressions=[exp.Literal.string(key)])
+        return exp.cast(value, "BIGINT")
+
+    total = exp.If(
+        this=exp.func("coalesce", summary_number("total-delete-files"), exp.Literal.number(0)).eq(
+            exp.Literal.number(0)
+        ),
+        true=summary_number("total-records"),
+        false=exp.null(),
+    )
+    main = (
+        exp.select("snapshot_id")
+        .from_(_metadata_table(table, "refs"))
+        .where(exp.column("name").eq(exp.Literal.string("main")))
+    )
+    extra = [exp.alias_(total, "total_records")]
+    if with_main:
+        extra.append(exp.alias_(main.subquery(), "main_id"))
     query = exp.select(
         "snapshot_id",
         "parent_id",
@@ -766,6 +801,7 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             ),
             "added_records",
         ),
+        *extra,
     ).from_(_metadata_table(table, "snapshots"))
     return [
         _Snapshot(
@@ -777,6 +813,8 @@ def _snapshots(session: Any, table: exp.Table) -> list[_Snapshot]:
             files_changed=bool(row["files_changed"]),
             adds_delete_files=bool(row["adds_delete_files"]),
             added_records=None if row["added_records"] is None else int(row["added_records"]),
+            total_records=None if row["total_records"] is None else int(row["total_records"]),
+            main_id=int(row["main_id"]) if with_main and row["main_id"] is not None else None,
         )
         for row in session.sql(to_spark_sql(query)).collect()
     ]

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlglot import exp
@@ -22,6 +23,7 @@ from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.formats import Commit
 from dyntables.history import RefreshRecord, SystemTables, utc_now
+from dyntables.refresh.reads import Page, ReadScopes
 from dyntables.refresh.state import (
     Action,
     AsOf,
@@ -64,6 +66,8 @@ class RefreshContext:
         # Per table (by key), the refresh id of a watermark up to which every refresh
         # committed to the table is known to have its history row (see ensure_recorded).
         self._recorded_through: dict[str, str] = {}
+        # The histories read in the current statement or tick, per thread (``reads.py``).
+        self.reads = ReadScopes()
 
     @property
     def session(self) -> Any:
@@ -207,30 +211,61 @@ class RefreshContext:
         source = key_to_table(key)
         if not fmt.schema_changes_are_versions:
             return fmt.current_version(session, source), self.engine.schema_of(session, key)
-        latest = fmt.history(session, source, 1)
-        if not latest:
+        latest = self.newest_commit(source)
+        if latest is None:
             return None, self.engine.schema_of(session, key)
-        identity = (key, latest[0].version, latest[0].timestamp)
+        identity = (key, latest.version, latest.timestamp)
         schema = self._schemas.get(identity)
         if schema is None:
             schema = self.engine.schema_of(session, key)
             if len(self._schemas) >= KEPT_SCHEMAS:
                 self._schemas.pop(next(iter(self._schemas)))
             self._schemas[identity] = schema
-        return latest[0].version, schema
+        return latest.version, schema
 
     def history_until(
         self, table: exp.Table, enough: Callable[[list[Commit]], bool]
     ) -> list[Commit]:
         """The newest commits of ``table`` (newest first), read in growing pages until
-        ``enough`` of them are read, or the whole history."""
-        fmt = self.engine.table_format
+        ``enough`` of them are read, or the whole history; within a read scope, a page
+        already read that is enough is used again."""
+        key = table_key(table)
+        kept = self.reads.page(key)
+        if kept is not None and (kept.complete or enough(kept.commits)):
+            return kept.commits
         commits: list[Commit] = []
         for limit in HISTORY_PAGES:
-            commits = fmt.history(self.engine.refresh_session, table, limit)
+            if kept is not None and limit is not None and (kept.limit or 0) >= limit:
+                continue  # this page was read already, and was not enough
+            commits = self.fmt.history(self.session, table, limit)
+            self.reads.keep(key, Page(limit, commits))
             if limit is None or len(commits) < limit or enough(commits):
                 break
         return commits
+
+    def newest_commit(self, table: exp.Table) -> Commit | None:
+        """The table's newest commit (None: it has none)."""
+        commits = self.history_until(table, lambda commits: True)
+        return commits[0] if commits else None
+
+    @contextmanager
+    def reading_once(self) -> Iterator[None]:
+        """A read scope (``reads.py``) for the block, unless this thread is in one."""
+        opened = self.reads.open()
+        try:
+            yield
+        finally:
+            if opened:
+                self.reads.close()
+
+    def forget_recorded(self) -> None:
+        """Forget which refreshes are known to have their history rows (after rows kept
+        for a tick's end could not be written): ``ensure_recorded`` checks again."""
+        self._recorded_through.clear()
+
+    def wrote(self, table: exp.Table) -> None:
+        """This process has just committed to ``table``: what was read of it is stale."""
+        self.reads.forget(table_key(table))
 
     def sources_changed(self, previous: Watermark, versions: dict[str, int | None]) -> bool:
         """Whether any source has a data-changing commit since the watermark."""
@@ -259,6 +294,7 @@ class RefreshContext:
         refresh's own, if it made one. Not simply the newest commit: a write can make no
         commit (it touched no row), and another process may commit right after."""
         fmt = self.engine.table_format
+        self.wrote(table)  # the commit looked for is newer than anything read before it
         commits = self.history_until(table, reaches(read_version))
         for commit in commits:  # newest first
             if commit.version == read_version:
@@ -278,6 +314,7 @@ class RefreshContext:
             self.engine.table_format.recommit_watermark(
                 session, table, watermark.to_json(), state.table_version
             )
+            self.wrote(table)
 
     def record(
         self,

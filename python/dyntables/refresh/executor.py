@@ -101,6 +101,7 @@ class Refresher:
                 ) or self.engine.table_format.lost_race(failure)
                 result.message = lost_race_message(table) if lost_race else first_line(failure)
                 self.context.record(table, result, trigger, started, statement_id)
+                self.context.wrote(table)  # it may have committed before it failed
                 if lost_race:
                     raise ConcurrentRefreshError(result.message) from failure
                 if isinstance(failure, DynamicTableError):
@@ -111,6 +112,7 @@ class Refresher:
             self.context.record(table, result, trigger, started, statement_id)
             if result.action != Action.NO_DATA:  # it committed to the table
                 self.system.compactor.committed(table, self.engine.refresh_session)
+                self.context.wrote(table)
             return result
 
     def _run(self, job: RefreshJob) -> None:

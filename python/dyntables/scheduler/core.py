@@ -28,6 +28,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,6 +64,10 @@ class Tick:
 
 class Runner(Protocol):
     """The engine side of the scheduler."""
+
+    def reading(self) -> AbstractContextManager[None]:
+        """The scope of one tick: the engine reads each table's state once for all of the
+        tick's refreshes, and keeps nothing after it."""
 
     def graph(self) -> Graph:
         """The dynamic tables now, read afresh (other sessions create, alter, suspend)."""
@@ -140,6 +145,10 @@ class Scheduler:
 
     def run_due(self) -> Tick | None:
         """Process the latest tick at or before now, unless it was processed already."""
+        with self.runner.reading():
+            return self._run_due()
+
+    def _run_due(self) -> Tick | None:
         graph = self.runner.graph()
         periods = graph.periods(self.config)
         self._grid = grid_period(periods)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime
 import zoneinfo
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from sqlglot import exp
@@ -19,6 +21,7 @@ from dyntables.catalog import Definition, ObjectKind, SchedulingState, key_to_ta
 from dyntables.ddl.lifecycle import Lifecycle
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError, first_line
+from dyntables.formats import Commit
 from dyntables.history import (
     REFRESH_HISTORY,
     SYSTEM_SCHEMA,
@@ -28,7 +31,6 @@ from dyntables.history import (
     utc_now,
 )
 from dyntables.refresh import AsOf, Refresher, Trigger
-from dyntables.refresh.context import HISTORY_PAGES
 from dyntables.scheduler.core import (
     FAILED,
     SKIPPED,
@@ -70,6 +72,20 @@ class EngineRunner:
         self._definitions: dict[str, tuple[exp.Table, Definition]] = {}
 
     # ---- the graph ----
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A tick's scope: each table's history is read once and shared by the tick's
+        refreshes (refresh/reads.py), and their history rows are written at its end, in
+        one insert (``SystemTables.batching``)."""
+        try:
+            with self.system.batching(), self.refresher.context.reading_once():
+                yield
+        except BaseException:
+            # The tick's history rows may be unwritten: the next refresh of each table looks
+            # for the rows of its committed refreshes again.
+            self.refresher.context.forget_recorded()
+            raise
 
     def graph(self) -> Graph:
         self._definitions = {}
@@ -231,19 +247,16 @@ class EngineRunner:
 
     def version_as_of(self, key: str, moment: datetime.datetime) -> int | None:
         """The source's newest version committed at or before ``moment`` (None when it
-        has none: then the refresh reads its current version)."""
-        fmt = self.engine.table_format
-        session = self.engine.refresh_session
-        table = key_to_table(key)
-        # Newest first, in growing pages: the version wanted is almost always among the
-        # newest few, and a source written often has a long history.
-        for limit in HISTORY_PAGES:
-            commits = fmt.history(session, table, limit)
-            for commit in commits:
-                if self._committed_at(commit.timestamp) <= moment:
-                    return commit.version
-            if limit is None or len(commits) < limit:
-                return None
+        has none: then the refresh reads its current version). The history pages read
+        are the tick's: every refresh reading the source uses them again."""
+
+        def reaches_moment(commits: list[Commit]) -> bool:
+            return any(self._committed_at(c.timestamp) <= moment for c in commits)
+
+        commits = self.refresher.context.history_until(key_to_table(key), reaches_moment)
+        for commit in commits:  # newest first
+            if self._committed_at(commit.timestamp) <= moment:
+                return commit.version
         return None
 
     def _committed_at(self, moment: datetime.datetime | None) -> datetime.datetime:
@@ -287,6 +300,7 @@ class EngineRunner:
             scheduling_state=SchedulingState.SUSPENDED, suspend_reason=reason
         )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
+        self.refresher.context.wrote(table)
 
 
 def _naive(text: str) -> datetime.datetime:

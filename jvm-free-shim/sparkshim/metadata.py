@@ -1,0 +1,66 @@
+"""A session's Delta tables' metadata read straight from their logs, without running a
+statement: the rows ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY`` return, a table's
+schema (what ``SELECT * … LIMIT 0`` would say) and its row count from the files' statistics.
+
+For callers that read it at every step (a dynamic table reads its properties and newest
+commits at each refresh, and a listing reads every table's): parsing, translating and
+dispatching a statement costs more than reading the log, which the statements read anyway.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql.types import StructType
+from sqlglot import exp
+
+from sparkshim import delta
+from sparkshim.commands import describe_history, table_location
+from sparkshim.dataframe import DataFrame
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from sparkshim.session_protocol import SessionProtocol
+
+__all__ = ["DeltaMetadata"]
+
+
+class DeltaMetadata:
+    """The metadata of the tables ``session`` names (unqualified names: its database)."""
+
+    def __init__(self, session: SessionProtocol) -> None:
+        self.session = session
+
+    def properties(self, name: str) -> dict[str, str]:
+        """The table's properties, as ``SHOW TBLPROPERTIES`` lists them."""
+        return delta.properties(self._location(name))
+
+    def history(self, name: str, limit: int | None = None) -> list[Any]:
+        """The table's newest commits (all without ``limit``), as ``DESCRIBE HISTORY``
+        returns them."""
+        rows = describe_history(self._location(name), limit)
+        return DataFrame(self.session, rows).collect()
+
+    def schema(self, name: str) -> StructType:
+        """The table's schema at its latest version."""
+        empty = delta.latest_schema(self._location(name)).empty_table()
+        return DataFrame(self.session, empty).schema
+
+    def row_count(self, name: str) -> int | None:
+        """The rows of the table's latest version, from each data file's statistics; None
+        when a file has none (then only reading the rows would tell)."""
+        actions = pa.table(delta.open_table(self._location(name)).get_add_actions(flatten=True))
+        if actions.num_rows == 0:
+            return 0
+        counts = actions.column("num_records")
+        if counts.null_count:
+            return None
+        return int(pc.sum(counts).as_py())
+
+    def _location(self, name: str) -> Path:
+        return table_location(
+            self.session, self.session.qualify(exp.to_table(name, dialect="spark"))
+        )

@@ -1,0 +1,36 @@
+"""How many engine statements a refresh, an idle scheduler tick and SHOW run on Spark +
+Iceberg (every ``session.sql`` on the user's and the refresh session): deterministic, so a
+change that adds a statement fails here. Spark reads table metadata through statements
+(``SHOW TBLPROPERTIES``, the snapshot metadata table), and each costs 100 ms or more.
+The bounds these counts are on their way to: NO_DATA at most 3, an incremental refresh at
+most 10, a tick over N tables at most N + 10, SHOW at most N + 5 (met on the embedded
+engine, tests/embedded/test_statement_counts.py)."""
+
+from __future__ import annotations
+
+import pytest
+from lifecycle_scenario import spark_env
+from pyspark.sql import SparkSession
+from statement_counts import build_pipeline, measure_pipeline
+
+from dyntables import DynamicTables
+
+pytestmark = pytest.mark.spark
+
+TABLES = 3  # two filters and a GROUP BY
+
+
+def test_statements_of_refreshes_ticks_and_show(iceberg_spark: SparkSession) -> None:
+    env = spark_env(iceberg_spark, "iceberg")
+    build_pipeline(env.dt, TABLES, "iceberg")
+    # A new DynamicTables: a new process, as far as what it knows of the tables goes.
+    measured = measure_pipeline(DynamicTables(iceberg_spark), TABLES)
+    counts = {name: statements for name, (statements, _) in measured.items()}
+    assert counts == {
+        "NO_DATA, first in a process": 11,
+        "NO_DATA": 5,
+        "incremental filter": 22,
+        "incremental GROUP BY": 23,
+        "idle tick": 17,
+        "SHOW": 9,
+    }
