@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, ObjectKind, table_key
+from dyntables.catalog import Definition, ObjectKind, key_to_table, table_key
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError
 from dyntables.refresh import Refresher
@@ -49,6 +49,10 @@ class Definitions:
             raise DynamicTableError(
                 f"{table_key(table)} is a {other}, not a {noun}: use the {other} statements"
             )
+        # The table's history and its sources', at once where the format can: a refresh
+        # or EXPLAIN of the table reads them next.
+        sources = [key_to_table(key) for key in definition.sources]
+        self.refresher.context.read_histories([table, *sources])
         return self.finish_interrupted_replace(table, definition)
 
     def finish_interrupted_replace(self, table: exp.Table, definition: Definition) -> Definition:
@@ -68,9 +72,11 @@ class Definitions:
 
     def managed_tables(self, database: str | None = None) -> list[tuple[exp.Table, Definition]]:
         """Every dynamic table and MV of ``database`` (all databases when None)."""
+        stored = self._stored_definitions(database)
+        self.refresher.context.read_histories([table for table, _ in stored])  # at once
         return [
             (table, self.finish_interrupted_replace(table, definition))
-            for table, definition in self._stored_definitions(database)
+            for table, definition in stored
         ]
 
     def managed_names(self) -> list[str]:

@@ -89,6 +89,12 @@ class TableFormat(Protocol):
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:
         """Commits, newest first."""
 
+    def histories(
+        self, session: Any, tables: list[exp.Table], limit: int | None = None
+    ) -> dict[str, list[Commit]]:
+        """Each table's commits, newest first, by table key (``history`` of each; at once
+        where the format can)."""
+
     def pinned(self, table: exp.Table, version: int) -> exp.Table:
         """A reference to ``table`` as of ``version`` (a copy; aliases kept)."""
 

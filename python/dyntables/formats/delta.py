@@ -144,6 +144,13 @@ class DeltaFormat:
             )
         return commits
 
+    def histories(
+        self, session: Any, tables: list[exp.Table], limit: int | None = None
+    ) -> dict[str, list[Commit]]:
+        """One ``DESCRIBE HISTORY`` (or log read) per table: Delta has no relation over
+        several tables' histories."""
+        return {table_key(table): self.history(session, table, limit) for table in tables}
+
     def pinned(self, table: exp.Table, version: int) -> exp.Table:
         pinned = table.copy()
         pinned.set(

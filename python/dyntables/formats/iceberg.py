@@ -46,6 +46,8 @@ from dyntables.sql.dialect import to_spark_sql
 from dyntables.sql.merges import delete_then_insert_merge
 
 WAP_ID_CONF = "spark.wap.id"
+# The column that names the table of a row in a query over several tables' snapshots.
+_TABLE = "__dt_table"
 # A dynamic-partition INSERT OVERWRITE replaces only the partitions the query writes; a
 # refresh replaces everything.
 PARTITION_OVERWRITE_CONF = "spark.sql.sources.partitionOverwriteMode"
@@ -234,32 +236,27 @@ class IcebergFormat:
         this is the ``committed_at`` order.
         """
         self.forget_cached(session, table)
-        listed = _snapshots(session, table, with_main=True)
-        current = listed[0].main_id if listed else None
-        snapshots = {snapshot.snapshot_id: snapshot for snapshot in listed}
-        commits: list[Commit] = []
-        snapshot_id: int | None = current
-        while snapshot_id is not None and snapshot_id in snapshots:
-            if limit is not None and len(commits) >= limit:
-                break
-            snapshot = snapshots[snapshot_id]
-            appended = snapshot.operation.lower() == "append"
-            commits.append(
-                Commit(
-                    version=snapshot.snapshot_id,
-                    operation=snapshot.operation,
-                    changes_data=snapshot.changes_data,
-                    user_metadata=snapshot.wap_id,
-                    timestamp=snapshot.committed_at,
-                    # An append only adds data files: its rows are all inserts. Other
-                    # operations' summaries count the rows of whole files rewritten.
-                    rows_inserted=snapshot.added_records if appended else None,
-                    rows_deleted=0 if appended else None,
-                    total_rows=snapshot.total_records,
-                )
-            )
-            snapshot_id = snapshot.parent_id
-        return commits
+        return _ancestry(_snapshots(session, table, with_main=True), limit)
+
+    def histories(
+        self, session: Any, tables: list[exp.Table], limit: int | None = None
+    ) -> dict[str, list[Commit]]:
+        """``history`` of each table, from one statement: the snapshot queries of all the
+        tables under UNION ALL, each row marked with its table."""
+        if not tables:
+            return {}
+        keyed = []
+        for table in tables:
+            self.forget_cached(session, table)
+            query = _snapshots_query(table, with_main=True)
+            keyed.append(query.select(exp.alias_(exp.Literal.string(table_key(table)), _TABLE)))
+        union: exp.Query = keyed[0]
+        for query in keyed[1:]:
+            union = exp.union(union, query, distinct=False)
+        listed: dict[str, list[_Snapshot]] = {table_key(table): [] for table in tables}
+        for row in session.sql(to_spark_sql(union)).collect():
+            listed[row[_TABLE]].append(_snapshot_of(row, with_main=True))
+        return {key: _ancestry(snapshots, limit) for key, snapshots in listed.items()}
 
     def pinned(self, table: exp.Table, version: int) -> exp.Table:
         pinned = table.copy()
@@ -726,9 +723,46 @@ def _replace_where_merge(
     )
 
 
+def _ancestry(listed: list[_Snapshot], limit: int | None) -> list[Commit]:
+    """The ``main`` branch's snapshot and its ancestors among ``listed`` (read with their
+    ``main``), newest first, as commits (at most ``limit``)."""
+    current = listed[0].main_id if listed else None
+    snapshots = {snapshot.snapshot_id: snapshot for snapshot in listed}
+    commits: list[Commit] = []
+    snapshot_id: int | None = current
+    while snapshot_id is not None and snapshot_id in snapshots:
+        if limit is not None and len(commits) >= limit:
+            break
+        snapshot = snapshots[snapshot_id]
+        appended = snapshot.operation.lower() == "append"
+        commits.append(
+            Commit(
+                version=snapshot.snapshot_id,
+                operation=snapshot.operation,
+                changes_data=snapshot.changes_data,
+                user_metadata=snapshot.wap_id,
+                timestamp=snapshot.committed_at,
+                # An append only adds data files: its rows are all inserts. Other
+                # operations' summaries count the rows of whole files rewritten.
+                rows_inserted=snapshot.added_records if appended else None,
+                rows_deleted=0 if appended else None,
+                total_rows=snapshot.total_records,
+            )
+        )
+        snapshot_id = snapshot.parent_id
+    return commits
+
+
 def _snapshots(session: Any, table: exp.Table, *, with_main: bool = False) -> list[_Snapshot]:
     """Every snapshot of the table, with what its summary says; ``with_main`` also reads
     the ``main`` branch's snapshot (``refs``), in the same statement."""
+    query = _snapshots_query(table, with_main=with_main)
+    rows = session.sql(to_spark_sql(query)).collect()
+    return [_snapshot_of(row, with_main) for row in rows]
+
+
+def _snapshots_query(table: exp.Table, *, with_main: bool) -> exp.Select:
+    """The query ``_snapshots`` runs."""
     summary = exp.column("summary")
 
     def summary_number(key: str) -> exp.Expr:
@@ -750,7 +784,7 @@ def _snapshots(session: Any, table: exp.Table, *, with_main: bool = False) -> li
     extra = [exp.alias_(total, "total_records")]
     if with_main:
         extra.append(exp.alias_(main.subquery(), "main_id"))
-    query = exp.select(
+    return exp.select(
         "snapshot_id",
         "parent_id",
         "committed_at",
@@ -803,21 +837,22 @@ def _snapshots(session: Any, table: exp.Table, *, with_main: bool = False) -> li
         ),
         *extra,
     ).from_(_metadata_table(table, "snapshots"))
-    return [
-        _Snapshot(
-            snapshot_id=int(row["snapshot_id"]),
-            parent_id=None if row["parent_id"] is None else int(row["parent_id"]),
-            committed_at=_aware_utc(row["committed_at"]),
-            operation=str(row["operation"]),
-            wap_id=row["wap_id"],
-            files_changed=bool(row["files_changed"]),
-            adds_delete_files=bool(row["adds_delete_files"]),
-            added_records=None if row["added_records"] is None else int(row["added_records"]),
-            total_records=None if row["total_records"] is None else int(row["total_records"]),
-            main_id=int(row["main_id"]) if with_main and row["main_id"] is not None else None,
-        )
-        for row in session.sql(to_spark_sql(query)).collect()
-    ]
+
+
+def _snapshot_of(row: Any, with_main: bool) -> _Snapshot:
+    """A row of ``_snapshots_query`` as a snapshot."""
+    return _Snapshot(
+        snapshot_id=int(row["snapshot_id"]),
+        parent_id=None if row["parent_id"] is None else int(row["parent_id"]),
+        committed_at=_aware_utc(row["committed_at"]),
+        operation=str(row["operation"]),
+        wap_id=row["wap_id"],
+        files_changed=bool(row["files_changed"]),
+        adds_delete_files=bool(row["adds_delete_files"]),
+        added_records=None if row["added_records"] is None else int(row["added_records"]),
+        total_records=None if row["total_records"] is None else int(row["total_records"]),
+        main_id=int(row["main_id"]) if with_main and row["main_id"] is not None else None,
+    )
 
 
 def _aware_utc(moment: datetime) -> datetime:

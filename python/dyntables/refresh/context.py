@@ -209,9 +209,13 @@ class RefreshContext:
         fmt = self.engine.table_format
         session = self.engine.refresh_session
         source = key_to_table(key)
-        if not fmt.schema_changes_are_versions:
-            return fmt.current_version(session, source), self.engine.schema_of(session, key)
         latest = self.newest_commit(source)
+        if not fmt.schema_changes_are_versions:  # read once per statement or tick
+            schema = self.reads.schema(key)
+            if schema is None:
+                schema = self.engine.schema_of(session, key)
+                self.reads.keep_schema(key, schema)
+            return (latest.version if latest is not None else None), schema
         if latest is None:
             return None, self.engine.schema_of(session, key)
         identity = (key, latest.version, latest.timestamp)
@@ -242,6 +246,27 @@ class RefreshContext:
             if limit is None or len(commits) < limit or enough(commits):
                 break
         return commits
+
+    def read_histories(self, tables: list[exp.Table]) -> None:
+        """Read the newest commits of those of ``tables`` not read yet in this scope, all
+        at once where the format can (one statement on Iceberg): a listing or a refresh
+        then finds them read. Nothing outside a scope."""
+        if self.reads.current is None:
+            return
+        unread = [
+            table
+            for table in tables
+            if self.reads.page(table_key(table)) is None and self.engine.table_exists(table)
+        ]
+        if len(unread) < 2:
+            return  # one table: read when needed, as much as needed
+        limit = HISTORY_PAGES[0]
+        try:
+            read = self.fmt.histories(self.session, unread, limit)
+        except Exception:  # e.g. a table dropped meanwhile: each is read, and fails, alone
+            return
+        for key, commits in read.items():
+            self.reads.keep(key, Page(limit, commits))
 
     def newest_commit(self, table: exp.Table) -> Commit | None:
         """The table's newest commit (None: it has none)."""

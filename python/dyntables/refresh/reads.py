@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import Any
 
 from dyntables.formats import Commit
 
@@ -33,9 +34,11 @@ class Page:
 
 @dataclass
 class Reads:
-    """The pages read in one scope, by table key."""
+    """The pages read in one scope, by table key, and the schemas of tables whose schema
+    can change without a new version (Iceberg)."""
 
     pages: dict[str, Page] = field(default_factory=dict)
+    schemas: dict[str, Any] = field(default_factory=dict)
 
 
 class ReadScopes:
@@ -68,8 +71,18 @@ class ReadScopes:
         if reads is not None:
             reads.pages[key] = page
 
+    def schema(self, key: str) -> Any:
+        reads = self.current
+        return reads.schemas.get(key) if reads is not None else None
+
+    def keep_schema(self, key: str, schema: Any) -> None:
+        reads = self.current
+        if reads is not None:
+            reads.schemas[key] = schema
+
     def forget(self, key: str) -> None:
         """Drop what the scope read of a table this process has just written to."""
         reads = self.current
         if reads is not None:
             reads.pages.pop(key, None)
+            reads.schemas.pop(key, None)
