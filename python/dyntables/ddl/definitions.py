@@ -73,7 +73,12 @@ class Definitions:
     def managed_tables(self, database: str | None = None) -> list[tuple[exp.Table, Definition]]:
         """Every dynamic table and MV of ``database`` (all databases when None)."""
         stored = self._stored_definitions(database)
-        self.refresher.context.read_histories([table for table, _ in stored])  # at once
+        # Every table's history and its sources', at once where the format can: a tick's
+        # refreshes read them next.
+        read = {table_key(table): table for table, _ in stored}
+        for _, definition in stored:
+            read.update((key, key_to_table(key)) for key in definition.sources)
+        self.refresher.context.read_histories(list(read.values()))
         return [
             (table, self.finish_interrupted_replace(table, definition))
             for table, definition in stored
