@@ -57,39 +57,44 @@ def build_pipeline(tables: DynamicTables, count: int, using: str) -> None:
     )
 
 
+def timed(tables: DynamicTables, action: Callable[[], Any]) -> Measure:
+    """The statements ``action`` runs, and its time."""
+    with counting(tables) as seen:
+        started = time.perf_counter()
+        action()
+        elapsed = time.perf_counter() - started
+    return len(seen), elapsed
+
+
+def idle_tick(tables: DynamicTables) -> Measure:
+    """A scheduler tick where nothing changed, after one that refreshed what was owed (and
+    read what the history says), over every dynamic table of the catalog."""
+    from scheduler_sim import SimClock
+
+    from dyntables.scheduler.core import Scheduler
+
+    clock = SimClock((int(time.time()) // 60 + 2) * 60.0)  # on the tick grid, ahead
+    scheduler = Scheduler(tables.scheduler_runner(), clock)
+    scheduler.run_due()
+    clock.time += 60
+    return timed(tables, scheduler.run_due)
+
+
 def measure_pipeline(tables: DynamicTables, count: int) -> dict[str, Measure]:
     """The statements and time of: the first refresh in this process (NO_DATA), a NO_DATA
     refresh, incremental refreshes of a filter and the GROUP BY after 10 rows are updated,
     an idle scheduler tick over the ``count`` tables, and SHOW DYNAMIC TABLES."""
-    from scheduler_sim import SimClock
-
-    from dyntables.scheduler.core import Scheduler
-    from dyntables.scheduler.runner import EngineRunner
-
-    def timed(action: Callable[[], Any]) -> Measure:
-        with counting(tables) as seen:
-            started = time.perf_counter()
-            action()
-            elapsed = time.perf_counter() - started
-        return len(seen), elapsed
 
     def refresh(name: str) -> Callable[[], Any]:
         return lambda: tables.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()
 
-    results = {"NO_DATA, first in a process": timed(refresh("f0"))}
-    results["NO_DATA"] = timed(refresh("f0"))
+    results = {"NO_DATA, first in a process": timed(tables, refresh("f0"))}
+    results["NO_DATA"] = timed(tables, refresh("f0"))
     tables.sql("UPDATE src SET v = v + 1 WHERE k < 10")
-    results["incremental filter"] = timed(refresh("f0"))
-    results["incremental GROUP BY"] = timed(refresh("g"))
+    results["incremental filter"] = timed(tables, refresh("f0"))
+    results["incremental GROUP BY"] = timed(tables, refresh("g"))
     for i in range(1, count - 1):
         tables.sql(f"ALTER DYNAMIC TABLE f{i} REFRESH")
-    clock = SimClock((int(time.time()) // 60 + 2) * 60.0)  # on the tick grid, ahead
-    runner = EngineRunner(
-        tables.engine, tables.system, tables.lifecycle, tables.lifecycle.refresher
-    )
-    scheduler = Scheduler(runner, clock)
-    scheduler.run_due()  # the first tick also reads what the history says
-    clock.time += 60
-    results["idle tick"] = timed(scheduler.run_due)
-    results["SHOW"] = timed(lambda: tables.sql("SHOW DYNAMIC TABLES").collect())
+    results["idle tick"] = idle_tick(tables)
+    results["SHOW"] = timed(tables, lambda: tables.sql("SHOW DYNAMIC TABLES").collect())
     return results

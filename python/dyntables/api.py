@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
@@ -57,6 +57,11 @@ _SHOW_SCHEMA = (
 )
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
 _WRITE_WORDS = {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE"}
+
+
+if TYPE_CHECKING:
+    from dyntables.scheduler.daemon import Service
+    from dyntables.scheduler.runner import EngineRunner
 
 
 class DynamicTables:
@@ -113,15 +118,27 @@ class DynamicTables:
         """Keep every dynamic table within its target lag from a background thread of this
         process (refreshes run on their own session); ``options`` go to
         ``dyntables.scheduler.daemon.Service`` (``lease_seconds``, ``config``, …)."""
-        from dyntables.scheduler.daemon import Background, Service  # lazy: starts on request
+        from dyntables.scheduler.daemon import Background  # lazy: starts on request
 
         if self._scheduler is not None and self._scheduler.running:
             raise DynamicTableError("the scheduler is already running: call stop() first")
-        service = Service(
+        self._scheduler = Background(self.scheduler_service(**options))
+        self._scheduler.start()
+
+    def scheduler_service(self, **options: Any) -> Service:
+        """The scheduler of these tables with its lease, handed what it uses (``options``
+        go to ``Service``: ``lease_seconds``, ``config``, …)."""
+        from dyntables.scheduler.daemon import Service
+
+        return Service(
             self.engine, self.system, self.lifecycle, self.lifecycle.refresher, **options
         )
-        self._scheduler = Background(service)
-        self._scheduler.start()
+
+    def scheduler_runner(self) -> EngineRunner:
+        """What the scheduler runs on these tables: their graph, their refreshes."""
+        from dyntables.scheduler.runner import EngineRunner
+
+        return EngineRunner(self.engine, self.system, self.lifecycle, self.lifecycle.refresher)
 
     def stop(self, timeout: float | None = 60.0) -> None:
         """Stop the background scheduler: the refresh in flight finishes, the lease is

@@ -117,7 +117,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from dyntables.scheduler.daemon import Progress, Service, log_to
+    from dyntables.scheduler.daemon import Progress, log_to
     from dyntables.scheduler.period import SchedulerConfig
     from dyntables.sql_cli import open_tables
 
@@ -126,11 +126,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
         base_period_seconds=args.base_period, min_target_lag_seconds=args.min_target_lag
     )
     tables = open_tables(args)
-    service = Service(
-        tables.engine,
-        tables.system,
-        tables.lifecycle,
-        tables.lifecycle.refresher,
+    service = tables.scheduler_service(
         config=config,
         lease_seconds=args.lease_seconds,
         poll_seconds=args.poll_seconds,

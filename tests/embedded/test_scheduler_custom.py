@@ -11,7 +11,6 @@ from scheduler_sim import SimClock
 
 from dyntables import DynamicTables
 from dyntables.scheduler.core import Scheduler
-from dyntables.scheduler.runner import EngineRunner
 
 pytestmark = pytest.mark.embedded
 
@@ -32,7 +31,7 @@ def test_a_tick_hands_a_refresh_using_table_the_changes_up_to_its_data_timestamp
         time.sleep(0.05)
     dt.sql("INSERT INTO src VALUES (3)")  # committed after the tick's data timestamp
     report = Scheduler(
-        EngineRunner(dt.engine, dt.system, dt.lifecycle, dt.lifecycle.refresher),
+        dt.scheduler_runner(),
         SimClock(tick_time),
     ).run_due()
     assert report is not None

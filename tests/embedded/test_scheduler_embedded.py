@@ -21,7 +21,6 @@ from dyntables.scheduler.core import (
     Scheduler,
 )
 from dyntables.scheduler.lease import Lease
-from dyntables.scheduler.runner import EngineRunner
 
 pytestmark = pytest.mark.embedded
 
@@ -103,9 +102,7 @@ def test_failing_refreshes_suspend_the_table_and_its_consumers_until_resume(
     dt.sql("CREATE DYNAMIC TABLE fine TARGET_LAG = '10 seconds' AS SELECT 1 AS one FROM src")
     dt.sql("DROP TABLE src")  # every refresh reading it fails from now on
     clock = SimClock(time.time())
-    scheduler = Scheduler(
-        EngineRunner(dt.engine, dt.system, dt.lifecycle, dt.lifecycle.refresher), clock
-    )
+    scheduler = Scheduler(dt.scheduler_runner(), clock)
     for _ in range(12):
         clock.time += 6  # one tick of the 10-second lag's period
         scheduler.run_due()
@@ -128,7 +125,7 @@ def test_failing_refreshes_suspend_the_table_and_its_consumers_until_resume(
     assert rows["fragile"]["scheduling_state"] == "ACTIVE"
     assert rows["fragile"]["suspend_reason"] is None
     assert rows["consumer"]["scheduling_state"] == "ACTIVE"  # resumed with it
-    runner = EngineRunner(dt.engine, dt.system, dt.lifecycle, dt.lifecycle.refresher)
+    runner = dt.scheduler_runner()
     assert runner.consecutive_failures().get("default.fragile", 0) == 0
 
 
@@ -139,7 +136,7 @@ def test_manual_refreshes_do_not_count_towards_auto_suspend(dt: DynamicTables) -
     for _ in range(6):
         with pytest.raises(DynamicTableError, match="src"):
             dt.sql("ALTER DYNAMIC TABLE fragile REFRESH")
-    runner = EngineRunner(dt.engine, dt.system, dt.lifecycle, dt.lifecycle.refresher)
+    runner = dt.scheduler_runner()
     assert runner.consecutive_failures() == {}
     assert show(dt)["fragile"]["scheduling_state"] == "ACTIVE"
 
@@ -154,9 +151,7 @@ def test_a_tick_reads_every_source_as_of_its_data_timestamp(dt: DynamicTables) -
     while time.time() <= tick_time:
         time.sleep(0.05)
     dt.sql("INSERT INTO src VALUES (2)")  # committed after the tick's data timestamp
-    report = Scheduler(
-        EngineRunner(dt.engine, dt.system, dt.lifecycle, dt.lifecycle.refresher), clock
-    ).run_due()
+    report = Scheduler(dt.scheduler_runner(), clock).run_due()
     assert report is not None
     assert report.data_timestamp == tick_time
     assert report.outcomes["default.copy"].state == "SUCCEEDED"

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 from dyntables import DynamicTables
-from dyntables.scheduler.daemon import Service
 
 from .invariants import Checker, CheckResult, Violation, judge_refresh_error
 from .killpoints import (
@@ -510,11 +509,7 @@ def _kill_trial(
 
 def _lease_frees_itself(dt: DynamicTables, where: str) -> list[Violation]:
     """A killed scheduler's lease blocks the next one no longer than its own timeout."""
-    service = Service(
-        dt.engine,
-        dt.system,
-        dt.lifecycle,
-        dt.lifecycle.refresher,
+    service = dt.scheduler_service(
         lease_seconds=LEASE_SECONDS,
         poll_seconds=0.5,
     )

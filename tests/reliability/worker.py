@@ -52,7 +52,6 @@ def main(argv: list[str] | None = None) -> int:
     # Everything is imported (and the parser loaded) before the barrier.
     import dyntables
     from dyntables import DynamicTables, compaction
-    from dyntables.scheduler.daemon import Service
 
     dyntables.parse("ALTER DYNAMIC TABLE warm_up REFRESH")
     switch = KillSwitch(progress_fd, None, rng, killer)
@@ -80,11 +79,7 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(rng.uniform(0.0, args.sleep))
 
     dt = DynamicTables(warehouse=args.warehouse)
-    service = Service(
-        dt.engine,
-        dt.system,
-        dt.lifecycle,
-        dt.lifecycle.refresher,
+    service = dt.scheduler_service(
         lease_seconds=LEASE_SECONDS,
         poll_seconds=0.5,
     )

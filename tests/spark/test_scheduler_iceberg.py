@@ -14,7 +14,6 @@ from scheduler_sim import SimClock
 
 from dyntables.scheduler.core import Scheduler
 from dyntables.scheduler.lease import Lease
-from dyntables.scheduler.runner import EngineRunner
 
 pytestmark = pytest.mark.spark
 
@@ -35,7 +34,7 @@ def test_a_tick_refreshes_the_chain_upstream_first_at_one_data_timestamp(
     while time.time() <= tick:
         time.sleep(0.1)
     report = Scheduler(
-        EngineRunner(env.dt.engine, env.dt.system, env.dt.lifecycle, env.dt.lifecycle.refresher),
+        env.dt.scheduler_runner(),
         SimClock(tick),
     ).run_due()
     assert report is not None

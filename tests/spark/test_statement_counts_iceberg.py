@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from lifecycle_scenario import spark_env
 from pyspark.sql import SparkSession
-from statement_counts import build_pipeline, measure_pipeline
+from statement_counts import build_pipeline, idle_tick, measure_pipeline
 
 from dyntables import DynamicTables
 
@@ -37,10 +37,20 @@ def test_statements_of_refreshes_ticks_and_show(iceberg_spark: SparkSession) -> 
         "SHOW": 7,  # N + 4 (SHOW lists the current database only)
     }
     # A tick covers every dynamic table of the catalog, and this tier's session holds those
-    # of the tests before this one: its listing reads each database and table once, and the
+    # of the tests before this one. Its listing reads each database and table once and the
     # histories of all tables in one statement; its refreshes read each source's schema
     # once and each upstream's definition; the rest is a few statements whatever N.
     assert tick <= _listing_statements(iceberg_spark) + _sources_read(tables) + 5
+    # What a tick costs per table, measured: two more
+    # dynamic tables (on the same source) cost one statement each (its definition), the
+    # histories of all tables being read in one statement.
+    for name in ("e0", "e1"):
+        env.sql(
+            f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+            " AS SELECT k FROM src WHERE v > 500"
+        )
+    more, _ = idle_tick(tables)
+    assert more - tick == 2
 
 
 def _listing_statements(spark: SparkSession) -> int:

@@ -63,6 +63,9 @@ class TableFormat(Protocol):
     # Whether its commits' metrics say how many rows they inserted and deleted
     # (``Commit.rows_inserted``, ``rows_deleted``), so a refresh need not count them.
     reports_row_counts: bool
+    # ``histories`` of several tables costs about what ``history`` of one does (Iceberg:
+    # one statement); without it, reading ahead would only read sooner, or more.
+    reads_histories_at_once: bool
     # Whether every schema change is a new version (a Delta commit; an Iceberg schema
     # change makes no snapshot), so that a schema can be kept per version.
     schema_changes_are_versions: bool
@@ -211,6 +214,11 @@ class TableFormat(Protocol):
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """Keys the format itself declares on the table (Iceberg's identifier fields), each
         a list of column names; RELY constraints are recorded apart, in the definition."""
+
+
+def schema_by_query(session: Any, table: exp.Table) -> Any:
+    """A table's schema from a query that returns no rows (analysed, not run)."""
+    return session.sql(to_spark_sql(exp.select("*").from_(table.copy()).limit(0))).schema
 
 
 def lost_race_in(failure: BaseException, markers: tuple[str, ...]) -> bool:

@@ -24,6 +24,7 @@ from dyntables.formats import (
     ensure_properties,
     lost_race_in,
     property_list,
+    schema_by_query,
     session_settings,
     signed_change_rows,
     typed_change_rows,
@@ -108,6 +109,7 @@ class DeltaFormat:
         self.log_reader = log_reader
         self.supports_incremental = True
         self.reports_row_counts = True
+        self.reads_histories_at_once = False
         self.schema_changes_are_versions = True
         self.change_tracking_properties = CHANGE_DATA_FEED
         self.pairs_updates = True
@@ -353,7 +355,7 @@ class DeltaFormat:
     def schema(self, session: Any, table: exp.Table) -> Any:
         if self.log_reader is not None:
             return self.log_reader(session).schema(to_spark_sql(table))
-        return session.sql(to_spark_sql(exp.select("*").from_(table.copy()).limit(0))).schema
+        return schema_by_query(session, table)
 
     def row_count(self, session: Any, table: exp.Table) -> int | None:
         """From the log's file statistics where the engine reads the log; Delta on Spark

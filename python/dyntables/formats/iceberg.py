@@ -38,6 +38,7 @@ from dyntables.formats import (
     ensure_properties,
     lost_race_in,
     property_list,
+    schema_by_query,
     session_settings,
     signed_change_rows,
     typed_change_rows,
@@ -155,6 +156,7 @@ class IcebergFormat:
     supports_incremental = True
     # Snapshot summaries count the rows of whole files rewritten, not the rows changed.
     reports_row_counts = False
+    reads_histories_at_once = True
     schema_changes_are_versions = False
     change_tracking_properties = COPY_ON_WRITE
     # Without identifier columns a changelog shows an update as a DELETE and an INSERT.
@@ -618,7 +620,7 @@ class IcebergFormat:
         ).collect()
 
     def schema(self, session: Any, table: exp.Table) -> Any:
-        return session.sql(to_spark_sql(exp.select("*").from_(table.copy()).limit(0))).schema
+        return schema_by_query(session, table)
 
     def row_count(self, session: Any, table: exp.Table) -> int | None:
         """None: a snapshot's record count includes rows its delete files remove."""

@@ -96,7 +96,7 @@ class RefreshContext:
 
     def last_watermark(self, table: exp.Table) -> WatermarkState:
         """The newest refresh watermark in the table's history, and the table's version."""
-        fmt = self.engine.table_format
+        fmt = self.fmt
 
         def has_watermark(commits: list[Commit]) -> bool:
             return any(Watermark.from_json(fmt.watermark(c)) is not None for c in commits)
@@ -146,7 +146,7 @@ class RefreshContext:
     ) -> list[tuple[Watermark, Commit]]:
         """The watermarks of the table's commits after the one carrying ``known`` (newest
         first), each with the oldest of those commits that carries it."""
-        fmt = self.engine.table_format
+        fmt = self.fmt
 
         def reaches_known(commits: list[Commit]) -> bool:
             return known is not None and any(
@@ -155,7 +155,7 @@ class RefreshContext:
             )
 
         if known is None:
-            commits = fmt.history(self.engine.refresh_session, table, RECOVERY_LOOKBACK)
+            commits = fmt.history(self.session, table, RECOVERY_LOOKBACK)
         else:
             commits = self.history_until(table, reaches_known)
         found: dict[str, tuple[Watermark, Commit]] = {}
@@ -206,8 +206,8 @@ class RefreshContext:
         """Source ``key``'s current version and schema, read on the refresh's session
         (where the query will run at that version). Reading a schema runs a query, so where
         only a new version can change it, it is kept per version."""
-        fmt = self.engine.table_format
-        session = self.engine.refresh_session
+        fmt = self.fmt
+        session = self.session
         source = key_to_table(key)
         latest = self.newest_commit(source)
         if not fmt.schema_changes_are_versions:  # read once per statement or tick
@@ -251,7 +251,7 @@ class RefreshContext:
         """Read the newest commits of those of ``tables`` not read yet in this scope, all
         at once where the format can (one statement on Iceberg): a listing or a refresh
         then finds them read. Nothing outside a scope."""
-        if self.reads.current is None:
+        if self.reads.current is None or not self.fmt.reads_histories_at_once:
             return
         unread = [
             table
@@ -318,7 +318,7 @@ class RefreshContext:
         """The commit carrying ``watermark`` among those after ``read_version``: the
         refresh's own, if it made one. Not simply the newest commit: a write can make no
         commit (it touched no row), and another process may commit right after."""
-        fmt = self.engine.table_format
+        fmt = self.fmt
         self.wrote(table)  # the commit looked for is newer than anything read before it
         commits = self.history_until(table, reaches(read_version))
         for commit in commits:  # newest first
@@ -335,10 +335,8 @@ class RefreshContext:
         if age is None or watermark is None:
             return
         if age > WATERMARK_RECOMMIT_AFTER:
-            session = self.engine.refresh_session
-            self.engine.table_format.recommit_watermark(
-                session, table, watermark.to_json(), state.table_version
-            )
+            session = self.session
+            self.fmt.recommit_watermark(session, table, watermark.to_json(), state.table_version)
             self.wrote(table)
 
     def record(
