@@ -44,22 +44,25 @@ class Compactor:
         self._unchecked: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def committed(self, table: exp.Table, session: Any) -> None:
+    def committed(self, table: exp.Table, session: Any, data_files: int | None = None) -> None:
         """Count one commit to ``table``; check (and compact) it through ``session`` at
-        its first commit and every ``CHECK_EVERY`` commits."""
+        its first commit and every ``CHECK_EVERY`` commits (``data_files``: the files it
+        reads after the commit, where the commit's metadata said; else they are counted)."""
         key = table_key(table)
         with self._lock:
             unchecked = self._unchecked.get(key)
             due = unchecked is None or unchecked + 1 >= CHECK_EVERY
             self._unchecked[key] = 0 if due else (unchecked or 0) + 1
         if due:
-            self.compact_if_due(table, session)
+            self.compact_if_due(table, session, data_files)
 
-    def compact_if_due(self, table: exp.Table, session: Any) -> None:
+    def compact_if_due(self, table: exp.Table, session: Any, data_files: int | None = None) -> None:
         """Compact ``table`` if it holds ``COMPACT_AT_FILES`` data files or more."""
         table_format = self.engine.table_format
         try:
-            if table_format.data_file_count(session, table) < COMPACT_AT_FILES:
+            if data_files is None:
+                data_files = table_format.data_file_count(session, table)
+            if data_files < COMPACT_AT_FILES:
                 return
             table_format.compact(session, table)
             table_format.forget_cached(self.engine.session, table)

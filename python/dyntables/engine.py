@@ -152,13 +152,19 @@ class Engine:
 
     def definition(self, table: exp.Table) -> Definition | None:
         """The definition ``table`` stores, or None when it is an ordinary table or absent."""
+        properties = self.properties(table)
+        return Definition.from_properties(properties) if properties is not None else None
+
+    def properties(self, table: exp.Table) -> dict[str, str] | None:
+        """The table's properties; None when it is absent, a view, or a table of another
+        format."""
         if not self.table_exists(table):
             return None
         try:
-            properties = self.table_format.properties(self.session, table)
+            properties: dict[str, str] = self.table_format.properties(self.session, table)
         except Exception:  # a view, or a table of another format: not ours
             return None
-        return Definition.from_properties(properties)
+        return properties
 
 
 def made_by_sparkshim(instance: Any) -> bool:

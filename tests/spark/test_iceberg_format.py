@@ -21,8 +21,10 @@ from dyntables.formats import session_settings
 from dyntables.formats.iceberg import (
     COPY_ON_WRITE,
     KEPT_CHANGE_VIEWS,
+    PUBLISH_BRANCH,
     WAP_ID_CONF,
     IcebergFormat,
+    _snapshots,
     _staged_snapshot,
 )
 
@@ -62,6 +64,20 @@ def bag(session: SparkSession, table: exp.Table | str) -> Counter[tuple[Any, ...
 
 def refs(session: SparkSession, table: exp.Table) -> list[str]:
     return [row[0] for row in session.sql(f"SELECT name FROM {table.sql('spark')}.refs").collect()]
+
+
+def branches(session: SparkSession, table: exp.Table) -> dict[str, int]:
+    """Each branch of the table and its snapshot."""
+    query = f"SELECT name, snapshot_id FROM {table.sql('spark')}.refs"
+    return {row[0]: int(row[1]) for row in session.sql(query).collect()}
+
+
+def published_only(session: SparkSession, table: exp.Table) -> None:
+    """The table's branches are ``main`` and the publish branch, at one snapshot: a publish
+    leaves no snapshot but ``main``'s held by a branch."""
+    held = branches(session, table)
+    assert set(held) == {"main", PUBLISH_BRANCH}
+    assert held[PUBLISH_BRANCH] == held["main"]
 
 
 def test_create_table_sql_sets_wap_and_copy_on_write(
@@ -371,7 +387,7 @@ def test_append_publishes_with_watermark(iceberg_spark: SparkSession, table: exp
     newest = FMT.history(iceberg_spark, table)[0]
     assert (newest.operation, newest.user_metadata, newest.changes_data) == ("append", "w2", True)
     assert iceberg_spark.conf.get(WAP_ID_CONF, None) is None
-    assert refs(iceberg_spark, table) == ["main"]  # the publish branch is gone
+    published_only(iceberg_spark, table)
 
 
 def test_append_and_replace_where_refuse_a_moved_table(
@@ -407,13 +423,56 @@ def test_a_staged_append_is_not_published_onto_a_moved_table(
     with session_settings(iceberg_spark, {WAP_ID_CONF: "w2"}):
         iceberg_spark.sql(f"INSERT INTO {name} VALUES (2, 'b')")
     current = FMT.current_version(iceberg_spark, table)
-    staged = _staged_snapshot(iceberg_spark, table, "w2", current)
+    staged = _staged_snapshot(_snapshots(iceberg_spark, table, with_main=True), "w2")
+    assert staged is not None
     assert staged.parent_id == current
     iceberg_spark.sql(f"INSERT INTO {name} VALUES (9, 'concurrent')")
     with pytest.raises(DynamicTableError, match="not published"):
         FMT._publish(iceberg_spark, table, staged)
     assert rows(iceberg_spark, table) == [(1, "a"), (9, "concurrent")]
-    assert refs(iceberg_spark, table) == ["main"]
+    # The publish branch holds the unpublished snapshot until the next publish moves it.
+    assert branches(iceberg_spark, table)[PUBLISH_BRANCH] == staged.snapshot_id
+
+
+class _MovesTheBranchFirst:
+    """A session on which another refresh moves the publish branch to its own staged
+    snapshot just before this one's fast-forward (two refreshes publishing at once)."""
+
+    def __init__(self, session: SparkSession, table: exp.Table, other: int) -> None:
+        self.session, self.table, self.other = session, table, other
+        self.catalog, self.conf = session.catalog, session.conf
+
+    def sql(self, text: str) -> Any:
+        if "fast_forward" in text:
+            self.session.sql(
+                f"ALTER TABLE {self.table.sql('spark')} CREATE OR REPLACE BRANCH"
+                f" {PUBLISH_BRANCH} AS OF VERSION {self.other}"
+            )
+        return self.session.sql(text)
+
+
+def test_two_publishes_at_once_publish_one_refresh_whole(
+    iceberg_spark: SparkSession, table: exp.Table
+) -> None:
+    """Two refreshes staged on one snapshot share the publish branch: the one that moved it
+    last is published (by the other's fast-forward), the other reports a lost race, and
+    the table holds exactly one refresh's rows."""
+    create(iceberg_spark, table)
+    name = table.sql("spark")
+    iceberg_spark.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    for wap_id, row in (("w2", "(2, 'b')"), ("w3", "(3, 'c')")):
+        with session_settings(iceberg_spark, {WAP_ID_CONF: wap_id}):
+            iceberg_spark.sql(f"INSERT INTO {name} VALUES {row}")
+    snapshots = _snapshots(iceberg_spark, table, with_main=True)
+    first, second = (_staged_snapshot(snapshots, wap_id) for wap_id in ("w2", "w3"))
+    assert first is not None and second is not None
+    racing = _MovesTheBranchFirst(iceberg_spark, table, second.snapshot_id)
+    with pytest.raises(ConcurrentRefreshError, match="another process"):
+        FMT._publish(racing, table, first)
+    assert rows(iceberg_spark, table) == [(1, "a"), (3, "c")]
+    with pytest.raises(ConcurrentRefreshError, match="not published"):
+        FMT._publish(iceberg_spark, table, first)  # main moved on: no longer a fast-forward
+    assert rows(iceberg_spark, table) == [(1, "a"), (3, "c")]
 
 
 def test_replace_where_reads_the_table_and_commits_once(
@@ -443,7 +502,7 @@ def test_replace_where_reads_the_table_and_commits_once(
     newest, previous = FMT.history(iceberg_spark, table)[:2]
     assert previous.version == v1
     assert (newest.user_metadata, newest.changes_data) == ("w2", True)
-    assert refs(iceberg_spark, table) == ["main"]
+    published_only(iceberg_spark, table)
     # Rows only (the predicate holds for nothing): still one commit with the watermark.
     FMT.replace_where(
         iceberg_spark,

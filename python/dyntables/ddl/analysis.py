@@ -7,7 +7,7 @@ checked against the columns, and the change tracking the sources need.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
@@ -31,6 +31,9 @@ class AnalyzedQuery:
     # The query as written (qualified): what the planner judges. ``query`` may wrap it to
     # fix the output columns (a column list, or a SELECT * expanded at CREATE).
     planning_query: str
+    # Each source's properties as the analysis read them (the checks after it use them
+    # instead of reading them again).
+    source_properties: dict[str, dict[str, str]] = field(default_factory=dict, compare=False)
 
 
 class QueryAnalyzer:
@@ -67,8 +70,10 @@ class QueryAnalyzer:
                 )
         planning_query = query
         query, output = _apply_column_list(query, output, columns, tree)
-        upstreams = tuple(key for key in sources if self.engine.definition(key_to_table(key)))
-        return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams, planning_query)
+        read = {key: self.engine.properties(key_to_table(key)) for key in sources}
+        upstreams = tuple(key for key in sources if Definition.from_properties(read[key] or {}))
+        known = {key: properties for key, properties in read.items() if properties is not None}
+        return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams, planning_query, known)
 
     def _resolve(self, table: exp.Table, probe: str) -> Any:
         """The schema of the query (``probe`` returns no rows), resolved on the session the
@@ -128,25 +133,38 @@ class QueryAnalyzer:
         self, table: exp.Table, analyzed: AnalyzedQuery, lag: TargetLag | None
     ) -> None:
         own = table_key(table)
+        # The definitions read, by table key: each is read once however many paths meet.
+        definitions: dict[str, Definition | None] = {
+            key: Definition.from_properties(properties)
+            for key, properties in analyzed.source_properties.items()
+        }
         for upstream in analyzed.upstreams:
-            path = self._path_to(upstream, own, [own, upstream])
+            path = self._path_to(upstream, own, [own, upstream], definitions)
             if path is not None:
                 raise DynamicTableError(
                     "the dynamic tables would form a cycle: " + " -> ".join(path)
                 )
-            definition = self.engine.definition(key_to_table(upstream))
+            definition = self._definition(upstream, definitions)
             assert definition is not None
             check_lag_order(own, lag, upstream, definition)
 
-    def _path_to(self, start: str, goal: str, path: list[str]) -> list[str] | None:
-        definition = self.engine.definition(key_to_table(start))
+    def _definition(self, key: str, known: dict[str, Definition | None]) -> Definition | None:
+        """The definition of ``key``, read unless ``known`` holds it."""
+        if key not in known:
+            known[key] = self.engine.definition(key_to_table(key))
+        return known[key]
+
+    def _path_to(
+        self, start: str, goal: str, path: list[str], known: dict[str, Definition | None]
+    ) -> list[str] | None:
+        definition = self._definition(start, known)
         if definition is None:
             return None
         for upstream in definition.upstreams:
             if upstream == goal:
                 return [*path, goal]
             if upstream not in path:
-                found = self._path_to(upstream, goal, [*path, upstream])
+                found = self._path_to(upstream, goal, [*path, upstream], known)
                 if found is not None:
                     return found
         return None
@@ -155,7 +173,7 @@ class QueryAnalyzer:
         problems = []
         for key in analyzed.sources:
             problem = self.engine.table_format.enable_change_tracking(
-                self.engine.session, key_to_table(key)
+                self.engine.session, key_to_table(key), analyzed.source_properties.get(key)
             )
             if problem is not None:
                 problems.append(problem)

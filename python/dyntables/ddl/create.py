@@ -340,6 +340,10 @@ class Creator:
         self.names.invalidate()
         if definition.initialize == Initialize.ON_SCHEDULE.value and backfill is None:
             return None  # (a backfill populates the table now, whatever INITIALIZE says)
+        # The new table's history and its sources', at once where the format can: the
+        # first refresh reads them next.
+        sources = [key_to_table(key) for key in definition.sources]
+        self.refresher.context.read_histories([table, *sources])
         try:
             return self.refresher.refresh(
                 table, definition, Trigger.CREATION, statement_id=statement_id, backfill=backfill

@@ -38,6 +38,8 @@ class Commit:
     rows_deleted: int | None = None
     # The table's rows at this version, where its metadata says (None: it does not).
     total_rows: int | None = None
+    # The data files the table reads at this version, where its metadata says.
+    data_files: int | None = None
 
     @property
     def changed_rows(self) -> int | None:
@@ -101,8 +103,11 @@ class TableFormat(Protocol):
     def pinned(self, table: exp.Table, version: int) -> exp.Table:
         """A reference to ``table`` as of ``version`` (a copy; aliases kept)."""
 
-    def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
-        """Turn on the change feed; None when on, else why it cannot be."""
+    def enable_change_tracking(
+        self, session: Any, table: exp.Table, properties: dict[str, str] | None = None
+    ) -> str | None:
+        """Turn on the change feed; None when on, else why it cannot be. ``properties``:
+        the table's, where the caller has just read them (else they are read)."""
 
     def create_table(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
@@ -123,8 +128,10 @@ class TableFormat(Protocol):
         watermark: str,
         expected_version: int | None,
         replace_schema: bool = False,
-    ) -> None:
-        """Replace the table's rows with ``query``'s in one commit carrying ``watermark``."""
+    ) -> Commit | None:
+        """Replace the table's rows with ``query``'s in one commit carrying ``watermark``;
+        the commit made, where the format knows it without reading the history (writes
+        below return the same)."""
 
     def changes(
         self, session: Any, table: exp.Table, columns: list[str], old: int, new: int, sign: str
@@ -153,7 +160,7 @@ class TableFormat(Protocol):
         rows: exp.Query,
         watermark: str,
         expected_version: int | None,
-    ) -> None:
+    ) -> Commit | None:
         """Add ``rows`` in one commit carrying ``watermark``."""
 
     def merge(
@@ -163,7 +170,7 @@ class TableFormat(Protocol):
         statement: exp.Merge,
         watermark: str,
         expected_version: int | None,
-    ) -> None:
+    ) -> Commit | None:
         """Run ``statement`` (a MERGE INTO the table) as one commit carrying ``watermark``;
         its source may read the table as it was before."""
 
@@ -175,7 +182,7 @@ class TableFormat(Protocol):
         rows: exp.Query,
         watermark: str,
         expected_version: int | None,
-    ) -> None:
+    ) -> Commit | None:
         """Remove the rows matching ``predicate`` and add ``rows``, in one commit carrying
         ``watermark``; ``rows`` may read the table as it was before."""
 
@@ -184,7 +191,7 @@ class TableFormat(Protocol):
 
     def recommit_watermark(
         self, session: Any, table: exp.Table, watermark: str, expected_version: int | None
-    ) -> None:
+    ) -> Commit | None:
         """Carry ``watermark`` forward in a new commit that changes no data (a refresh whose
         change netted out, or a watermark kept from expiring with the format's log), made
         only if the table is still at ``expected_version``: a refresher that read older
@@ -216,9 +223,10 @@ class TableFormat(Protocol):
         a list of column names; RELY constraints are recorded apart, in the definition."""
 
 
-def schema_by_query(session: Any, table: exp.Table) -> Any:
-    """A table's schema from a query that returns no rows (analysed, not run)."""
-    return session.sql(to_spark_sql(exp.select("*").from_(table.copy()).limit(0))).schema
+def schema_from_catalog(session: Any, table: exp.Table) -> Any:
+    """A table's schema as the session's catalog holds it (from the table's metadata: the
+    Delta log, Iceberg's metadata file), with no query planned or run."""
+    return session.table(to_spark_sql(table)).schema
 
 
 def lost_race_in(failure: BaseException, markers: tuple[str, ...]) -> bool:
@@ -295,11 +303,18 @@ def create_table_sql(
 
 
 def ensure_properties(
-    table_format: TableFormat, session: Any, table: exp.Table, wanted: dict[str, str], what: str
+    table_format: TableFormat,
+    session: Any,
+    table: exp.Table,
+    wanted: dict[str, str],
+    what: str,
+    properties: dict[str, str] | None = None,
 ) -> str | None:
-    """Set ``wanted`` on the table unless it already has them; None when they are set,
-    else why they could not be (``what`` names the goal in that message)."""
-    properties = table_format.properties(session, table)
+    """Set ``wanted`` on the table unless it already has them (``properties``: the table's,
+    just read; else they are read); None when they are set, else why they could not be
+    (``what`` names the goal in that message)."""
+    if properties is None:
+        properties = table_format.properties(session, table)
     if all(properties.get(key, "").lower() == value.lower() for key, value in wanted.items()):
         return None
     try:

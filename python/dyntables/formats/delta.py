@@ -24,7 +24,7 @@ from dyntables.formats import (
     ensure_properties,
     lost_race_in,
     property_list,
-    schema_by_query,
+    schema_from_catalog,
     session_settings,
     signed_change_rows,
     typed_change_rows,
@@ -161,9 +161,11 @@ class DeltaFormat:
         )
         return pinned
 
-    def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
+    def enable_change_tracking(
+        self, session: Any, table: exp.Table, properties: dict[str, str] | None = None
+    ) -> str | None:
         return ensure_properties(
-            self, session, table, CHANGE_DATA_FEED, "enable the change data feed"
+            self, session, table, CHANGE_DATA_FEED, "enable the change data feed", properties
         )
 
     def create_table(
@@ -355,7 +357,7 @@ class DeltaFormat:
     def schema(self, session: Any, table: exp.Table) -> Any:
         if self.log_reader is not None:
             return self.log_reader(session).schema(to_spark_sql(table))
-        return schema_by_query(session, table)
+        return schema_from_catalog(session, table)
 
     def row_count(self, session: Any, table: exp.Table) -> int | None:
         """From the log's file statistics where the engine reads the log; Delta on Spark

@@ -38,7 +38,7 @@ from dyntables.formats import (
     ensure_properties,
     lost_race_in,
     property_list,
-    schema_by_query,
+    schema_from_catalog,
     session_settings,
     signed_change_rows,
     typed_change_rows,
@@ -68,8 +68,13 @@ IDENTIFIER_FIELDS = "identifier-fields"
 # Anything else — append, overwrite, delete, or an operation we do not know — is new data,
 # unless its summary says it added and removed no files (an empty append).
 _NO_DATA_OPERATIONS = {"replace"}
-# A staged snapshot is published through a short-lived branch of this name (``_publish``).
-PUBLISH_BRANCH_PREFIX = "dyntables_publish_"
+# A staged snapshot is published through this branch of the table (``_publish``): each
+# publish moves it to the staged snapshot and fast-forwards ``main`` to it, so between
+# refreshes it stays at a snapshot ``main`` holds.
+PUBLISH_BRANCH = "dyntables_publish"
+# Earlier versions published through one branch per snapshot, ``dyntables_publish_<id>``,
+# dropped after the publish; compaction drops any of these a stopped refresh left behind.
+PUBLISH_BRANCH_PREFIX = PUBLISH_BRANCH
 # A publish branch whose snapshot is not published this long after it was staged belongs
 # to a refresh that stopped (a refresh publishes within seconds of staging).
 PUBLISH_BRANCH_ABANDONED_AFTER = timedelta(hours=1)
@@ -123,6 +128,8 @@ class _Snapshot:
     # The table's rows at this snapshot, from the summary; None when it does not say or
     # the table has delete files (whose removed rows the summary still counts).
     total_records: int | None = None
+    # The table's data files at this snapshot, from the summary (None when it does not say).
+    data_files: int | None = None
     # The ``main`` branch's snapshot when the snapshots were read (``with_main``).
     main_id: int | None = None
 
@@ -165,6 +172,12 @@ class IcebergFormat:
     def __init__(self) -> None:
         # The changelog views this adapter made, oldest first (see ``_changelog_view``).
         self._change_views: OrderedDict[str, None] = OrderedDict()
+        # The snapshots read of each table (by key). A snapshot never changes once
+        # committed, so a changelog's range is walked here without reading them again.
+        self._seen: dict[str, dict[int, _Snapshot]] = {}
+        # Per table (by key), whether its properties, as last read, enable WAP: a refresh
+        # reads them first (its definition), so its commit need not read them again.
+        self._wap_enabled: dict[str, bool] = {}
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The ``main`` branch's snapshot (the ``refs`` table); None before any snapshot.
@@ -238,7 +251,7 @@ class IcebergFormat:
         this is the ``committed_at`` order.
         """
         self.forget_cached(session, table)
-        return _ancestry(_snapshots(session, table, with_main=True), limit)
+        return _ancestry(self._read_snapshots(session, table, with_main=True), limit)
 
     def histories(
         self, session: Any, tables: list[exp.Table], limit: int | None = None
@@ -258,7 +271,22 @@ class IcebergFormat:
         listed: dict[str, list[_Snapshot]] = {table_key(table): [] for table in tables}
         for row in session.sql(to_spark_sql(union)).collect():
             listed[row[_TABLE]].append(_snapshot_of(row, with_main=True))
+        for key, snapshots in listed.items():
+            self._keep_seen(key, snapshots)
         return {key: _ancestry(snapshots, limit) for key, snapshots in listed.items()}
+
+    def _read_snapshots(
+        self, session: Any, table: exp.Table, *, with_main: bool = False
+    ) -> list[_Snapshot]:
+        """``_snapshots``, kept as seen (``_seen``)."""
+        snapshots = _snapshots(session, table, with_main=with_main)
+        self._keep_seen(table_key(table), snapshots)
+        return snapshots
+
+    def _keep_seen(self, key: str, snapshots: list[_Snapshot]) -> None:
+        """Every snapshot read of a table: the whole list replaces what was kept (a table
+        dropped and created again starts a new one; expired snapshots go)."""
+        self._seen[key] = {snapshot.snapshot_id: snapshot for snapshot in snapshots}
 
     def pinned(self, table: exp.Table, version: int) -> exp.Table:
         pinned = table.copy()
@@ -268,18 +296,22 @@ class IcebergFormat:
         )
         return pinned
 
-    def enable_change_tracking(self, session: Any, table: exp.Table) -> str | None:
+    def enable_change_tracking(
+        self, session: Any, table: exp.Table, properties: dict[str, str] | None = None
+    ) -> str | None:
         """Make the table copy-on-write: Iceberg's changelog is always there, but
         ``create_changelog_view`` fails on merge-on-read tables."""
         return ensure_properties(
-            self, session, table, COPY_ON_WRITE, "set the copy-on-write write modes"
+            self, session, table, COPY_ON_WRITE, "set the copy-on-write write modes", properties
         )
 
     def create_table(
         self, table: exp.Table, columns: list[tuple[str, str]], properties: dict[str, str]
     ) -> exp.Create:
-        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them."""
+        """WAP and copy-on-write win over ``properties``: refreshes and changelogs need them
+        (so a commit to a table created by this tree need not check WAP first)."""
         wanted = {**properties, **WAP_ENABLED, **COPY_ON_WRITE}
+        self._wap_enabled[table_key(table)] = True
         return create_table(table, columns, "ICEBERG", wanted)
 
     def create_table_sql(
@@ -295,9 +327,10 @@ class IcebergFormat:
         watermark: str,
         expected_version: int | None,
         replace_schema: bool = False,
-    ) -> None:
+    ) -> Commit | None:
         """Stage ``INSERT OVERWRITE`` under WAP id ``watermark``, then publish it if the table
-        is still at ``expected_version`` (None: whatever version the staging saw).
+        is still at ``expected_version`` (None: whatever version the staging saw); the
+        published commit (None for a replaced schema: read it from the history).
 
         ``spark.wap.id`` is set on the whole session for the statement: other writes to
         WAP-enabled tables on this session meanwhile would be staged too, so refreshes
@@ -305,9 +338,9 @@ class IcebergFormat:
         """
         if replace_schema:
             self._replace(session, table, query, watermark, expected_version)
-            return
+            return None
         insert = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
-        self._commit(
+        return self._commit(
             session,
             table,
             insert,
@@ -369,18 +402,15 @@ class IcebergFormat:
         snapshots (newest first); raises ``CannotRefreshIncrementallyError`` as ``changes``
         says."""
         self.forget_cached(session, table)  # ``new`` may be newer than the cached table
-        snapshots = {snapshot.snapshot_id: snapshot for snapshot in _snapshots(session, table)}
-        in_range: list[_Snapshot] = []
-        snapshot_id: int | None = new
-        while snapshot_id != old:
-            snapshot = snapshots.get(snapshot_id) if snapshot_id is not None else None
-            if snapshot is None:
-                raise CannotRefreshIncrementallyError(
-                    f"snapshot {old} of {table_key(table)} is not an ancestor of its snapshot"
-                    f" {new} (the table was replaced or rolled back, or the snapshot expired)"
-                )
-            in_range.append(snapshot)
-            snapshot_id = snapshot.parent_id
+        in_range = _range(self._seen.get(table_key(table), {}), old, new)
+        if in_range is None:  # not all seen yet: read them
+            snapshots = self._read_snapshots(session, table)
+            in_range = _range({s.snapshot_id: s for s in snapshots}, old, new)
+        if in_range is None:
+            raise CannotRefreshIncrementallyError(
+                f"snapshot {old} of {table_key(table)} is not an ancestor of its snapshot"
+                f" {new} (the table was replaced or rolled back, or the snapshot expired)"
+            )
         if any(snapshot.adds_delete_files for snapshot in in_range):
             raise CannotRefreshIncrementallyError(
                 f"{table_key(table)} has merge-on-read changes (delete files), which Iceberg"
@@ -432,10 +462,10 @@ class IcebergFormat:
         rows: exp.Query,
         watermark: str,
         expected_version: int | None,
-    ) -> None:
+    ) -> Commit:
         """Stage ``INSERT INTO`` under WAP id ``watermark``; publish it as ``overwrite`` does."""
         insert = exp.Insert(this=table.copy(), expression=rows.copy())
-        self._commit(session, table, insert, watermark, expected_version)
+        return self._commit(session, table, insert, watermark, expected_version)
 
     def merge(
         self,
@@ -444,9 +474,9 @@ class IcebergFormat:
         statement: exp.Merge,
         watermark: str,
         expected_version: int | None,
-    ) -> None:
+    ) -> Commit:
         """Stage the MERGE and publish it as ``overwrite`` does."""
-        self._commit(session, table, statement, watermark, expected_version)
+        return self._commit(session, table, statement, watermark, expected_version)
 
     def replace_where(
         self,
@@ -456,12 +486,12 @@ class IcebergFormat:
         rows: exp.Query,
         watermark: str,
         expected_version: int | None,
-    ) -> None:
+    ) -> Commit:
         """Stage one ``MERGE`` that deletes the rows matching ``predicate`` and inserts
         ``rows``; publish it as ``overwrite`` does (see ``_replace_where_merge``)."""
         columns = list(session.table(to_spark_sql(_plain(table))).columns)
         merge = _replace_where_merge(table, columns, predicate, rows)
-        self._commit(session, table, merge, watermark, expected_version)
+        return self._commit(session, table, merge, watermark, expected_version)
 
     def _commit(
         self,
@@ -471,68 +501,76 @@ class IcebergFormat:
         watermark: str,
         expected_version: int | None,
         settings: dict[str, str | None] | None = None,
-    ) -> None:
+    ) -> Commit:
         """Stage ``statement`` (a write to ``table``) under WAP id ``watermark``, then publish
         it if the table is still at ``expected_version`` (None: whatever version the
-        staging saw).
+        staging saw); the published commit.
 
         ``spark.wap.id`` is set on the whole session for the statement: other writes to
         WAP-enabled tables on this session meanwhile would be staged too, so refreshes
         serialize their commits per session (as on Delta).
         """
-        if self.properties(session, table).get("write.wap.enabled", "").lower() != "true":
-            # Without it the write would commit at once, unchecked.
-            self.set_properties(session, table, WAP_ENABLED)
+        unknown = not self._wap_enabled.get(table_key(table))
+        wap = "write.wap.enabled"
+        if unknown and self.properties(session, table).get(wap, "").lower() != "true":
+            self.set_properties(session, table, WAP_ENABLED)  # else it would commit unchecked
         with session_settings(session, {**(settings or {}), WAP_ID_CONF: watermark}):
             session.sql(to_spark_sql(statement)).collect()
-        staged = _staged_snapshot(session, table, watermark, self.current_version(session, table))
+        self.forget_cached(session, table)
+        staged = _staged_snapshot(self._read_snapshots(session, table, with_main=True), watermark)
+        if staged is None:
+            raise DynamicTableError(
+                f"the refresh of {to_spark_sql(table)} left no staged snapshot with its"
+                " watermark (is write.wap.enabled=true on the table?)"
+            )
         if expected_version is not None and staged.parent_id != expected_version:
             raise ConcurrentRefreshError(
                 f"{to_spark_sql(table)} changed while it was being refreshed (expected snapshot"
                 f" {expected_version}, found {staged.parent_id}); the refresh was not published"
             )
         self._publish(session, table, staged)
+        return _commit_of(staged)
 
     def _publish(self, session: Any, table: exp.Table, staged: _Snapshot) -> None:
-        """Fast-forward ``main`` to ``staged``, through a branch made at it for the purpose.
+        """Fast-forward ``main`` to ``staged``, through the table's publish branch moved to it
+        (two statements).
 
         ``fast_forward`` refuses, inside the commit, unless ``main`` is an ancestor of the
         staged snapshot; with the parent checked before (``_commit``), ``main`` is where the
         refresh read it. A fast-forward keeps the staged snapshot itself, so its summary
-        keeps ``wap.id``. ``cherrypick_snapshot`` is not enough: Iceberg cherry-picks a staged
-        *append* onto a table that moved (a new snapshot, not a fast-forward), and
-        ``set_current_snapshot``/``rollback_to_snapshot`` publish whatever the table holds,
-        losing a concurrent commit. The branch is dropped again (a crash in between leaves
-        one ``dyntables_publish_*`` branch behind, which keeps that snapshot's files until
-        it is dropped).
+        keeps ``wap.id``. No one statement publishes a staged snapshot conditionally:
+        ``cherrypick_snapshot`` applies a staged *append* onto a table that moved (a new
+        snapshot, not a fast-forward, duplicating a concurrent refresh's rows),
+        ``set_current_snapshot``/``rollback_to_snapshot`` publish whatever the table holds
+        (losing a concurrent commit), and ``fast_forward`` takes branches only. Two
+        refreshes of one table publishing at once share the branch: whichever moves it
+        last may have its snapshot published by the other's fast-forward — a complete
+        refresh either way, and the one whose snapshot is not current after its
+        fast-forward reports a lost race.
         """
-        branch = exp.to_identifier(f"{PUBLISH_BRANCH_PREFIX}{int(staged.snapshot_id)}")
         target = to_spark_sql(_plain(table))
-        session.sql(
-            f"ALTER TABLE {target} CREATE BRANCH {to_spark_sql(branch)}"
-            f" AS OF VERSION {int(staged.snapshot_id)}"
-        ).collect()
+        branch = to_spark_sql(exp.to_identifier(PUBLISH_BRANCH))
+        call = (
+            f"CALL {_procedure(table, 'fast_forward')}(table => {_table_argument(table)},"
+            f" branch => 'main', to => {to_spark_sql(exp.Literal.string(PUBLISH_BRANCH))})"
+        )
         try:
-            call = (
-                f"CALL {_procedure(table, 'fast_forward')}(table => {_table_argument(table)},"
-                f" branch => 'main', to => {to_spark_sql(exp.Literal.string(branch.name))})"
-            )
-            try:
-                rows = session.sql(call).collect()
-            except Exception as failure:
-                raise ConcurrentRefreshError(
-                    f"{to_spark_sql(table)} changed while it was being refreshed; the refresh"
-                    f" (snapshot {staged.snapshot_id}) was not published: {failure}"
-                ) from failure
-        finally:
             session.sql(
-                f"ALTER TABLE {target} DROP BRANCH IF EXISTS {to_spark_sql(branch)}"
+                f"ALTER TABLE {target} CREATE OR REPLACE BRANCH {branch}"
+                f" AS OF VERSION {int(staged.snapshot_id)}"
             ).collect()
+            rows = session.sql(call).collect()
+        except Exception as failure:
+            raise ConcurrentRefreshError(
+                f"{to_spark_sql(table)} changed while it was being refreshed; the refresh"
+                f" (snapshot {staged.snapshot_id}) was not published: {failure}"
+            ) from failure
         published = int(rows[0]["updated_ref"]) if rows else None
         if published != staged.snapshot_id:
-            raise DynamicTableError(
-                f"publishing snapshot {staged.snapshot_id} of {to_spark_sql(table)} made"
-                f" {published} current instead"
+            raise ConcurrentRefreshError(
+                f"{to_spark_sql(table)} was refreshed by another process at the same moment:"
+                f" its snapshot {published} was published, not this refresh's"
+                f" {staged.snapshot_id}"
             )
 
     def _replace(
@@ -578,7 +616,7 @@ class IcebergFormat:
 
     def recommit_watermark(
         self, session: Any, table: exp.Table, watermark: str, expected_version: int | None
-    ) -> None:
+    ) -> Commit:
         """Commit an empty append whose summary carries ``watermark`` as ``wap.id``,
         published only if the table is still at ``expected_version``.
 
@@ -594,13 +632,14 @@ class IcebergFormat:
         target = _plain(table)
         empty = exp.select(exp.Star()).from_(target.copy()).where(exp.false())
         insert = exp.Insert(this=target, expression=empty)
-        self._commit(session, table, insert, watermark, expected_version)
+        return self._commit(session, table, insert, watermark, expected_version)
 
     def lost_race(self, failure: BaseException) -> bool:
         return lost_race_in(failure, _LOST_RACE_MARKERS)
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """One metadata commit; Iceberg makes no snapshot for it (the version stays)."""
+        self._wap_enabled.pop(table_key(table), None)  # known again when next read
         alter = exp.Alter(
             this=_plain(table),
             kind="TABLE",
@@ -613,6 +652,7 @@ class IcebergFormat:
     def unset_properties(self, session: Any, table: exp.Table, keys: list[str]) -> None:
         if not keys:
             return
+        self._wap_enabled.pop(table_key(table), None)
         quoted = ", ".join(to_spark_sql(exp.Literal.string(key)) for key in keys)
         # sqlglot has no node for UNSET TBLPROPERTIES; the keys are rendered as literals.
         session.sql(
@@ -620,7 +660,7 @@ class IcebergFormat:
         ).collect()
 
     def schema(self, session: Any, table: exp.Table) -> Any:
-        return schema_by_query(session, table)
+        return schema_from_catalog(session, table)
 
     def row_count(self, session: Any, table: exp.Table) -> int | None:
         """None: a snapshot's record count includes rows its delete files remove."""
@@ -628,7 +668,10 @@ class IcebergFormat:
 
     def properties(self, session: Any, table: exp.Table) -> dict[str, str]:
         rows = session.sql(f"SHOW TBLPROPERTIES {to_spark_sql(_plain(table))}").collect()
-        return {str(row["key"]): str(row["value"]) for row in rows}
+        properties = {str(row["key"]): str(row["value"]) for row in rows}
+        enabled = properties.get("write.wap.enabled", "").lower() == "true"
+        self._wap_enabled[table_key(table)] = enabled
+        return properties
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """The table's identifier fields, as one key (none when it has none).
@@ -736,23 +779,27 @@ def _ancestry(listed: list[_Snapshot], limit: int | None) -> list[Commit]:
         if limit is not None and len(commits) >= limit:
             break
         snapshot = snapshots[snapshot_id]
-        appended = snapshot.operation.lower() == "append"
-        commits.append(
-            Commit(
-                version=snapshot.snapshot_id,
-                operation=snapshot.operation,
-                changes_data=snapshot.changes_data,
-                user_metadata=snapshot.wap_id,
-                timestamp=snapshot.committed_at,
-                # An append only adds data files: its rows are all inserts. Other
-                # operations' summaries count the rows of whole files rewritten.
-                rows_inserted=snapshot.added_records if appended else None,
-                rows_deleted=0 if appended else None,
-                total_rows=snapshot.total_records,
-            )
-        )
+        commits.append(_commit_of(snapshot))
         snapshot_id = snapshot.parent_id
     return commits
+
+
+def _commit_of(snapshot: _Snapshot) -> Commit:
+    """A snapshot as a commit of the table's history."""
+    appended = snapshot.operation.lower() == "append"
+    return Commit(
+        version=snapshot.snapshot_id,
+        operation=snapshot.operation,
+        changes_data=snapshot.changes_data,
+        user_metadata=snapshot.wap_id,
+        timestamp=snapshot.committed_at,
+        # An append only adds data files: its rows are all inserts. Other operations'
+        # summaries count the rows of whole files rewritten.
+        rows_inserted=snapshot.added_records if appended else None,
+        rows_deleted=0 if appended else None,
+        total_rows=snapshot.total_records,
+        data_files=snapshot.data_files,
+    )
 
 
 def _snapshots(session: Any, table: exp.Table, *, with_main: bool = False) -> list[_Snapshot]:
@@ -783,7 +830,10 @@ def _snapshots_query(table: exp.Table, *, with_main: bool) -> exp.Select:
         .from_(_metadata_table(table, "refs"))
         .where(exp.column("name").eq(exp.Literal.string("main")))
     )
-    extra = [exp.alias_(total, "total_records")]
+    extra = [
+        exp.alias_(total, "total_records"),
+        exp.alias_(summary_number("total-data-files"), "data_files"),
+    ]
     if with_main:
         extra.append(exp.alias_(main.subquery(), "main_id"))
     return exp.select(
@@ -853,6 +903,7 @@ def _snapshot_of(row: Any, with_main: bool) -> _Snapshot:
         adds_delete_files=bool(row["adds_delete_files"]),
         added_records=None if row["added_records"] is None else int(row["added_records"]),
         total_records=None if row["total_records"] is None else int(row["total_records"]),
+        data_files=None if row["data_files"] is None else int(row["data_files"]),
         main_id=int(row["main_id"]) if with_main and row["main_id"] is not None else None,
     )
 
@@ -864,18 +915,16 @@ def _aware_utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
-def _staged_snapshot(
-    session: Any, table: exp.Table, watermark: str, current: int | None
-) -> _Snapshot:
-    """The newest snapshot staged under WAP id ``watermark`` that is not in the history.
+def _staged_snapshot(snapshots: list[_Snapshot], watermark: str) -> _Snapshot | None:
+    """The newest of ``snapshots`` (read ``with_main``) staged under WAP id ``watermark``
+    and not in ``main``'s history; None if there is none.
 
     A refresh that lost a race leaves its staged snapshot behind (``expire_snapshots``
     removes it), so an older one with the same id can exist: the newest is ours.
     """
-    snapshots = _snapshots(session, table)
     by_id = {snapshot.snapshot_id: snapshot for snapshot in snapshots}
     ancestors: set[int] = set()
-    snapshot_id = current
+    snapshot_id = snapshots[0].main_id if snapshots else None
     while snapshot_id is not None and snapshot_id in by_id and snapshot_id not in ancestors:
         ancestors.add(snapshot_id)
         snapshot_id = by_id[snapshot_id].parent_id
@@ -884,9 +933,18 @@ def _staged_snapshot(
         for snapshot in snapshots
         if snapshot.wap_id == watermark and snapshot.snapshot_id not in ancestors
     ]
-    if not staged:
-        raise DynamicTableError(
-            f"the refresh of {to_spark_sql(table)} left no staged snapshot with its watermark"
-            " (is write.wap.enabled=true on the table?)"
-        )
-    return max(staged, key=lambda snapshot: snapshot.committed_at)
+    return max(staged, key=lambda snapshot: snapshot.committed_at) if staged else None
+
+
+def _range(snapshots: dict[int, _Snapshot], old: int, new: int) -> list[_Snapshot] | None:
+    """The snapshots after ``old`` up to ``new`` (newest first), walking ``new``'s parents
+    among ``snapshots``; None when that walk does not reach ``old``."""
+    in_range: list[_Snapshot] = []
+    snapshot_id: int | None = new
+    while snapshot_id != old:
+        snapshot = snapshots.get(snapshot_id) if snapshot_id is not None else None
+        if snapshot is None:
+            return None
+        in_range.append(snapshot)
+        snapshot_id = snapshot.parent_id
+    return in_range

@@ -155,7 +155,8 @@ class RefreshContext:
             )
 
         if known is None:
-            commits = fmt.history(self.session, table, RECOVERY_LOOKBACK)
+            lookback = self.history_until(table, lambda read: len(read) >= RECOVERY_LOOKBACK)
+            commits = lookback[:RECOVERY_LOOKBACK]
         else:
             commits = self.history_until(table, reaches_known)
         found: dict[str, tuple[Watermark, Commit]] = {}
@@ -377,19 +378,28 @@ class RefreshContext:
         read_version: int | None,
         committed: bool,
         rows_changed: Callable[[Commit], tuple[int | None, int | None]],
+        made: Commit | None = None,
     ) -> None:
-        """After a strategy's write conditional on ``read_version``: find its commit and
-        report the rows it changed (``rows_changed`` of that commit). When it wrote nothing
+        """After a strategy's write conditional on ``read_version``: find its commit
+        (``made``, where the format said which it made; else from the history) and report
+        the rows it changed (``rows_changed`` of that commit). When it wrote nothing
         (``committed`` False: the change netted out; or it touched no row and the engine
         made no commit for it) only the watermark moves."""
-        ours = self.own_commit(table, watermark, read_version) if committed else None
+        ours = (made or self.own_commit(table, watermark, read_version)) if committed else None
         if ours is None:
-            self.fmt.recommit_watermark(self.session, table, watermark, read_version)
+            made = self.fmt.recommit_watermark(self.session, table, watermark, read_version)
             result.rows_inserted = result.rows_deleted = 0
-            ours = self.own_commit(table, watermark, read_version)
+            ours = made or self.own_commit(table, watermark, read_version)
         else:
             result.rows_inserted, result.rows_deleted = rows_changed(ours)
+        self.made(table, result, ours)
+
+    def made(self, table: exp.Table, result: RefreshResult, ours: Commit | None) -> None:
+        """The refresh's commit is ``ours``: what was read of the table is stale, and the
+        result reports the commit's version and data files."""
+        self.wrote(table)
         result.table_version = ours.version if ours is not None else None
+        result.data_files = ours.data_files if ours is not None else None
 
 
 def _recovered_record(table: exp.Table, watermark: Watermark, commit: Commit) -> RefreshRecord:

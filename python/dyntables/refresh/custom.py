@@ -130,7 +130,7 @@ class CustomRefresh:
         )
         try:
             before = count_rows(self.session, self.table) if state.table_version is not None else 0
-            self.fmt.overwrite(
+            made = self.fmt.overwrite(
                 self.session,
                 self.table,
                 rows,
@@ -142,8 +142,14 @@ class CustomRefresh:
             if deriver is not None:
                 deriver.drop_change_views()
         self.result.rows_deleted = before
-        self.result.rows_inserted = count_rows(self.session, self.table)
-        self.result.table_version = self.fmt.current_version(self.session, self.table)
+        if made is not None and made.total_rows is not None:
+            self.result.rows_inserted = made.total_rows
+        else:
+            self.result.rows_inserted = count_rows(self.session, self.table)
+        if made is None:
+            self.result.table_version = self.fmt.current_version(self.session, self.table)
+        else:
+            self.context.made(self.table, self.result, made)
 
     # ---- binding the statement ----
 
@@ -201,12 +207,15 @@ class CustomRefresh:
         when it writes nothing."""
         columns = self.definition.columns
         written = False
+        made: Commit | None = None
         inserted: int | None = None
         if isinstance(bound, exp.Insert):
             rows = deriver.materialize(insert_rows(bound, columns))
             inserted = count_rows(self.session, rows)
             if inserted:
-                self.fmt.append(self.session, self.table, rows, watermark, state.table_version)
+                made = self.fmt.append(
+                    self.session, self.table, rows, watermark, state.table_version
+                )
                 written = True
         else:
             assert isinstance(bound, exp.Merge)
@@ -218,7 +227,9 @@ class CustomRefresh:
                 when.args.get("source") for when in bound.args["whens"].expressions
             )  # WHEN NOT MATCHED BY SOURCE acts on an empty source too
             if clears or count_rows(self.session, source):
-                self.fmt.merge(self.session, self.table, bound, watermark, state.table_version)
+                made = self.fmt.merge(
+                    self.session, self.table, bound, watermark, state.table_version
+                )
                 written = True
         read_version = state.table_version
 
@@ -228,7 +239,7 @@ class CustomRefresh:
             return self._changed_rows(read_version, ours)
 
         self.context.finish_write(
-            self.table, self.result, watermark, read_version, written, rows_changed
+            self.table, self.result, watermark, read_version, written, rows_changed, made
         )
 
     def _changed_rows(self, before: int | None, latest: Any) -> tuple[int | None, int | None]:

@@ -111,7 +111,9 @@ class Refresher:
                 ) from failure
             self.context.record(table, result, trigger, started, statement_id)
             if result.action != Action.NO_DATA:  # it committed to the table
-                self.system.compactor.committed(table, self.engine.refresh_session)
+                self.system.compactor.committed(
+                    table, self.engine.refresh_session, result.data_files
+                )
                 self.context.wrote(table)
             return result
 

@@ -12,6 +12,7 @@ import datetime
 from sqlglot import exp
 
 from dyntables.catalog import PREFIX, Definition
+from dyntables.formats import Commit
 from dyntables.planner.predicates import active_region, bind_current_time, is_frozen
 from dyntables.refresh.context import RefreshContext, count_rows, pin_query
 from dyntables.refresh.state import RefreshInputs, RefreshJob, new_watermark
@@ -36,10 +37,16 @@ class FullRefresh:
             query = _backfilled(job.backfill, query, definition, result.data_timestamp)
             result.reason = "BACKFILL"
         in_scope = table if active is None else exp.select("*").from_(table).where(active)
-        rows_before = count_rows(session, in_scope)
         read_version = inputs.state.table_version
+        # The whole table's rows before and after, where the commits' metadata says.
+        before = context.newest_commit(table) if read_version is not None else None
+        if before is not None and before.version != read_version:
+            before = None
+        rows_before = 0 if read_version is None else _total(before, active)
+        if rows_before is None:
+            rows_before = count_rows(session, in_scope)
         if active is None:
-            fmt.overwrite(
+            made = fmt.overwrite(
                 session,
                 table,
                 query,
@@ -49,10 +56,16 @@ class FullRefresh:
             )
         else:  # only the active region: frozen rows stay as they are
             rows = exp.select("*").from_(query.subquery("q")).where(active.copy())
-            fmt.replace_where(session, table, active, rows, watermark, read_version)
+            made = fmt.replace_where(session, table, active, rows, watermark, read_version)
+        ours = made or context.own_commit(table, watermark, read_version)
+        context.made(table, result, ours)
+        if ours is None:  # the engine made no commit it could name
+            result.table_version = fmt.current_version(session, table)
         result.rows_deleted = rows_before
-        result.rows_inserted = count_rows(session, in_scope)
-        result.table_version = fmt.current_version(session, table)
+        rows_after = _total(ours, active)
+        if rows_after is None:
+            rows_after = count_rows(session, in_scope)
+        result.rows_inserted = rows_after
         self._finish_frozen_change(table, definition)
         fmt.forget_cached(context.engine.session, table)  # the user's session reads it next
 
@@ -62,6 +75,12 @@ class FullRefresh:
         if definition.frozen_reinitialize is not None:
             cleared = {PREFIX + "frozen_reinitialize": ""}
             self.context.fmt.set_properties(self.context.session, table, cleared)
+
+
+def _total(commit: Commit | None, active: exp.Expr | None) -> int | None:
+    """The table's rows at ``commit``, where its metadata says and the refresh replaces all
+    of them (no frozen region)."""
+    return commit.total_rows if commit is not None and active is None else None
 
 
 def active_region_at(definition: Definition, data_timestamp: datetime.datetime) -> exp.Expr | None:

@@ -126,6 +126,9 @@ class RefreshResult:
     trigger: str | None = None
     # The refresh id of the watermark the refresh started from (None: the first).
     read_refresh_id: str | None = None
+    # The data files the table reads after the refresh's commit, where the commit's
+    # metadata says (compaction then need not count them).
+    data_files: int | None = None
 
 
 def new_watermark(
