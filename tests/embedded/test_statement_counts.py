@@ -26,7 +26,9 @@ def test_statements_of_refreshes_ticks_and_show(tmp_path: Path) -> None:
         "NO_DATA, first in a process": 6,  # the system tables made sure of, history checked
         "NO_DATA": 1,  # its history row
         # The change feed is read inside the statement that reads it once (the net change,
-        # the affected groups), not computed into a view first (8 and 7 before).
+        # the affected groups), not computed into a view first (8 and 7 before). The
+        # summaries stay one query each here (Spark observes them in the job computing the
+        # rows), and the GROUP BY's rows inserted and deleted come from its summary.
         # Filter: the net change and its summary, the held copies and their summary, the
         # MERGE, its history row, the table's detail.
         "incremental filter": 7,
