@@ -4,6 +4,7 @@ property tests check the same rules against a full recompute)."""
 from __future__ import annotations
 
 import datetime
+import re
 from decimal import Decimal
 
 import pytest
@@ -207,3 +208,82 @@ def test_linear_queries_turn_inserts_into_inserts(query: str, linear: bool) -> N
         sources=("shop.orders", "shop.customers"),
     )
     assert is_linear(definition) is linear
+
+
+class _Rows:
+    """What a recording session's ``sql`` returns: no rows but ``values``."""
+
+    def __init__(self, values: tuple[object, ...]) -> None:
+        self.values = values
+
+    def createOrReplaceTempView(self, name: str) -> None:  # noqa: N802 (Spark's name)
+        pass
+
+    def collect(self) -> list[tuple[object, ...]]:
+        return [self.values]
+
+
+class _Recording:
+    """A session that records the statements it is given."""
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    def sql(self, text: str) -> _Rows:
+        self.statements.append(text)
+        return _Rows((1, 2))
+
+
+def _feeds_deriver() -> tuple[ChangeDeriver, _Recording]:
+    session = _Recording()
+    versions = Versions({"shop.orders": 1}, {"shop.orders": 2})
+    fmt = DeltaFormat(embedded=True)
+    changes = ChangeDeriver(session, fmt, versions, COLUMNS.__getitem__, materialize_feeds=True)
+    return changes, session
+
+
+def test_a_feed_read_once_by_a_statement_is_written_into_it() -> None:
+    changes, session = _feeds_deriver()
+    delta = changes.change(parse_query("SELECT id FROM shop.orders WHERE amount > 1"))
+    assert delta is not None
+    assert session.statements == []
+    changes.materialize(exp.select("id").from_(delta.subquery("d")))
+    (statement,) = session.statements
+    assert "TABLE_CHANGES('shop.orders', 2, 2)" in statement
+
+
+def test_a_feed_read_twice_is_computed_once_into_a_view() -> None:
+    changes, session = _feeds_deriver()
+    query = "SELECT a.id FROM shop.orders a JOIN shop.orders b ON a.cid = b.cid"
+    delta = changes.change(parse_query(query))
+    assert delta is not None
+    changes.materialize(exp.select("id").from_(delta.subquery("d")))
+    feed, net = session.statements
+    assert "TABLE_CHANGES" in feed
+    assert "TABLE_CHANGES" not in net
+    view = re.search(r"__dt_changes_\w+", net)
+    assert view is not None
+    assert net.count(view.group()) == 2
+
+
+def test_a_feed_a_statement_read_before_is_read_from_a_view() -> None:
+    changes, session = _feeds_deriver()
+    delta = changes.change(parse_query("SELECT id FROM shop.orders"))
+    assert delta is not None
+    changes.materialize(delta)  # read inside: one statement
+    changes.materialize(delta)  # read again: the feed into a view, then the statement
+    assert [("TABLE_CHANGES" in s, "__dt_changes_" in s) for s in session.statements] == [
+        (True, False),
+        (True, False),
+        (False, True),
+    ]
+
+
+def test_a_summary_is_one_query_over_the_rows_where_the_engine_does_not_checkpoint() -> None:
+    changes, session = _feeds_deriver()
+    rows, values = changes.summarized(
+        exp.select("id").from_("shop.orders"), [exp.func("min", exp.column("id"))]
+    )
+    assert values == (1, 2)  # what the recording session returns
+    _, summary = session.statements
+    assert summary == f"SELECT MIN(id) FROM {rows.find(exp.Table).name}"

@@ -15,14 +15,21 @@ A change query returns the query's columns and ``__dt_sign``: +1 for a row the q
   of a key depend only on input rows of that key, so its change is
   ``Q(new inputs of those keys) - Q(old inputs of those keys)``. The keys are collected
   (at most ``rules.MAX_TOUCHED``) and written into both recomputes as a null-safe predicate.
+
+A source's change feed is read where a statement reads it (``runnable``): a change query
+holds a reference to the feed, and before a statement runs, a feed it reads once and no
+earlier statement read is written into it as a subquery; a feed it reads more than once (a
+self-join's terms, UNION ALL of one source) or that an earlier statement read is computed
+once into a temporary view, which every later statement reads instead.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple, TypeVar
 
 from sqlglot import exp
 
@@ -43,6 +50,10 @@ from dyntables.sql.dialect import to_spark_sql
 from dyntables.sql.literals import collectable, is_scalar, matching
 
 SIGN = "__dt_sign"
+# A reference to a source's change feed in a change query, until a statement reads it.
+FEED = "__dt_feed_{}"
+
+Statement = TypeVar("Statement", bound=exp.Expr)
 
 
 @dataclass(frozen=True)
@@ -56,12 +67,35 @@ class Versions:
         return self.old.get(key) != self.new.get(key)
 
 
+class Summarized(NamedTuple):
+    """Rows computed into a temporary view (``ChangeDeriver.summarized``), and the values of
+    the summary expressions over them, in order."""
+
+    rows: exp.Query
+    values: tuple[Any, ...]
+
+
+@dataclass
+class _Feed:
+    """A source's change feed in a derivation: the query reading it, the view it was
+    computed into (once a statement read it twice, or a second statement read it), and
+    whether a statement has read it."""
+
+    query: exp.Query
+    view: str | None = None
+    read: bool = False
+
+
 # ---- the derivation ----
 
 
 class ChangeDeriver:
     """Builds the signed change query of a query over pinned sources. Keyed operators
-    collect their touched keys on ``session`` while the change is derived."""
+    collect their touched keys on ``session`` while the change is derived.
+
+    With ``materialize_feeds`` a change query reads its sources' change feeds through
+    references that only this deriver resolves: a statement built from one runs through
+    ``materialize``, ``summarized`` or ``runnable``."""
 
     def __init__(
         self,
@@ -77,11 +111,13 @@ class ChangeDeriver:
         self.fmt = fmt
         self.versions = versions
         self.columns_of = columns_of
-        # Each source's change feed as a temporary view, read once (see table_change).
+        # Each source's change feed read by one statement at most (see table_change);
+        # False: written into every change query that uses it.
         self.materialize_feeds = materialize_feeds
         # Whether ``materialize`` checkpoints the rows (``Engine.checkpoints_dataframes``).
         self.checkpoint_views = checkpoint_views
-        self._feeds: dict[str, exp.Query] = {}  # source key -> its materialized change feed
+        self._feeds: dict[str, str] = {}  # source key -> the name its change queries use
+        self._feed_named: dict[str, _Feed] = {}  # that name -> the feed
         self._views: list[str] = []  # every temporary view made, to drop at the end
 
     # ---- inputs at a version ----
@@ -145,17 +181,43 @@ class ChangeDeriver:
             raise CannotRefreshIncrementallyError(
                 f"{key} has no version range to read changes from"
             )
-        if key in self._feeds:
-            return self._feeds[key].copy()
-        feed = self.fmt.changes(
-            self.session, key_to_table(key), self.columns_of(key), old, new, SIGN
-        )
-        if self.materialize_feeds:
-            # Read the feed once per refresh: a change query uses it several times (every
-            # term of a join, counts, the MERGE), and re-reading it costs each time.
-            feed = self.materialize(feed)
-            self._feeds[key] = feed
-        return feed
+        if key not in self._feeds:
+            feed = self.fmt.changes(
+                self.session, key_to_table(key), self.columns_of(key), old, new, SIGN
+            )
+            if not self.materialize_feeds:
+                return feed
+            # Read by one statement at most: a change query may use it several times (the
+            # terms of a self-join, UNION ALL) and statements after the first read it again.
+            name = FEED.format(uuid.uuid4().hex)
+            self._feeds[key] = name
+            self._feed_named[name] = _Feed(feed)
+        return exp.select("*").from_(exp.to_table(self._feeds[key]))
+
+    def runnable(self, statement: Statement, *, reads: bool = True) -> Statement:
+        """A copy of ``statement`` ready to run: each change feed it references (see
+        ``table_change``) written in as a subquery where this is the only read of it, else
+        read from a temporary view, computed now if not yet (one statement). ``reads``
+        False: the statement only reads a schema, not the feeds' rows."""
+        statement = statement.copy()
+        references = [
+            table
+            for table in statement.find_all(exp.Table)
+            if not table.db and table.name in self._feed_named
+        ]
+        uses = Counter(table.name for table in references)
+        for reference in references:
+            name = reference.name
+            feed = self._feed_named[name]
+            if reads and feed.view is None and (feed.read or uses[name] > 1):
+                feed.view, _ = self._computed(feed.query, [])
+            feed.read = feed.read or reads
+            alias = exp.TableAlias(this=exp.to_identifier(reference.alias or name))
+            if feed.view is not None:
+                reference.replace(exp.Table(this=exp.to_identifier(feed.view), alias=alias))
+            else:
+                reference.replace(exp.Subquery(this=feed.query.copy(), alias=alias))
+        return statement
 
     def materialize(self, query: exp.Query) -> exp.Query:
         """``query`` as a temporary view of the session, dropped by ``drop_change_views``,
@@ -163,13 +225,36 @@ class ChangeDeriver:
         (``checkpoint_views``) the rows are computed now and kept by the executors
         (``localCheckpoint``), instead of every statement that reads the view computing
         them again (a changelog scan each time)."""
+        return self.summarized(query, []).rows
+
+    def summarized(self, query: exp.Query, summary: Sequence[exp.Expr]) -> Summarized:
+        """``materialize`` ``query``, with the values of ``summary`` (aggregates over its
+        columns, unqualified) over its rows: on Spark computed by the job that computes
+        the rows (``DataFrame.observe``), elsewhere by one query over the view."""
+        view, values = self._computed(self.runnable(query), summary)
+        return Summarized(exp.select("*").from_(exp.to_table(view)), values)
+
+    def _computed(
+        self, query: exp.Query, summary: Sequence[exp.Expr]
+    ) -> tuple[str, tuple[Any, ...]]:
+        """The temporary view ``query`` (with no feed left to resolve) is computed into,
+        and the values of ``summary`` over it."""
         view = f"__dt_changes_{uuid.uuid4().hex}"
         rows = self.session.sql(to_spark_sql(query))
+        values: tuple[Any, ...] = ()
         if self.checkpoint_views:
+            observed = None
+            if summary:
+                rows, observed = _observed(rows, summary)
             rows = rows.localCheckpoint(eager=True)
+            if observed is not None:
+                values = observed()
         rows.createOrReplaceTempView(view)
         self._views.append(view)
-        return exp.select("*").from_(exp.to_table(view))
+        if summary and not self.checkpoint_views:
+            query = exp.select(*[e.copy() for e in summary]).from_(exp.to_table(view))
+            values = tuple(self.session.sql(to_spark_sql(query)).collect()[0])
+        return view, values
 
     def drop_change_views(self) -> None:
         """Forget the change feeds read by this derivation (temporary views)."""
@@ -177,6 +262,7 @@ class ChangeDeriver:
             self.session.catalog.dropTempView(view)
         self._views.clear()
         self._feeds.clear()
+        self._feed_named.clear()
 
     def linear_change(self, select: exp.Select) -> exp.Query | None:
         """The telescoping sum over the block's inputs. A star in the block's list is
@@ -279,7 +365,7 @@ class ChangeDeriver:
         """The column types of ``query`` (read from its schema, no rows); keys must be
         scalar to be written back as literals."""
         assert isinstance(query, exp.Select)
-        schema = self.session.sql(to_spark_sql(query.limit(0))).schema
+        schema = self.session.sql(to_spark_sql(self.runnable(query.limit(0), reads=False))).schema
         types = [field.dataType.simpleString() for field in schema.fields]
         for field, type_sql in zip(schema.fields, types, strict=True):
             if not is_scalar(type_sql):
@@ -297,11 +383,32 @@ class ChangeDeriver:
             .distinct()
             .limit(rules.touched_limit())
         )
-        values = [tuple(row) for row in self.session.sql(to_spark_sql(distinct)).collect()]
+        rows = self.session.sql(to_spark_sql(self.runnable(distinct))).collect()
+        values = [tuple(row) for row in rows]
         too_many = rules.too_many_touched(len(values))
         if too_many is not None:
             raise CannotRefreshIncrementallyError(too_many)
         return values
+
+
+def _observed(rows: Any, summary: Sequence[exp.Expr]) -> tuple[Any, Callable[[], tuple[Any, ...]]]:
+    """``rows`` (a Spark DataFrame) observing ``summary``, and the values once its rows are
+    computed (``pyspark.sql.Observation``)."""
+    # Imported here: only real Spark checkpoints, and importing dyntables must not import it.
+    from pyspark.sql import Observation, functions
+
+    observation = Observation()
+    names = [f"_{index}" for index in range(len(summary))]
+    columns = [
+        functions.expr(to_spark_sql(e)).alias(n) for e, n in zip(summary, names, strict=True)
+    ]
+    observed = rows.observe(observation, *columns)
+
+    def values() -> tuple[Any, ...]:
+        got = observation.get
+        return tuple(got[name] for name in names)
+
+    return observed, values
 
 
 def union_all(parts: list[exp.Query]) -> exp.Query:

@@ -12,6 +12,12 @@ columns rewrites the affected groups with one ``MERGE`` on the group keys: by ch
 arithmetic (``aggregates.py``) where every aggregate allows it and its rules decide the
 group, else by recomputing the group from the sources at their new versions.
 
+The rows a refresh inserts and deletes are counted by the jobs that compute what it writes
+(``ChangeDeriver.summarized``: on Spark observed while the rows are computed), never by
+reading the table again: the copies of each touched value the table holds, joined with the
+change before the MERGE; the table's rows of each affected group, joined with it likewise.
+Rows appended as they come are counted by the commit's metrics, else by one count.
+
 Everything runs as SQL on the refresh's session; no internal columns are added to the
 table, and with a frozen region (``active``) only active rows are removed or added.
 """
@@ -130,15 +136,22 @@ class IncrementalRefresh:
             if self.active is not None:
                 rows = rows.where(self.active.copy())
             added = None if self.fmt.reports_row_counts else self._count_rows(rows)
-            self.fmt.append(self.session, self.table, rows, watermark, expected)
+            self.fmt.append(
+                self.session, self.table, self.deriver.runnable(rows), watermark, expected
+            )
             return Applied(added, 0, committed=True)
-        net = self.deriver.materialize(_net(_with_columns(delta, names), names, self.active))
-        smallest, added = self._net_summary(net)
+        # Each touched value's net change, with the smallest (None: nothing changed) and
+        # their sum: a smallest above zero means the change only adds rows (appends, or
+        # rows moving into the filter), and the sum is how many.
+        net, (smallest, added) = self.deriver.summarized(
+            _net(_with_columns(delta, names), names, self.active),
+            [exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))],
+        )
         if smallest is None:  # the change nets out to nothing
             return Applied(0, 0, committed=False)
         if smallest > 0:
             self._append(net, names, watermark, expected)
-            return Applied(added, 0, committed=True)
+            return Applied(int(added), 0, committed=True)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
             exp.select(*quoted_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
@@ -146,23 +159,30 @@ class IncrementalRefresh:
             .join(aliased(net, "n"), on=null_safe_equal(names, "t", "n"), join_type="semi")
             .group_by(*quoted_columns(names, "t"))
         )
-        # Read three times below (the summary, the rows removed, the copies written): it
-        # joins the change with the whole table, so it is computed once.
-        counted = self.deriver.materialize(
+        # Read twice below (the rows removed, the copies written): it joins the change with
+        # the whole table, so it is computed once. Its summary: the rows the change removes
+        # (every copy of each touched value), the rows it writes back, and the smallest new
+        # number of copies (below zero: the table is not what the change was computed
+        # against).
+        after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
+        counted, (deleted, inserted, lowest) = self.deriver.summarized(
             exp.select(
                 *quoted_columns(names, "n"),
                 exp.alias_(exp.column(NET, table="n"), NET),
                 exp.alias_(exp.func("coalesce", exp.column(HELD, table="h"), _number(0)), HELD),
             )
             .from_(aliased(net, "n"))
-            .join(aliased(held, "h"), on=null_safe_equal(names, "n", "h"), join_type="left")
+            .join(aliased(held, "h"), on=null_safe_equal(names, "n", "h"), join_type="left"),
+            [
+                exp.func("sum", exp.column(HELD)),
+                exp.func("sum", exp.func("greatest", after.copy(), _number(0))),
+                exp.func("min", after.copy()),
+            ],
         )
-        deleted, inserted, lowest = self._held_summary(counted)
-        if lowest < 0:
+        if (lowest or 0) < 0:
             raise CannotRefreshIncrementallyError(
                 "the table does not hold the rows its change removes"
             )
-        after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
         removed = (
             exp.select(*quoted_columns(names))
             .from_(aliased(counted, "c"))
@@ -172,30 +192,7 @@ class IncrementalRefresh:
         copies.set("laterals", [_copies(after)])
         copies = copies.where(exp.GT(this=after.copy(), expression=_number(0)))
         self._merge(names, removed, copies, watermark, expected)
-        return Applied(inserted, deleted, committed=True)
-
-    def _net_summary(self, net: exp.Query) -> tuple[int | None, int]:
-        """The smallest net change of any row value (None when nothing changed) and their
-        sum: a smallest above zero means the change only adds rows (appends, or rows
-        moving into the filter), and the sum is how many."""
-        summary = exp.select(
-            exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))
-        ).from_(aliased(net, "n"))
-        smallest, total = self.session.sql(to_spark_sql(summary)).collect()[0]
-        return (None, 0) if smallest is None else (int(smallest), int(total))
-
-    def _held_summary(self, counted: exp.Query) -> tuple[int, int, int]:
-        """Rows the change removes (every copy of each touched value), rows it writes
-        back, and the smallest new number of copies (below zero: the table is not what
-        the change was computed against)."""
-        after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
-        summary = exp.select(
-            exp.func("sum", exp.column(HELD)),
-            exp.func("sum", exp.func("greatest", after, _number(0))),
-            exp.func("min", after.copy()),
-        ).from_(aliased(counted, "c"))
-        deleted, inserted, lowest = self.session.sql(to_spark_sql(summary)).collect()[0]
-        return int(deleted or 0), int(inserted or 0), int(lowest or 0)
+        return Applied(int(inserted or 0), int(deleted or 0), committed=True)
 
     def _append(
         self, net: exp.Query, names: list[str], watermark: str, expected: int | None
@@ -204,7 +201,7 @@ class IncrementalRefresh:
         in SQL (no row comes back to the driver, nothing is rewritten)."""
         rows = exp.select(*quoted_columns(names, "n")).from_(aliased(net, "n"))
         rows.set("laterals", [_copies(exp.column(NET, table="n"))])
-        self.fmt.append(self.session, self.table, rows, watermark, expected)
+        self.fmt.append(self.session, self.table, self.deriver.runnable(rows), watermark, expected)
 
     # -- groups: GROUP BY / DISTINCT at the top --
 
@@ -239,15 +236,28 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         renamed = _with_columns(delta, [*key_names, *[a.alias for a in arguments]])
+        count_all = exp.func("count", exp.Star())
+        # The affected groups, computed once, with what the MERGE does to them counted by
+        # the same job: the rows it removes (the table's rows of those groups: a
+        # ``PRESENT`` or ``HELD`` row), and the rows it writes where change arithmetic
+        # decides them.
         if mergeable is None:
-            affected = self.deriver.materialize(
-                exp.select(*quoted_columns(key_names))
-                .from_(renamed)
-                .group_by(*quoted_columns(key_names))
+            affected, (groups, deleted) = self.deriver.summarized(
+                self._held_groups(renamed, key_names),
+                [count_all, exp.func("sum", exp.column(HELD))],
             )
-            merged, undecided = None, affected
+            merged, recomputed, kept = None, groups, 0
+            undecided = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
         else:
-            affected = self.deriver.materialize(self._merged_groups(renamed, key_names, mergeable))
+            affected, (groups, recomputed, kept, deleted) = self.deriver.summarized(
+                self._merged_groups(renamed, key_names, mergeable),
+                [
+                    count_all,
+                    exp.func("count_if", exp.Not(this=exp.column(DECIDED))),
+                    exp.func("count_if", exp.and_(exp.column(DECIDED), exp.column(REMAINS))),
+                    exp.func("count_if", exp.column(PRESENT)),
+                ],
+            )
             merged = (
                 exp.select(*quoted_columns([name for name, _ in self.columns]))
                 .from_(aliased(affected, "m"))
@@ -258,37 +268,44 @@ class IncrementalRefresh:
                 .from_(aliased(affected, "m"))
                 .where(exp.Not(this=exp.column(DECIDED)))
             )
-        groups, recomputed = self._groups_summary(affected, mergeable is not None)
         if not groups:
             return Applied(0, 0, committed=False)
         parts: list[exp.Query] = [merged] if merged is not None else []
+        inserted = int(kept or 0)
         if recomputed:
-            parts.append(self._recomputed_groups(tree, keys, undecided))
-        in_groups = (
-            exp.select(exp.func("count", exp.Star()))
-            .from_(exp.alias_(self.table.copy(), "t", table=True))
-            .join(aliased(affected, "a"), on=null_safe_equal(key_names, "t", "a"), join_type="semi")
-        )
-        if self.active is not None:
-            in_groups = in_groups.where(qualified(self.active, "t"))
-        counted = not self.fmt.reports_row_counts
-        deleted = self._count(in_groups) if counted else None
+            # Into a view, counted by the job that computes them (a statement only when
+            # some group is recomputed); the MERGE reads the view.
+            rows = self._recomputed_groups(tree, keys, undecided)
+            if self.active is not None:
+                rows = exp.select("*").from_(aliased(rows, "r")).where(self.active.copy())
+            rows, (written,) = self.deriver.summarized(rows, [count_all.copy()])
+            inserted += int(written)
+            parts.append(rows)
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
-        rows = union_all(parts)
-        if self.active is not None:
-            rows = exp.select("*").from_(aliased(rows, "r")).where(self.active.copy())
-        self._merge(key_names, removed, rows, watermark, expected)
-        inserted = self._count(in_groups) if counted else None
-        return Applied(inserted, deleted, committed=True)
+        self._merge(key_names, removed, union_all(parts), watermark, expected)
+        return Applied(inserted, int(deleted or 0), committed=True)
 
-    def _groups_summary(self, affected: exp.Query, merging: bool) -> tuple[int, int]:
-        """How many groups the change touches, and how many of them are recomputed."""
-        undecided: exp.Expr = exp.func("count", exp.Star())
-        if merging:
-            undecided = exp.func("count_if", exp.Not(this=exp.column(DECIDED)))
-        summary = exp.select(exp.func("count", exp.Star()), undecided).from_(aliased(affected, "a"))
-        groups, recomputed = self.session.sql(to_spark_sql(summary)).collect()[0]
-        return int(groups), int(recomputed or 0)
+    def _held_groups(self, renamed: exp.Subquery, key_names: list[str]) -> exp.Query:
+        """The keys of the groups the change touches, each with the rows the table holds
+        of it (``HELD``; only active rows, with a frozen region)."""
+        changed = (
+            exp.select(*quoted_columns(key_names))
+            .from_(renamed.copy())
+            .group_by(*quoted_columns(key_names))
+        )
+        table_rows = exp.select("*", exp.alias_(exp.true(), PRESENT)).from_(self.table.copy())
+        held_on = null_safe_equal(key_names, "c", "o")
+        if self.active is not None:
+            held_on = exp.and_(held_on, qualified(self.active, "o"))
+        return (
+            exp.select(
+                *quoted_columns(key_names, "c"),
+                exp.alias_(exp.func("count", exp.column(PRESENT, table="o")), HELD),
+            )
+            .from_(aliased(changed, "c"))
+            .join(aliased(table_rows, "o"), on=held_on, join_type="left")
+            .group_by(*quoted_columns(key_names, "c"))
+        )
 
     def _recomputed_groups(
         self, tree: exp.Select, keys: list[tuple[exp.Expr, str]], groups: exp.Query
@@ -353,6 +370,7 @@ class IncrementalRefresh:
                 )
                 rules.append(decided(by_output[name], old, "c"))
             values.append(exp.alias_(value, name, quoted=True))
+        values.append(exp.alias_(old_present.copy(), PRESENT))
         table_rows = exp.select("*", exp.alias_(exp.true(), PRESENT)).from_(self.table.copy())
         return (
             exp.select(
@@ -368,13 +386,10 @@ class IncrementalRefresh:
             )
         )
 
-    def _count(self, query: exp.Query) -> int:
-        """The single number a counting query (``SELECT count(*) …``) returns."""
-        return int(self.session.sql(to_spark_sql(query)).collect()[0][0])
-
     def _count_rows(self, rows: exp.Query) -> int:
         """How many rows ``rows`` returns."""
-        return self._count(exp.select(exp.func("count", exp.Star())).from_(aliased(rows, "r")))
+        count = exp.select(exp.func("count", exp.Star())).from_(aliased(rows, "r"))
+        return int(self.session.sql(to_spark_sql(self.deriver.runnable(count))).collect()[0][0])
 
     # -- the commit --
 
@@ -415,7 +430,7 @@ class IncrementalRefresh:
             columns=names,
             source_columns=[exp.to_identifier(name, quoted=True) for name in names],
         )
-        self.fmt.merge(self.session, self.table, merge, watermark, expected)
+        self.fmt.merge(self.session, self.table, self.deriver.runnable(merge), watermark, expected)
 
 
 def _number(value: int) -> exp.Expr:
