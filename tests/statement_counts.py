@@ -83,7 +83,8 @@ def idle_tick(tables: DynamicTables) -> Measure:
 def measure_pipeline(tables: DynamicTables, count: int) -> dict[str, Measure]:
     """The statements and time of: the first refresh in this process (NO_DATA), a NO_DATA
     refresh, incremental refreshes of a filter and the GROUP BY after 10 rows are updated,
-    an idle scheduler tick over the ``count`` tables, and SHOW DYNAMIC TABLES."""
+    an idle scheduler tick over the ``count`` tables, SHOW DYNAMIC TABLES, and the CREATE
+    of one more dynamic table (its checks, the table, its first refresh)."""
 
     def refresh(name: str) -> Callable[[], Any]:
         return lambda: tables.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()
@@ -97,4 +98,11 @@ def measure_pipeline(tables: DynamicTables, count: int) -> dict[str, Measure]:
         tables.sql(f"ALTER DYNAMIC TABLE f{i} REFRESH")
     results["idle tick"] = idle_tick(tables)
     results["SHOW"] = timed(tables, lambda: tables.sql("SHOW DYNAMIC TABLES").collect())
+    results["CREATE"] = timed(
+        tables,
+        lambda: tables.sql(
+            "CREATE DYNAMIC TABLE late TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+            " AS SELECT k, v FROM src WHERE v > 3"
+        ),
+    )
     return results

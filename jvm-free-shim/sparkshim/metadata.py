@@ -1,6 +1,7 @@
 """A session's Delta tables' metadata read straight from their logs, without running a
 statement: the rows ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY`` return, a table's
-schema (what ``SELECT * … LIMIT 0`` would say) and its row count from the files' statistics.
+schema (what ``SELECT * … LIMIT 0`` would say), its row count from the files' statistics
+and its number of data files.
 
 For callers that read it at every step (a dynamic table reads its properties and newest
 commits at each refresh, and a listing reads every table's): parsing, translating and
@@ -59,6 +60,11 @@ class DeltaMetadata:
         if counts.null_count:
             return None
         return int(pc.sum(counts).as_py())
+
+    def data_file_count(self, name: str) -> int:
+        """The data files of the table's latest version (``DESCRIBE DETAIL``'s
+        ``numFiles``)."""
+        return len(delta.open_table(self._location(name)).file_uris())
 
     def _location(self, name: str) -> Path:
         return table_location(

@@ -465,7 +465,8 @@ def test_two_publishes_at_once_publish_one_refresh_whole(
             iceberg_spark.sql(f"INSERT INTO {name} VALUES {row}")
     snapshots = _snapshots(iceberg_spark, table, with_main=True)
     first, second = (_staged_snapshot(snapshots, wap_id) for wap_id in ("w2", "w3"))
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     racing = _MovesTheBranchFirst(iceberg_spark, table, second.snapshot_id)
     with pytest.raises(ConcurrentRefreshError, match="another process"):
         FMT._publish(racing, table, first)

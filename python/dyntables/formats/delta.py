@@ -72,7 +72,8 @@ _NO_DATA_OPERATIONS = {
 class DeltaLog(Protocol):
     """Reads a session's Delta tables' metadata from their logs without a statement (the
     embedded engine's ``sparkshim.metadata.DeltaMetadata``): the same rows as
-    ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY``, the schema, the row count."""
+    ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY``, the schema, the row count, the number
+    of data files."""
 
     def properties(self, name: str) -> dict[str, str]: ...
 
@@ -81,6 +82,8 @@ class DeltaLog(Protocol):
     def schema(self, name: str) -> Any: ...
 
     def row_count(self, name: str) -> int | None: ...
+
+    def data_file_count(self, name: str) -> int: ...
 
 
 class DeltaFormat:
@@ -122,6 +125,8 @@ class DeltaFormat:
         """Nothing to do: Delta reads the latest log state on each query."""
 
     def data_file_count(self, session: Any, table: exp.Table) -> int:
+        if self.log_reader is not None:
+            return self.log_reader(session).data_file_count(to_spark_sql(table))
         detail = session.sql(f"DESCRIBE DETAIL {to_spark_sql(table)}").collect()[0]
         return int(detail["numFiles"])
 

@@ -44,7 +44,7 @@ class FullRefresh:
             before = None
         rows_before = 0 if read_version is None else _total(before, active)
         if rows_before is None:
-            rows_before = count_rows(session, in_scope)
+            rows_before = self._rows(table, in_scope, active)
         if active is None:
             made = fmt.overwrite(
                 session,
@@ -64,10 +64,17 @@ class FullRefresh:
         result.rows_deleted = rows_before
         rows_after = _total(ours, active)
         if rows_after is None:
-            rows_after = count_rows(session, in_scope)
+            rows_after = self._rows(table, in_scope, active)
         result.rows_inserted = rows_after
         self._finish_frozen_change(table, definition)
         fmt.forget_cached(context.engine.session, table)  # the user's session reads it next
+
+    def _rows(self, table: exp.Table, in_scope: exp.Expr, active: exp.Expr | None) -> int:
+        """The rows the refresh replaces (the active region's, with a frozen region): from
+        the table's metadata where the format reads them there, else counted."""
+        context = self.context
+        known = None if active is not None else context.fmt.row_count(context.session, table)
+        return known if known is not None else count_rows(context.session, in_scope)
 
     def _finish_frozen_change(self, table: exp.Table, definition: Definition) -> None:
         """Clear a frozen-region change the refresh just applied (a crash before this only

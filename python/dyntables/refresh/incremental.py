@@ -135,11 +135,15 @@ class IncrementalRefresh:
             rows = exp.select(*quoted_columns(names)).from_(_with_columns(delta, names))
             if self.active is not None:
                 rows = rows.where(self.active.copy())
-            added = None if self.fmt.reports_row_counts else self._count_rows(rows)
-            self.fmt.append(
+            made = self.fmt.append(
                 self.session, self.table, self.deriver.runnable(rows), watermark, expected
             )
-            return Applied(added, 0, committed=True)
+            # The commit counts its rows where the format says (an Iceberg append's summary,
+            # Delta's metrics); else they are counted.
+            added = made.rows_inserted if made is not None else None
+            if added is None and not self.fmt.reports_row_counts:
+                added = self._count_rows(rows)
+            return Applied(added, 0, committed=True, made=made)
         # Each touched value's net change, with the smallest (None: nothing changed) and
         # their sum: a smallest above zero means the change only adds rows (appends, or
         # rows moving into the filter), and the sum is how many.
@@ -150,8 +154,8 @@ class IncrementalRefresh:
         if smallest is None:  # the change nets out to nothing
             return Applied(0, 0, committed=False)
         if smallest > 0:
-            self._append(net, names, watermark, expected)
-            return Applied(int(added), 0, committed=True)
+            made = self._append(net, names, watermark, expected)
+            return Applied(int(added), 0, committed=True, made=made)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
             exp.select(*quoted_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
@@ -191,17 +195,19 @@ class IncrementalRefresh:
         copies = exp.select(*quoted_columns(names)).from_(aliased(counted, "c"))
         copies.set("laterals", [_copies(after)])
         copies = copies.where(exp.GT(this=after.copy(), expression=_number(0)))
-        self._merge(names, removed, copies, watermark, expected)
-        return Applied(int(inserted or 0), int(deleted or 0), committed=True)
+        made = self._merge(names, removed, copies, watermark, expected)
+        return Applied(int(inserted or 0), int(deleted or 0), committed=True, made=made)
 
     def _append(
         self, net: exp.Query, names: list[str], watermark: str, expected: int | None
-    ) -> None:
+    ) -> Commit | None:
         """Only additions: append each value's added copies, in one blind append computed
-        in SQL (no row comes back to the driver, nothing is rewritten)."""
+        in SQL (no row comes back to the driver, nothing is rewritten); the commit, where
+        the format names it."""
         rows = exp.select(*quoted_columns(names, "n")).from_(aliased(net, "n"))
         rows.set("laterals", [_copies(exp.column(NET, table="n"))])
-        self.fmt.append(self.session, self.table, self.deriver.runnable(rows), watermark, expected)
+        runnable = self.deriver.runnable(rows)
+        return self.fmt.append(self.session, self.table, runnable, watermark, expected)
 
     # -- groups: GROUP BY / DISTINCT at the top --
 
@@ -282,8 +288,8 @@ class IncrementalRefresh:
             inserted += int(written)
             parts.append(rows)
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
-        self._merge(key_names, removed, union_all(parts), watermark, expected)
-        return Applied(inserted, int(deleted or 0), committed=True)
+        made = self._merge(key_names, removed, union_all(parts), watermark, expected)
+        return Applied(inserted, int(deleted or 0), committed=True, made=made)
 
     def _held_groups(self, renamed: exp.Subquery, key_names: list[str]) -> exp.Query:
         """The keys of the groups the change touches, each with the rows the table holds
@@ -400,10 +406,10 @@ class IncrementalRefresh:
         inserted: exp.Query,
         watermark: str,
         expected: int | None,
-    ) -> None:
+    ) -> Commit | None:
         """One MERGE: every table row equal (null-safe, on ``match_names``) to a row of
         ``removed`` is deleted, and every row of ``inserted`` (the table's columns, a
-        multiset) is inserted."""
+        multiset) is inserted; its commit, where the format names it."""
         names = [name for name, _ in self.columns]
         nulls = {
             name: exp.cast(exp.Null(), exp.DataType.build(t, dialect="spark"))
@@ -430,7 +436,8 @@ class IncrementalRefresh:
             columns=names,
             source_columns=[exp.to_identifier(name, quoted=True) for name in names],
         )
-        self.fmt.merge(self.session, self.table, self.deriver.runnable(merge), watermark, expected)
+        runnable = self.deriver.runnable(merge)
+        return self.fmt.merge(self.session, self.table, runnable, watermark, expected)
 
 
 def _number(value: int) -> exp.Expr:
@@ -498,5 +505,7 @@ class IncrementalStrategy:
                 counted(applied.rows_deleted, ours.rows_deleted),
             )
 
-        context.finish_write(job.table, result, text, read_version, applied.committed, rows_changed)
+        context.finish_write(
+            job.table, result, text, read_version, applied.committed, rows_changed, applied.made
+        )
         context.fmt.forget_cached(context.engine.session, job.table)  # read next by the user

@@ -172,6 +172,8 @@ class Applied:
     rows_inserted: int | None
     rows_deleted: int | None
     committed: bool
+    # The commit it made, where the format named it (else it is found in the history).
+    made: Commit | None = None
 
 
 @dataclass(frozen=True)
