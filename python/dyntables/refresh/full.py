@@ -69,7 +69,9 @@ class FullRefresh:
         self._finish_frozen_change(table, definition)
         fmt.forget_cached(context.engine.session, table)  # the user's session reads it next
 
-    def _rows(self, table: exp.Table, in_scope: exp.Expr, active: exp.Expr | None) -> int:
+    def _rows(
+        self, table: exp.Table, in_scope: exp.Table | exp.Query, active: exp.Expr | None
+    ) -> int:
         """The rows the refresh replaces (the active region's, with a frozen region): from
         the table's metadata where the format reads them there, else counted."""
         context = self.context
