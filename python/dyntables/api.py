@@ -352,6 +352,7 @@ class DynamicTables:
 
     def _refresh_history_query(self, call: exp.Anonymous, alias: str) -> exp.Expr:
         self.system.ensure()
+        self.system.read_fresh(self.engine.session)  # rows other processes recorded too
         arguments = {
             kwarg.this.name.upper(): kwarg.expression
             for kwarg in call.expressions

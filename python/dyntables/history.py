@@ -127,6 +127,15 @@ class SystemTables:
             if not self.engine.table_exists(table):
                 raise
 
+    def read_fresh(self, session: Any, name: str = REFRESH_HISTORY) -> exp.Table:
+        """The system table ``name``, for a read on ``session`` that sees what other
+        processes appended: Iceberg's catalog caches a table per session, and a history
+        read from that copy would miss rows (a row looked for in recovery, then added
+        twice)."""
+        table = self.table(name)
+        self.engine.table_format.forget_cached(session, table)
+        return table
+
     def recorded_refreshes(self, query_ids: list[str]) -> set[str]:
         """Which of the refreshes ``query_ids`` the refresh history holds a row of."""
         if not query_ids:
@@ -136,7 +145,7 @@ class SystemTables:
         query = (
             exp.select(column)
             .distinct()
-            .from_(self.table(REFRESH_HISTORY))
+            .from_(self.read_fresh(self.engine.session))
             .where(column.copy().isin(*[exp.Literal.string(q) for q in query_ids]))
         )
         return {str(row[0]) for row in self.engine.session.sql(to_spark_sql(query)).collect()}
@@ -194,7 +203,7 @@ class SystemTables:
         self.ensure()
         query = (
             exp.select("schema_name", "name", exp.func("max", exp.column("data_timestamp")))
-            .from_(self.table(REFRESH_HISTORY))
+            .from_(self.read_fresh(self.engine.session))
             .where(exp.column("state").eq(exp.Literal.string("SUCCEEDED")))
             .group_by("schema_name", "name")
         )

@@ -56,18 +56,18 @@ def test_statements_of_refreshes_ticks_and_show(iceberg_spark: SparkSession) -> 
     # definition (a source's schema comes from the catalog, with no statement); the rest
     # is a few statements whatever N.
     assert tick <= _listing_statements(iceberg_spark) + _sources_read(tables) + 5
-    # What a tick costs per table, measured: two more
-    # dynamic tables (on the same source) cost one statement each (its definition), the
-    # histories of all tables being read in one statement. (The catalog as it is now: the
-    # CREATE measured above added a table.)
-    base, _ = idle_tick(tables)
+    # What a tick costs per table, measured: three more dynamic tables (the one whose
+    # CREATE was measured, two more; on the same source) cost one statement each (its
+    # definition), the histories of all tables being read in one statement. (Ticks are
+    # compared two apart: a table of an earlier test that fails at every tick is
+    # suspended at its fifth failure.)
     for name in ("e0", "e1"):
         env.sql(
             f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
             " AS SELECT k FROM src WHERE v > 500"
         )
     more, _ = idle_tick(tables)
-    assert more - base == 2
+    assert more - tick == 3
 
 
 def _listing_statements(spark: SparkSession) -> int:

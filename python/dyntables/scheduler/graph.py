@@ -330,6 +330,7 @@ def _recent_history(
     """Each dynamic table's refreshes since ``since``: (state, action, data timestamp,
     end time)."""
     system.ensure()
+    system.read_fresh(engine.refresh_session)  # rows other processes recorded too
     query = (
         exp.select(
             "schema_name", "name", "state", "refresh_action", "data_timestamp", "refresh_end_time"

@@ -116,7 +116,9 @@ class EngineRunner:
 
     def history_rows(self, query: exp.Query) -> list[Any]:
         self.system.ensure()
-        return list(self.engine.refresh_session.sql(query.sql("spark")).collect())
+        session = self.engine.refresh_session
+        self.system.read_fresh(session)  # what other processes recorded too
+        return list(session.sql(query.sql("spark")).collect())
 
     def refreshed_until(self) -> dict[str, float]:
         """The latest tick each table's scheduled refreshes decided (succeeded, failed or
