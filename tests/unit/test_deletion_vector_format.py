@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+import uuid
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 from pyroaring import BitMap64
@@ -204,3 +206,31 @@ def test_a_vector_past_the_files_rows_is_refused() -> None:
     with pytest.raises(dv.DeletionVectorError) as error:
         dv.keep_mask(BitMap64([1, 5]), 3)
     assert_clear(error, "DELTA_DELETION_VECTOR_INVALID_ROW_INDEX")
+
+
+@pytest.mark.parametrize("form", ["json", "parquet"])
+def test_a_v2_checkpoint_with_a_sidecar_gives_the_files(tmp_path: Path, form: str) -> None:
+    """The golden table's checkpoint turned into a V2 one (its files in a sidecar), and
+    the commits before it gone: the replay finds the same vectors from it."""
+    location = Path(shutil.copytree(GOLDEN / "dv-partitioned-with-checkpoint", tmp_path / "t"))
+    expected = dv.of_snapshot(GOLDEN / "dv-partitioned-with-checkpoint", 15)
+    folder = location / "_delta_log"
+    classic = folder / "00000000000000000010.checkpoint.parquet"
+    (folder / "_sidecars").mkdir()
+    sidecar = "0a1b2c3d-0000-4000-8000-000000000000.parquet"
+    adds = pq.read_table(classic, columns=["add"])
+    pq.write_table(adds.filter(adds.column("add").is_valid()), folder / "_sidecars" / sidecar)
+    name = f"00000000000000000010.checkpoint.{uuid.uuid4()}.{form}"
+    actions = [
+        {"checkpointMetadata": {"version": 10}},
+        {"sidecar": {"path": sidecar, "sizeInBytes": 1, "modificationTime": 1}},
+    ]
+    if form == "json":
+        (folder / name).write_text("".join(json.dumps(a) + "\n" for a in actions))
+    else:
+        sidecars = pa.array([None, actions[1]["sidecar"]])
+        pq.write_table(pa.table({"sidecar": sidecars}), folder / name)
+    classic.unlink()
+    for version in range(10):
+        (folder / f"{version:020d}.json").unlink()
+    assert dv.of_snapshot(location, 15) == expected
