@@ -8,9 +8,10 @@ SQL with sqlglot; where it cannot give Spark's exact answer it raises
 Modules, in the order a statement flows through them: ``session`` (``ShimSession``) →
 ``commands`` (one handler per statement kind) → ``translate`` (Spark → DuckDB SQL) and
 ``query`` (table resolution, DuckDB execution) → ``dml`` (UPDATE/DELETE/MERGE) and
-``maintenance`` (OPTIMIZE, VACUUM) → ``delta`` (delta-rs) and ``catalog`` (the warehouse
-folder); ``dataframe`` and ``types`` give results PySpark's shape. ``config`` names the
-settings read from ``spark.conf``; the command layer knows the session only as
+``maintenance`` (OPTIMIZE, VACUUM) → ``delta`` (delta-rs; ``deletion_vectors``, the rows a
+Delta table marks deleted) and ``catalog`` (the warehouse folder); ``dataframe`` and
+``types`` give results PySpark's shape. ``config`` names the settings read from
+``spark.conf``; the command layer knows the session only as
 ``session_protocol.SessionProtocol``, so imports run one way (session → commands).
 
 >>> import tempfile

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import threading
 import uuid
 from collections import OrderedDict
@@ -20,14 +21,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlparse
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_deltalake
-from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
-from sparkshim import append, log
+from sparkshim import append, deletion_vectors, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.types import align_to_schema
 
@@ -192,6 +195,17 @@ def _open(location: Path, version: int | None) -> DeltaTable:
         return DeltaTable(str(location), version=version)
     except TableNotFoundError as missing:
         raise AnalysisException(message=f"no Delta table at {location}") from missing
+    except DeltaError as failure:  # delta-rs's own refusal of a protocol it does not know
+        unsupported = _UNSUPPORTED_FEATURE.search(str(failure))
+        if unsupported is None:
+            raise
+        raise UnsupportedSqlError(
+            f"reading a Delta table with the feature '{unsupported[1]}'",
+            "read it on Spark with Delta Lake",
+        ) from failure
+
+
+_UNSUPPORTED_FEATURE = re.compile(r"Feature '([^']+)' is not supported")
 
 
 def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
@@ -236,6 +250,46 @@ def arrow_schema(table: DeltaTable) -> pa.Schema:
 
 # Reader features under which a data file does not hold exactly its rows of the table.
 _FILE_RESHAPING_FEATURES = {"deletionVectors", "columnMapping"}
+# The reader features of the tables sparkshim reads: the two above (with its own scan,
+# ``file_scan``), and those that ask nothing of a reader of local files (a V2 checkpoint
+# is read by delta-rs and by deletion_vectors.py; VACUUM's protocol check concerns
+# writers). A table may list a feature it does not use: delta-rs lists ``variantType``
+# on every table it creates with table features, which is read unless it has a variant.
+READABLE_FEATURES = frozenset(
+    {*_FILE_RESHAPING_FEATURES, "timestampNtz", "v2Checkpoint", "vacuumProtocolCheck"}
+)
+_UNLESS_USED = {"variantType": "variant", "variantType-preview": "variant"}
+
+
+def check_readable(table: DeltaTable) -> None:
+    """Refuse a table whose protocol asks of readers what sparkshim does not do."""
+    protocol = table.protocol()
+    features = set(protocol.reader_features or ())
+    unknown = features - READABLE_FEATURES - set(_UNLESS_USED)
+    unused = {f for f in features & set(_UNLESS_USED) if not _uses_type(table, _UNLESS_USED[f])}
+    unknown |= features & set(_UNLESS_USED) - unused
+    if protocol.min_reader_version > _MAX_READER_VERSION or unknown:
+        raise UnsupportedSqlError(
+            f"reading a Delta table of reader version {protocol.min_reader_version}"
+            + (f" with the reader features {sorted(unknown)}" if unknown else ""),
+            "read it on Spark with Delta Lake",
+        )
+
+
+def _uses_type(table: DeltaTable, type_name: str) -> bool:
+    """Whether a column of the table (at any depth) is of the Delta type ``type_name``."""
+
+    def uses(kind: Any) -> bool:
+        if isinstance(kind, str):
+            return kind == type_name
+        if kind.get("type") == "struct":
+            return any(uses(f["type"]) for f in kind["fields"])
+        return any(uses(kind[k]) for k in ("elementType", "keyType", "valueType") if k in kind)
+
+    return uses(json.loads(table.schema().to_json()))
+
+
+_MAX_READER_VERSION = 3
 
 
 def plain_data_files(table: DeltaTable) -> list[str] | None:
@@ -255,6 +309,135 @@ def plain_data_files(table: DeltaTable) -> list[str] | None:
         return None
     files = table.file_uris()
     return files or None
+
+
+# The column of ``FileScan.partitions`` naming each data file.
+PATH_COLUMN = "__sparkshim_path"
+
+
+@dataclass(frozen=True)
+class FileScan:
+    """How to read a snapshot's rows from its data files when they do not hold them as
+    stored: each file minus the rows its deletion vector removes, stored columns renamed
+    from their physical names (column mapping), partition values from the log."""
+
+    schema: pa.Schema  # the table's, logical names
+    files: tuple[str, ...]  # file system paths, as the log lists the files
+    # The positions each file with a deletion vector no longer holds (ascending).
+    deleted: dict[str, np.ndarray[Any, Any]]
+    physical: dict[str, str]  # each stored column's physical name by its logical name
+    # A row per file: its path in PATH_COLUMN, then its partition values (typed).
+    partitions: pa.Table | None
+
+    @property
+    def data_schema(self) -> pa.Schema:
+        """The columns the data files store (the table's, less its partition columns)."""
+        if self.partitions is None:
+            return self.schema
+        partitioned = set(self.partitions.column_names)
+        return pa.schema([f for f in self.schema if f.name not in partitioned])
+
+
+def file_scan(table: DeltaTable) -> FileScan | None:
+    """The snapshot's rows as ``FileScan`` reads them, for a table with deletion vectors
+    or column mapping (which delta-rs's pyarrow reader refuses); None for any other
+    table."""
+    check_readable(table)
+    features = set(table.protocol().reader_features or ())
+    configuration = table.metadata().configuration
+    mode = configuration.get("delta.columnMapping.mode", "none").lower()
+    if not features & _FILE_RESHAPING_FEATURES and mode == "none":
+        return None
+    location = table_location(table)
+    schema = arrow_schema(table)
+    physical = _physical_names(table.schema().to_json(), mode)
+    actions = pa.table(table.get_add_actions(flatten=True))
+    log_paths = actions.column("path").to_pylist()
+    files = tuple(deletion_vectors.local_path(location, p) for p in log_paths)
+    deleted: dict[str, np.ndarray[Any, Any]] = {}
+    if "deletionVectors" in features:
+        listed = set(log_paths)
+        for path, vector in deletion_vectors.of_snapshot(location, table.version()).items():
+            if path not in listed:
+                raise AnalysisException(
+                    message=f"[DELTA_DELETION_VECTOR_MISSING_FILE] the log of {location} gives"
+                    f" a deletion vector to {path}, which is not a file of version"
+                    f" {table.version()}"
+                )
+            removed = deletion_vectors.read(location, vector)
+            deleted[deletion_vectors.local_path(location, path)] = deletion_vectors.positions(
+                removed
+            )
+    partitions = None
+    partition_columns = list(table.metadata().partition_columns)
+    if partition_columns:
+        columns: dict[str, Any] = {PATH_COLUMN: pa.array(files, pa.string())}
+        for name in partition_columns:
+            wanted = schema.field(name).type
+            columns[name] = actions.column(f"partition.{name}").cast(wanted)
+        partitions = pa.table(columns)
+    return FileScan(schema, files, deleted, physical, partitions)
+
+
+def row_count(table: DeltaTable) -> int | None:
+    """The rows of the loaded version, from each data file's statistics (``numRecords``,
+    which counts the rows a deletion vector removes too) less each vector's cardinality;
+    None when a file has no statistics."""
+    actions = pa.table(table.get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return 0
+    counts = actions.column("num_records")
+    if counts.null_count:
+        return None
+    total = int(pc.sum(counts).as_py())
+    if "deletionVectors" in set(table.protocol().reader_features or ()):
+        vectors = deletion_vectors.of_snapshot(table_location(table), table.version())
+        total -= sum(vector.cardinality for vector in vectors.values())
+    return total
+
+
+def table_location(table: DeltaTable) -> Path:
+    """The folder of a (local) table."""
+    return Path(unquote(urlparse(table.table_uri).path))
+
+
+def _physical_names(schema_json: str, mode: str) -> dict[str, str]:
+    """Each top-level column's physical name by its logical name under column mapping
+    by name; empty without column mapping. Mapping by id (files matched by Parquet field
+    ids), and nested fields stored under other names, are refused."""
+    if mode == "none":
+        return {}
+    if mode != "name":
+        raise UnsupportedSqlError(
+            f"reading a Delta table with column mapping mode '{mode}'",
+            "read it on Spark with Delta Lake",
+        )
+    fields = json.loads(schema_json)["fields"]
+    renamed_inside = [f["name"] for f in fields if _renames_nested_fields(f["type"])]
+    if renamed_inside:
+        raise UnsupportedSqlError(
+            f"reading nested columns stored under physical names ({', '.join(renamed_inside)})",
+            "read the table on Spark with Delta Lake",
+        )
+    return {
+        f["name"]: f.get("metadata", {}).get("delta.columnMapping.physicalName", f["name"])
+        for f in fields
+    }
+
+
+def _renames_nested_fields(kind: Any) -> bool:
+    """Whether a Delta type (JSON) holds a struct field stored under another name."""
+    if not isinstance(kind, dict):
+        return False
+    if kind.get("type") == "struct":
+        return any(
+            f.get("metadata", {}).get("delta.columnMapping.physicalName", f["name"]) != f["name"]
+            or _renames_nested_fields(f["type"])
+            for f in kind["fields"]
+        )
+    return any(
+        _renames_nested_fields(kind.get(key)) for key in ("elementType", "keyType", "valueType")
+    )
 
 
 def create(
@@ -506,14 +689,15 @@ def _appended_rows(
     """The change feed of a run of append-only commits: the rows of the files they
     added, each an ``insert`` of its commit. Read from the log and the files (see
     log.py), where delta-rs's ``load_cdf`` brings the table up to date and plans a
-    DataFusion scan; None when a commit did more than add files, or when the table's
-    files alone do not hold its rows (deletion vectors, column mapping, partitions)."""
+    DataFusion scan; None when a commit did more than add files (or added one with a
+    deletion vector), or when the table's files alone do not hold its rows (column
+    mapping, partitions)."""
     end = state.version if end is None else end
     if start > end or start < 0 or end > state.version:
         return None
     column_mapping = state.configuration.get("delta.columnMapping.mode", "none") != "none"
-    if state.reader_features & _FILE_RESHAPING_FEATURES or column_mapping:
-        return None
+    if "columnMapping" in state.reader_features or column_mapping:
+        return None  # (a file added without a deletion vector holds all its rows)
     if state.partition_columns or "inCommitTimestamp" in state.writer_features:
         return None  # partition values live in paths; commit times in another field
     files = log.appended_files(location, start, end)

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql.types import StructType
 from sqlglot import exp
 
@@ -51,15 +49,10 @@ class DeltaMetadata:
         return DataFrame(self.session, empty).schema
 
     def row_count(self, name: str) -> int | None:
-        """The rows of the table's latest version, from each data file's statistics; None
-        when a file has none (then only reading the rows would tell)."""
-        actions = pa.table(delta.open_table(self._location(name)).get_add_actions(flatten=True))
-        if actions.num_rows == 0:
-            return 0
-        counts = actions.column("num_records")
-        if counts.null_count:
-            return None
-        return int(pc.sum(counts).as_py())
+        """The rows of the table's latest version, from each data file's statistics less
+        the rows its deletion vector removes (a file's ``numRecords`` counts them); None
+        when a file has no statistics (then only reading the rows would tell)."""
+        return delta.row_count(delta.open_table(self._location(name)))
 
     def data_file_count(self, name: str) -> int:
         """The data files of the table's latest version (``DESCRIBE DETAIL``'s

@@ -4,9 +4,12 @@ Table references are resolved as Spark resolves them: a CTE name, then a tempora
 then a table or view of the named (or current) database. Delta tables are registered in
 the thread's DuckDB cursor at the requested snapshot (``VERSION AS OF``, ``TIMESTAMP AS
 OF``): as a scan of the snapshot's parquet files where those files alone hold its rows, so
-that DuckDB reads only the columns and row groups the query needs, else as the materialized
-snapshot. Views are expanded in place; ``table_changes('t', start[, end])`` becomes the
-table's change data feed. What one query registers is dropped when it finishes.
+that DuckDB reads only the columns and row groups the query needs; as a scan of the files
+as the log says to read them where deletion vectors remove rows or column mapping renames
+columns (each file less its vector's positions, partition values joined by file); else
+as the materialized snapshot. Views are expanded in place; ``table_changes('t', start[,
+end])`` becomes the table's change data feed. What one query registers is dropped when it
+finishes.
 """
 
 from __future__ import annotations
@@ -66,19 +69,80 @@ class Registrations:
         return exp.to_table(name)
 
     def delta_snapshot(self, table: DeltaTable, file_column: str | None = None) -> exp.Expr:
+        delta.check_readable(table)
         files = delta.plain_data_files(table)
-        if files is None:
-            if file_column is not None:
-                raise UnsupportedSqlError("naming the data file of a row of this table")
-            return self.arrow(delta.snapshot(table))
-        schema = delta.arrow_schema(table)
-        scan = parquet_scan(self.cursor, tuple(files), schema, file_column)
+        if files is not None:
+            schema = delta.arrow_schema(table)
+            return self._view(parquet_scan(self.cursor, tuple(files), schema, file_column), schema)
+        reshaped = delta.file_scan(table)
+        if reshaped is not None:
+            return self._view(self._file_scan(reshaped, file_column), reshaped.schema)
+        if file_column is not None:
+            raise UnsupportedSqlError("naming the data file of a row of this table")
+        return self.arrow(delta.snapshot(table))
+
+    def _view(self, scan: str, schema: pa.Schema) -> exp.Expr:
         name = self._new_name(self.view_names)
         # A view in SQL: about 1.5 ms, where the relation API's create_view takes 4-5 ms,
         # and a query registers every table it reads.
         self.cursor.execute(f"CREATE TEMPORARY VIEW {name} AS {scan}")
         self._record_schema(name, schema)
         return exp.to_table(name)
+
+    def _file_scan(self, scan: delta.FileScan, file_column: str | None) -> str:
+        """DuckDB SQL reading the rows of ``scan``: the files without a deletion vector
+        as they are stored (as ``parquet_scan`` reads them), the others by each row's
+        position in its file, less the positions their vectors list; partition values
+        joined by file."""
+        if not scan.files:
+            empty = self.arrow(scan.schema.empty_table()).sql("duckdb")
+            columns = [exp.column(n, quoted=True).sql("duckdb") for n in scan.schema.names]
+            if file_column is not None:
+                columns.append(f"CAST(NULL AS VARCHAR) AS {_identifier(file_column)}")
+            return f"SELECT {', '.join(columns)} FROM {empty}"
+        path = _identifier(delta.PATH_COLUMN)
+        need_path = scan.partitions is not None or file_column is not None
+        whole = tuple(f for f in scan.files if f not in scan.deleted)
+        parts = []
+        if whole:
+            parts.append(
+                files_scan(
+                    self.cursor,
+                    whole,
+                    scan.data_schema,
+                    scan.physical,
+                    delta.PATH_COLUMN if need_path else None,
+                )
+            )
+        marked = tuple(f for f in scan.files if f in scan.deleted)
+        if marked:
+            deleted = self.arrow(_positions_table(scan.deleted)).sql("duckdb")
+            rows = files_scan(
+                self.cursor,
+                marked,
+                scan.data_schema,
+                scan.physical,
+                delta.PATH_COLUMN if need_path else None,
+                row_positions=True,
+            )
+            parts.append(
+                f"SELECT * EXCLUDE ({_identifier(_POSITION)}, {_identifier(_POSITION_FILE)})"
+                f" FROM ({rows}) AS __rows ANTI JOIN {deleted} AS __deleted USING"
+                f" ({_identifier(_POSITION_FILE)}, {_identifier(_POSITION)})"
+            )
+        union = " UNION ALL ".join(f"({part})" for part in parts)
+        stored = set(scan.data_schema.names)
+        columns = [
+            f"__rows.{_identifier(name)}" if name in stored else f"__partitions.{_identifier(name)}"
+            for name in scan.schema.names
+        ]
+        if file_column is not None:
+            columns.append(f"__rows.{path} AS {_identifier(file_column)}")
+        sql = f"SELECT {', '.join(columns)} FROM ({union}) AS __rows"
+        if scan.partitions is not None:
+            partitions = self.arrow(scan.partitions).sql("duckdb")
+            sql += f" JOIN {partitions} AS __partitions USING ({path})"
+        return sql
 
     def _record_schema(self, name: str, schema: pa.Schema) -> None:
         self.schemas[name] = {
@@ -107,31 +171,82 @@ def parquet_scan(
     file_column: str | None = None,
 ) -> str:
     """DuckDB SQL reading the table's rows from ``files``, in its column order and types
-    (and each row's file path in ``file_column``, if given).
+    (and each row's file path in ``file_column``, if given)."""
+    return files_scan(cursor, files, schema, {}, file_column)
+
+
+def files_scan(
+    cursor: duckdb.DuckDBPyConnection,
+    files: tuple[str, ...],
+    schema: pa.Schema,
+    physical: dict[str, str],
+    path_column: str | None = None,
+    *,
+    row_positions: bool = False,
+) -> str:
+    """DuckDB SQL reading the columns of ``schema`` from ``files``, in its column order
+    and types: each stored under its ``physical`` name (its own name when absent). With
+    ``path_column``, each row's file path in that column; with ``row_positions``, the
+    row's position in its file in ``_POSITION`` and its file again in ``_POSITION_FILE``
+    (to be matched with a deletion vector's positions).
 
     Kept per file list and schema (data files never change once written): the statements
     of one refresh read the same snapshots many times. The stored types are kept per file,
     so that a new snapshot reads only its new files' footers.
     """
-    key = (files, schema.to_string(), file_column)
+    key = (files, schema.to_string(), tuple(physical.items()), path_column, row_positions)
     with _SCANS_LOCK:
         scan = _SCANS.get(key)
     if scan is None:
         stored, uniform = _stored_types(cursor, files)
-        columns = [c.sql("duckdb") for c in _columns_as_in(schema, stored, cursor)]
+        if row_positions and _ROW_NUMBER in stored:
+            raise UnsupportedSqlError(
+                f"reading the deletion vectors of data files that store a column named"
+                f" {_ROW_NUMBER}",
+                "rewrite the table on Spark (REORG TABLE ... APPLY (PURGE))",
+            )
+        columns = [c.sql("duckdb") for c in _columns_as_in(schema, stored, cursor, physical)]
         # Matching the files' columns by name makes DuckDB read every file's footer when
         # it binds the statement (130 ms for 600 files); files that all store the same
-        # columns need only the first one's.
-        options = f"union_by_name = {'false' if uniform else 'true'}"
-        if file_column is not None:
-            columns.append(
-                f"filename AS {exp.to_identifier(file_column, quoted=True).sql('duckdb')}"
-            )
-            options += ", filename = true"
+        # columns need only the first one's. Partition values come from the log, never
+        # from folder names.
+        options = f"union_by_name = {'false' if uniform else 'true'}, hive_partitioning = false"
+        if path_column is not None or row_positions:
+            name = path_column if path_column is not None else _POSITION_FILE
+            options += f", filename = {_string_literal(name)}"
+            columns.append(_identifier(name))
+            if row_positions and name != _POSITION_FILE:
+                columns.append(f"{_identifier(name)} AS {_identifier(_POSITION_FILE)}")
+        if row_positions:
+            options += ", file_row_number = true"
+            columns.append(f"{_ROW_NUMBER} AS {_identifier(_POSITION)}")
         paths = ", ".join(_string_literal(path) for path in files)
         scan = f"SELECT {', '.join(columns)} FROM read_parquet([{paths}], {options})"
         _keep(_SCANS, key, scan, _KEPT_SCANS)
     return scan
+
+
+# DuckDB's column of a row's position in its file, and the columns a scan of files with
+# deletion vectors matches their positions by.
+_ROW_NUMBER = "file_row_number"
+_POSITION = "__sparkshim_position"
+_POSITION_FILE = "__sparkshim_position_file"
+
+
+def _positions_table(deleted: dict[str, Any]) -> pa.Table:
+    """The positions deletion vectors remove, a row each: its file and position."""
+    files = [pa.array([path] * len(positions), pa.string()) for path, positions in deleted.items()]
+    positions = [pa.array(p, pa.int64()) for p in deleted.values()]
+    return pa.table(
+        {
+            _POSITION_FILE: pa.chunked_array(files, pa.string()),
+            _POSITION: pa.chunked_array(positions, pa.int64()),
+        }
+    )
+
+
+def _identifier(name: str) -> str:
+    return exp.to_identifier(name, quoted=True).sql("duckdb")
 
 
 def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
@@ -144,23 +259,29 @@ def _keep(cache: dict[Any, Any], key: Any, value: Any, limit: int) -> None:
 
 # The scans of recently read snapshots (see parquet_scan), shared by every thread.
 _KEPT_SCANS = 256
-_SCANS: dict[tuple[tuple[str, ...], str, str | None], str] = {}
+_SCANS: dict[tuple[Any, ...], str] = {}
 _SCANS_LOCK = threading.Lock()
 
 
 def _columns_as_in(
-    schema: pa.Schema, stored_types: dict[str, str], cursor: duckdb.DuckDBPyConnection
+    schema: pa.Schema,
+    stored_types: dict[str, str],
+    cursor: duckdb.DuckDBPyConnection,
+    physical: dict[str, str] | None = None,
 ) -> list[exp.Expr]:
-    """The table's columns, in its order and types, from its data files' ``stored_types``.
+    """The table's columns, in its order and types, from its data files' ``stored_types``
+    (each column stored under its ``physical`` name, if given).
 
     A column missing from every file (added after they were written) is NULL, as in Delta;
     a column stored in another type (a file written by another engine) is cast.
     """
     wanted_types = _duckdb_types(cursor, schema)
+    physical = physical or {}
     columns: list[exp.Expr] = []
     for field, wanted in zip(schema, wanted_types, strict=True):
-        stored = stored_types.get(field.name)
-        value: exp.Expr = exp.column(field.name, quoted=True)
+        stored_name = physical.get(field.name, field.name)
+        stored = stored_types.get(stored_name)
+        value: exp.Expr = exp.column(stored_name, quoted=True)
         if stored is None:
             value = exp.Null()
         if stored is None or stored != wanted:
