@@ -28,8 +28,19 @@ if TYPE_CHECKING:
 # Above this, delta-rs writes (it splits large appends into files of a target size and
 # records column statistics).
 MAX_ROWS = 100_000
-# Writer features an append needs nothing more for: its commit is an add action.
-_PLAIN_WRITER_FEATURES = {"appendOnly", "changeDataFeed", "timestampNtz"}
+# Writer features an append needs nothing more for: its commit is an add action. (A file
+# added with no deletion vector holds all its rows; a commit that removes a file with a
+# vector names the vector too, as rewrite.py and compact.py do. Invariants live in column
+# metadata, checked below; delta-rs lists ``invariants`` and ``variantType`` on every
+# table it creates with table features, and a table with no variant column uses none.)
+_PLAIN_WRITER_FEATURES = {
+    "appendOnly",
+    "changeDataFeed",
+    "timestampNtz",
+    "deletionVectors",
+    "invariants",
+    "variantType",
+}
 # Legacy writer versions: 2 adds invariants, 3 CHECK constraints, 4 generated columns and the
 # change data feed; each is checked for below. 5 and above (column mapping, identity columns,
 # table features) are looked at through their writer features.
@@ -60,6 +71,8 @@ def is_plain_table(table: TableState) -> bool:
     if table.partition_columns or any(k.startswith("delta.constraints.") for k in configuration):
         return False
     if configuration.get("delta.columnMapping.mode", "none") != "none":
+        return False
+    if '"variant"' in table.schema_json:  # a variant column: delta-rs writes it
         return False
     fields = json.loads(table.schema_json)["fields"]
     return not any(

@@ -10,16 +10,19 @@ planned, written and committed here, in three steps:
 * ``plan``: the files of the partitions the ``WHERE`` clause keeps, grouped by partition
   and by what their Parquet columns hold (``Layout``), and packed into bins of up to the
   target size (``delta.targetFileSize``, else delta-rs's 100 MiB). For compaction only
-  files smaller than the target are taken, in log order, and a bin of one file is left
-  alone; for ``ZORDER BY`` every file of each group is one bin, as on Delta.
-* ``rewrite``: each bin's files read exactly as stored (physical columns, no cast) and
-  written again as one new file (for Z-order, sorted by the interleaved bits of each
-  column's rank and split into files of about the target size), in the folder of the
-  files it replaces. A new file must hold its columns as they did (same Arrow types,
-  Parquet physical and logical types, field ids and nesting), else the bin is left alone.
+  files smaller than the target are taken, in log order, and files with a deletion
+  vector whatever their size; a bin of one file is left alone unless the file has a
+  vector; for ``ZORDER BY`` every file of each group is one bin, as on Delta.
+* ``rewrite``: each bin's files read exactly as stored (physical columns, no cast), less
+  the rows their deletion vectors remove, and written again as one new file (for
+  Z-order, sorted by the interleaved bits of each column's rank and split into files of
+  about the target size), in the folder of the files it replaces. A new file must hold
+  its columns as they did (same Arrow types, Parquet physical and logical types, field
+  ids and nesting), else the bin is left alone.
   Its statistics are its row and NULL counts, and bounds only for the types whose JSON
   form in the log is certain (``bounded_columns``).
-* ``commit``: ``remove`` actions for the old files and ``add`` actions for the new ones,
+* ``commit``: ``remove`` actions for the old files (each with its deletion vector, which
+  names the logical file removed) and ``add`` actions for the new ones, without vectors,
   all with ``dataChange`` false (so the change data feed and appendOnly tables see no
   change), put into the log only at the version after the one read. A compaction that
   finds that version taken deletes what it wrote and changes nothing: the table moved
@@ -29,8 +32,6 @@ What is never merged, so that no value is reinterpreted:
 
 * files of different partitions, or of different layouts (written before and after a
   schema change, or by writers that store a type otherwise: each keeps its own);
-* files with a deletion vector: their rows are the file minus the vector, and sparkshim
-  cannot write deletion vectors; Delta's ``REORG TABLE … APPLY (PURGE)`` rewrites them;
 * files the log names by an absolute path (shallow clones).
 
 Tables whose commits need more than ``add`` and ``remove`` actions (row tracking, domain
@@ -46,7 +47,7 @@ import re
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -56,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sparkshim import append, delta
+from sparkshim import append, deletion_vectors, delta
 from sparkshim.errors import UnsupportedSqlError
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class DataFile:
     path: str  # relative to the table and URL-encoded, as in the log
     size: int
     modification_time: int
+    vector: deletion_vectors.Descriptor | None = None  # the rows it no longer holds
 
 
 @dataclass(frozen=True)
@@ -181,15 +183,15 @@ def plan(
     target = target_size(table.metadata().configuration)
     physical = physical_names(table)
     zorder = tuple(physical.get(c, c) for c in zorder_columns)
-    active = _active_files(table)
-    hidden = _files_with_deletion_vectors(table, active)
+    active = _with_deletion_vectors(location, table, _active_files(table))
     bins: list[Bin] = []
     considered = 0
     for values, paths in _partition_files(table, filters):
         files = [active[p] for p in paths if p in active]
         considered += len(paths)
-        candidates = [f for f in files if f.path not in hidden and (zorder or f.size < target)]
-        if len(candidates) < (1 if zorder else 2):
+        candidates = [f for f in files if zorder or f.size < target or f.vector is not None]
+        alone = len(candidates) < (1 if zorder else 2)
+        if alone and not any(f.vector is not None for f in candidates):
             continue
         partition_values = {physical.get(k, k): v for k, v in values.items()}
         for layout, group in _by_layout(location, candidates).items():
@@ -199,7 +201,7 @@ def plan(
                 bins.extend(
                     Bin(partition_values, layout, packed)
                     for packed in pack(group, target)
-                    if len(packed) > 1
+                    if len(packed) > 1 or packed[0].vector is not None
                 )
     return Plan(table.version(), target, zorder, bounded_columns(table), tuple(bins), considered)
 
@@ -276,32 +278,28 @@ def _active_files(table: DeltaTable) -> dict[str, DataFile]:
     return files
 
 
-def _files_with_deletion_vectors(table: DeltaTable, active: dict[str, DataFile]) -> set[str]:
-    """The log paths of the files with a deletion vector.
-
-    delta-rs names them only by URI (and reads each vector to do so). Each must match an
-    active file, else the compaction is refused: merging a file whose vector went
-    unnoticed would bring its deleted rows back.
-    """
+def _with_deletion_vectors(
+    location: Path, table: DeltaTable, active: dict[str, DataFile]
+) -> dict[str, DataFile]:
+    """``active`` with each file's deletion vector (read from the log: delta-rs does not
+    give them). Each vector must belong to an active file named by a relative path, else
+    the compaction is refused: merging a file whose vector went unnoticed would bring
+    its deleted rows back."""
     if "deletionVectors" not in set(table.protocol().reader_features or ()):
-        return set()
-    by_log_path = {f.path: f.path for f in active.values()}
-    by_disk_path = {disk: f.path for disk, f in active.items()}
-    root = table.table_uri.rstrip("/") + "/"
-    found = set()
-    uris = pa.table(table.deletion_vectors()).column("filepath").to_pylist()
-    for uri in uris:
-        relative = uri[len(root) :] if uri.startswith(root) else None
-        path = None
-        if relative is not None:
-            path = by_log_path.get(relative) or by_disk_path.get(unquote(relative))
-        if path is None:
+        return active
+    by_log_path = {f.path: disk for disk, f in active.items()}
+    vectors = deletion_vectors.of_snapshot(location, table.version())
+    with_vectors = dict(active)
+    for path, vector in vectors.items():
+        disk = by_log_path.get(path)
+        if disk is None:
             raise UnsupportedSqlError(
-                f"OPTIMIZE of a table whose deletion vector of {uri} matches no data file",
+                f"OPTIMIZE of a table whose deletion vector of {path} matches no data file"
+                " it can rewrite",
                 "run OPTIMIZE on Spark with Delta Lake",
             )
-        found.add(path)
-    return found
+        with_vectors[disk] = replace(active[disk], vector=vector)
+    return with_vectors
 
 
 def _partition_files(
@@ -430,7 +428,7 @@ def rewrite(location: Path, chosen: Plan) -> list[Rewritten]:
 def _rewrite_bin(location: Path, bin_: Bin, chosen: Plan) -> tuple[dict[str, Any], ...]:
     """The bin's rows written again; its ``add`` actions, or none when a new file would
     store a column otherwise than the files it replaces (then nothing is left written)."""
-    data = _concatenated([_parquet(location, f.path).read() for f in bin_.files])
+    data = _concatenated([_live_rows(location, f) for f in bin_.files])
     if chosen.zorder:
         data = data.take(zorder_indices(data, list(chosen.zorder)))
         size = sum(f.size for f in bin_.files)
@@ -446,6 +444,15 @@ def _rewrite_bin(location: Path, bin_: Bin, chosen: Plan) -> tuple[dict[str, Any
             delete_written(location, [Rewritten(bin_, tuple(added))])
             return ()
     return tuple(added)
+
+
+def _live_rows(location: Path, file: DataFile) -> pa.Table:
+    """A file's rows as stored, less those its deletion vector removes."""
+    rows = _parquet(location, file.path).read()
+    if file.vector is None:
+        return rows
+    removed = deletion_vectors.read(location, file.vector)
+    return rows.filter(pa.array(deletion_vectors.keep_mask(removed, rows.num_rows)))
 
 
 def _concatenated(tables: list[pa.Table]) -> pa.Table:
@@ -597,16 +604,17 @@ def commit(
 
 
 def _remove(file: DataFile, partition_values: dict[str, str | None], now: int) -> dict[str, Any]:
-    return {
-        "remove": {
-            "path": file.path,
-            "dataChange": False,
-            "deletionTimestamp": now,
-            "extendedFileMetadata": True,
-            "partitionValues": partition_values,
-            "size": file.size,
-        }
+    remove: dict[str, Any] = {
+        "path": file.path,
+        "dataChange": False,
+        "deletionTimestamp": now,
+        "extendedFileMetadata": True,
+        "partitionValues": partition_values,
+        "size": file.size,
     }
+    if file.vector is not None:  # the logical file removed is the file and its vector
+        remove["deletionVector"] = file.vector.to_json()
+    return {"remove": remove}
 
 
 def _commit_info(

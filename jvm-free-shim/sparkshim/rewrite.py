@@ -16,8 +16,11 @@ plain table the same commit is only this:
 * a commit of ``remove`` and ``add`` actions (and the ``cdc`` one), put into the log only
   at the version after the one read.
 
-Plain means what it means for appends (append.py), and no deletion vectors: a data file
-holds exactly its rows of the table. Any other table goes through delta-rs.
+Plain means what it means for appends (append.py). A data file with a deletion vector
+holds its rows less those the vector removes: the scan reads only those, so a file
+written again holds only its live rows not matched (copy-on-write: sparkshim writes no
+vectors yet), and its ``remove`` action names the vector with the file, as Delta's
+protocol requires. Any other table goes through delta-rs.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from sqlglot import exp
 
-from sparkshim import append, delta, log
+from sparkshim import append, deletion_vectors, delta, log
 from sparkshim.query import FILE_COLUMN, run_query, write_query
 from sparkshim.types import align_to_schema
 
@@ -116,7 +119,7 @@ def delete_and_insert(
 
 
 def _is_plain(state: log.TableState) -> bool:
-    return append.is_plain_table(state) and "deletionVectors" not in state.reader_features
+    return append.is_plain_table(state)
 
 
 def _rewrite_files(
@@ -158,6 +161,7 @@ def _rewrite_files(
     if not copied:
         (location / name).unlink(missing_ok=True)
     now = int(time.time() * 1000)
+    vectors = _deletion_vectors(location, table)
     removed = []
     for path in touched:
         relative = relative_by_name.get(Path(path).name)
@@ -167,8 +171,15 @@ def _rewrite_files(
                 message=f"[DELTA_CONCURRENT_WRITE] {location} moved while this MERGE read it;"
                 " nothing was written: re-read the table and retry"
             )
-        removed.append(_remove(relative, sizes[relative], now))
+        removed.append(_remove(relative, sizes[relative], now, vectors.get(relative)))
     return _Rewritten(removed, added, deleted_rows, copied)
+
+
+def _deletion_vectors(location: Path, table: DeltaTable) -> dict[str, deletion_vectors.Descriptor]:
+    """The deletion vector of each data file of ``table`` that has one, by log path."""
+    if "deletionVectors" not in set(table.protocol().reader_features or ()):
+        return {}
+    return deletion_vectors.of_snapshot(location, table.version())
 
 
 def _change_file(location: Path, deleted: pa.Table, inserted: pa.Table | None) -> dict[str, Any]:
@@ -250,17 +261,20 @@ def _file_sizes(table: DeltaTable) -> dict[str, int]:
     )
 
 
-def _remove(relative: str, size: int, now: int) -> dict[str, Any]:
-    return {
-        "remove": {
-            "path": relative,
-            "dataChange": True,
-            "deletionTimestamp": now,
-            "extendedFileMetadata": True,
-            "partitionValues": {},
-            "size": size,
-        }
+def _remove(
+    relative: str, size: int, now: int, vector: deletion_vectors.Descriptor | None
+) -> dict[str, Any]:
+    remove: dict[str, Any] = {
+        "path": relative,
+        "dataChange": True,
+        "deletionTimestamp": now,
+        "extendedFileMetadata": True,
+        "partitionValues": {},
+        "size": size,
     }
+    if vector is not None:
+        remove["deletionVector"] = vector.to_json()
+    return {"remove": remove}
 
 
 def _discard(location: Path, actions: list[dict[str, Any]]) -> None:
