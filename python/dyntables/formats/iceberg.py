@@ -146,12 +146,15 @@ def _added() -> exp.Expr:
 
 
 # How Iceberg names a commit that lost to a concurrent one (a failed optimistic commit,
-# or a validation of what the commit read failing against what landed since).
+# or a validation of what the commit read failing against what landed since: new
+# conflicting files, or a file a copy-on-write MERGE rewrites already removed by another
+# refresh or a compaction). Nothing is committed in either case.
 _LOST_RACE_MARKERS = (
     "org.apache.iceberg.exceptions.CommitFailedException",
     "CommitFailedException",
     "org.apache.iceberg.exceptions.ValidationException: Found conflicting",
     "Cannot commit, found new",
+    "org.apache.iceberg.exceptions.ValidationException: Missing required files to delete",
 )
 
 
