@@ -54,8 +54,10 @@ def test_statements_of_refreshes_ticks_and_show(iceberg_spark: SparkSession) -> 
     # of the tests before this one. Its listing reads each database and table once and the
     # histories of all tables in one statement; its refreshes read each upstream's
     # definition (a source's schema comes from the catalog, with no statement); the rest
-    # is a few statements whatever N.
-    assert tick <= _listing_statements(iceberg_spark) + _sources_read(tables) + 5
+    # is a few statements whatever N, within the 10. (Not exact here: the tables
+    # the reliability tests leave, killed mid-refresh at random points, may cost a
+    # history-row lookup each until their recovery grace passes.)
+    assert tick <= _listing_statements(iceberg_spark) + _sources_read(tables) + 10
     # What a tick costs per table, measured: three more dynamic tables (the one whose
     # CREATE was measured, two more; on the same source) cost one statement each (its
     # definition), the histories of all tables being read in one statement. (Ticks are
