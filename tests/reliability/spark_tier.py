@@ -59,6 +59,10 @@ KILL_POINTS: dict[str, list[tuple[str, str] | None]] = {
     ],
 }
 CHILD_ITERATIONS = 3
+# A child killed at a random moment runs until then: with a few iterations only, a fast
+# refresh path could finish them all before the moment came, and the trial would kill
+# nothing.
+CHILD_ITERATIONS_UNTIL_KILLED = 1000
 ROUND_TIMEOUT_SECONDS = 900.0
 CHILD_START_TIMEOUT_SECONDS = 300.0
 CHILD_RUN_TIMEOUT_SECONDS = 900.0
@@ -275,7 +279,7 @@ def _kill_child(
         "--progress",
         str(progress),
         "--iterations",
-        str(CHILD_ITERATIONS),
+        str(CHILD_ITERATIONS if point is not None else CHILD_ITERATIONS_UNTIL_KILLED),
         "--seed",
         str(run.rng.randrange(1 << 30)),
     ]
