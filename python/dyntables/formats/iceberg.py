@@ -72,9 +72,6 @@ _NO_DATA_OPERATIONS = {"replace"}
 # publish moves it to the staged snapshot and fast-forwards ``main`` to it, so between
 # refreshes it stays at a snapshot ``main`` holds.
 PUBLISH_BRANCH = "dyntables_publish"
-# Earlier versions published through one branch per snapshot, ``dyntables_publish_<id>``,
-# dropped after the publish; compaction drops any of these a stopped refresh left behind.
-PUBLISH_BRANCH_PREFIX = PUBLISH_BRANCH
 # A publish branch whose snapshot is not published this long after it was staged belongs
 # to a refresh that stopped (a refresh publishes within seconds of staging).
 PUBLISH_BRANCH_ABANDONED_AFTER = timedelta(hours=1)
@@ -220,20 +217,22 @@ class IcebergFormat:
         ).collect()
 
     def _drop_leftover_publish_branches(self, session: Any, table: exp.Table) -> None:
-        """Drop the ``dyntables_publish_*`` branches of refreshes whose process stopped
-        before dropping them (``_publish``): those whose snapshot ``main`` already holds,
-        and those older than ``PUBLISH_BRANCH_ABANDONED_AFTER`` (a branch of a refresh
-        still publishing is neither)."""
+        """Drop the publish branch (``_publish``), and the ``dyntables_publish_<id>``
+        branches earlier versions made per snapshot, where it holds a snapshot ``main``
+        already holds, or one older than ``PUBLISH_BRANCH_ABANDONED_AFTER`` (a refresh
+        that stopped before its fast-forward); a refresh still publishing holds neither."""
         query = (
             exp.select("name", "snapshot_id")
             .from_(_metadata_table(table, "refs"))
-            .where(exp.column("name").like(exp.Literal.string(f"{PUBLISH_BRANCH_PREFIX}%")))
+            .where(exp.column("name").like(exp.Literal.string(f"{PUBLISH_BRANCH}%")))
         )
         branches = session.sql(to_spark_sql(query)).collect()
         if not branches:
             return
-        published = {commit.version for commit in self.history(session, table)}
-        committed_at = {s.snapshot_id: s.committed_at for s in _snapshots(session, table)}
+        self.forget_cached(session, table)
+        snapshots = self._read_snapshots(session, table, with_main=True)
+        published = {commit.version for commit in _ancestry(snapshots, None)}
+        committed_at = {snapshot.snapshot_id: snapshot.committed_at for snapshot in snapshots}
         oldest_kept = datetime.now(timezone.utc) - PUBLISH_BRANCH_ABANDONED_AFTER
         target = to_spark_sql(_plain(table))
         for row in branches:
