@@ -95,7 +95,19 @@ class Engine:
     def refresh_session(self) -> Any:
         if self._refresh_session is None:
             self._refresh_session = self.session.newSession()
+        self._follow_current_catalog(self._refresh_session)
         return self._refresh_session
+
+    def _follow_current_catalog(self, refresh_session: Any) -> None:
+        """Names resolve on the refresh session as on the user's: a new session starts in
+        the default catalog, the user may have run ``USE CATALOG`` (a Catalog API call, no
+        statement; sparkshim has one catalog)."""
+        user_catalog = self.session.catalog
+        if not hasattr(user_catalog, "currentCatalog"):
+            return
+        current = user_catalog.currentCatalog()
+        if refresh_session.catalog.currentCatalog() != current:
+            refresh_session.catalog.setCurrentCatalog(current)
 
     # ---- names ----
 

@@ -24,6 +24,7 @@ JAR_PACKAGE = "snowpark_connect_deps_iceberg"
 RUNTIME_JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 CATALOG = "lake"
+OTHER_CATALOG = "other"  # a second Iceberg catalog, empty until a test uses it
 
 
 def iceberg_runtime_jar() -> Path | None:
@@ -54,6 +55,9 @@ def start_iceberg_spark(scratch: Path, jar: Path, app_name: str) -> SparkSession
         .config(f"spark.sql.catalog.{CATALOG}.type", "hadoop")
         .config(f"spark.sql.catalog.{CATALOG}.warehouse", str(scratch / "warehouse"))
         .config("spark.sql.defaultCatalog", CATALOG)
+        .config(f"spark.sql.catalog.{OTHER_CATALOG}", "org.apache.iceberg.spark.SparkCatalog")
+        .config(f"spark.sql.catalog.{OTHER_CATALOG}.type", "hadoop")
+        .config(f"spark.sql.catalog.{OTHER_CATALOG}.warehouse", str(scratch / OTHER_CATALOG))
         .config("spark.sql.warehouse.dir", str(scratch / "spark-warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={scratch / 'derby'}")
         .getOrCreate()
@@ -82,3 +86,15 @@ def iceberg_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSes
     )
     yield session
     session.stop()
+
+
+@pytest.fixture
+def other_catalog_spark(iceberg_spark: SparkSession) -> SparkSession:
+    """A session of the tier's Spark whose current catalog is a second Iceberg catalog, one
+    that only the test using this fixture writes to: a scheduler tick covers every dynamic
+    table of the catalog, and the shared catalog holds the tables other tests leave (some
+    killed mid-refresh at random moments). Refreshes follow the user's current catalog,
+    which this exercises too."""
+    session = iceberg_spark.newSession()
+    session.catalog.setCurrentCatalog(OTHER_CATALOG)
+    return session
