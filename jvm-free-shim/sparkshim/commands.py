@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.errors import PySparkException
 from sqlglot import exp
 
-from sparkshim import delta, dml
+from sparkshim import deletion_vectors, delta, dml
 from sparkshim.catalog import ObjectName
 from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
@@ -58,6 +59,10 @@ _DESCRIBE_DETAIL = re.compile(rf"(?:DESCRIBE|DESC)\s+DETAIL\s+{_NAME}\s*$", re.I
 _OPTIMIZE = re.compile(
     rf"OPTIMIZE\s+{_NAME}(?:\s+WHERE\s+(?P<where>.+?))?"
     r"(?:\s+ZORDER\s+BY\s*(?P<zorder>\([^)]*\)|[\w`,\s]+?))?\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_REORG_PURGE = re.compile(
+    rf"REORG\s+TABLE\s+{_NAME}(?:\s+WHERE\s+(?P<where>.+?))?\s+APPLY\s*\(\s*PURGE\s*\)\s*$",
     re.IGNORECASE | re.DOTALL,
 )
 _VACUUM = re.compile(
@@ -559,11 +564,25 @@ def describe_history(location: Path, limit: int | None = None) -> pa.Table:
 
 
 def describe_detail(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
+    """Delta's DESCRIBE DETAIL row (its columns in its order), then the version read."""
     name = session.qualify(exp.to_table(match["name"], dialect="spark"))
     location = table_location(session, name)
     table = delta.open_table(location)
     metadata = table.metadata()
+    protocol = table.protocol()
     properties = dict(metadata.configuration)
+    files = pa.table(table.get_add_actions(flatten=True))
+    features = sorted({*(protocol.reader_features or ()), *(protocol.writer_features or ())})
+    vectors = (
+        deletion_vectors.of_snapshot(location, table.version())
+        if "deletionVectors" in (protocol.reader_features or ())
+        else {}
+    )
+    statistics = {
+        "numRowsDeletedByDeletionVectors": sum(v.cardinality for v in vectors.values()),
+        "numDeletionVectors": len(vectors),
+    }
+    last_modified = pc.max(files.column("modification_time")).as_py() if files.num_rows else None
     return pa.table(
         {
             "format": ["delta"],
@@ -571,9 +590,17 @@ def describe_detail(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
             "name": [f"spark_catalog.{name}"],
             "description": pa.array([metadata.description], pa.string()),
             "location": [location.as_uri()],
+            "createdAt": pa.array([metadata.created_time], pa.timestamp("ms", tz="UTC")),
+            "lastModified": pa.array([last_modified], pa.timestamp("ms", tz="UTC")),
             "partitionColumns": pa.array([list(metadata.partition_columns)], pa.list_(pa.string())),
-            "numFiles": pa.array([len(table.file_uris())], pa.int64()),
+            "clusteringColumns": pa.array([[]], pa.list_(pa.string())),
+            "numFiles": pa.array([files.num_rows], pa.int64()),
+            "sizeInBytes": pa.array([pc.sum(files.column("size_bytes")).as_py() or 0], pa.int64()),
             "properties": pa.array([list(properties.items())], pa.map_(pa.string(), pa.string())),
+            "minReaderVersion": pa.array([protocol.min_reader_version], pa.int32()),
+            "minWriterVersion": pa.array([protocol.min_writer_version], pa.int32()),
+            "tableFeatures": pa.array([features], pa.list_(pa.string())),
+            "statistics": pa.array([list(statistics.items())], pa.map_(pa.string(), pa.int64())),
             "version": pa.array([table.version()], pa.int64()),
         }
     )
@@ -637,6 +664,13 @@ def optimize_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     return optimize(location, match["where"], columns, session.commit_options())
 
 
+def reorg_purge(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
+    location = table_location(
+        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
+    )
+    return optimize(location, match["where"], [], session.commit_options(), purge=True)
+
+
 def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     location = table_location(
         session, session.qualify(exp.to_table(match["name"], dialect="spark"))
@@ -676,6 +710,7 @@ _UTILITY_STATEMENTS: tuple[
     (_DESCRIBE_DETAIL, describe_detail),
     (_UNSET_TBLPROPERTIES, unset_tblproperties),
     (_OPTIMIZE, optimize_table),
+    (_REORG_PURGE, reorg_purge),
     (_VACUUM, vacuum_table),
     (_DESCRIBE_HISTORY_LIMIT, describe_history_limit),
     (_SET_READ, show_config),

@@ -149,9 +149,12 @@ def optimize(
     zorder_columns: list[str],
     predicate: str | None,
     options: delta.CommitOptions,
+    purge: bool = False,
 ) -> dict[str, Any]:
     """Compact (or Z-order) the table as read in ``table``, committed only at the version
-    after it; delta-rs's metrics (as its own OPTIMIZE reports them)."""
+    after it; delta-rs's metrics (as its own OPTIMIZE reports them). ``purge``: ``REORG
+    TABLE … APPLY (PURGE)``, which writes again only the files with a deletion vector
+    (without the rows it removes), packed into bins of the target size."""
     read_version = table.version()
     if options.expected_version is not None and read_version != options.expected_version:
         raise delta.TableMovedError(
@@ -159,10 +162,13 @@ def optimize(
             f" {options.expected_version} as read: re-read the table and retry"
         )
     state = delta.table_state(location)
-    chosen = plan(location, table, filters=filters, zorder_columns=zorder_columns)
+    chosen = plan(location, table, filters=filters, zorder_columns=zorder_columns, purge=purge)
     done = rewrite(location, chosen)
     if done:
-        version = commit(location, chosen, done, predicate=predicate, options=options)
+        operation = "REORG" if purge else "OPTIMIZE"
+        version = commit(
+            location, chosen, done, predicate=predicate, options=options, operation=operation
+        )
         if state is not None and append.checkpoint_due(state, version):
             delta.checkpoint(delta.open_table(location))
     return metrics(chosen, done)
@@ -177,8 +183,10 @@ def plan(
     *,
     filters: list[tuple[str, str, Any]] | None,
     zorder_columns: list[str],
+    purge: bool = False,
 ) -> Plan:
-    """The bins to rewrite among the files of the partitions ``filters`` keep."""
+    """The bins to rewrite among the files of the partitions ``filters`` keep (``purge``:
+    only files with a deletion vector)."""
     check_writable(table)
     target = target_size(table.metadata().configuration)
     physical = physical_names(table)
@@ -189,7 +197,9 @@ def plan(
     for values, paths in _partition_files(table, filters):
         files = [active[p] for p in paths if p in active]
         considered += len(paths)
-        candidates = [f for f in files if zorder or f.size < target or f.vector is not None]
+        candidates = [
+            f for f in files if f.vector is not None or (not purge and (zorder or f.size < target))
+        ]
         alone = len(candidates) < (1 if zorder else 2)
         if alone and not any(f.vector is not None for f in candidates):
             continue
@@ -581,12 +591,13 @@ def commit(
     *,
     predicate: str | None,
     options: delta.CommitOptions,
+    operation: str = "OPTIMIZE",
 ) -> int:
-    """Put the compaction into the log at the version after the one read; that version.
-    When another commit took it, delete the new files and raise: the compaction changed
-    nothing."""
+    """Put the compaction (``operation``: OPTIMIZE or REORG) into the log at the version
+    after the one read; that version. When another commit took it, delete the new files
+    and raise: the compaction changed nothing."""
     now = int(time.time() * 1000)
-    info = _commit_info(chosen, done, predicate, now, delta.commit_metadata(options))
+    info = _commit_info(chosen, done, predicate, now, delta.commit_metadata(options), operation)
     actions: list[dict[str, Any]] = [info, *delta.transaction_actions(options, now)]
     for rewritten in done:
         actions.extend(_remove(f, rewritten.bin.partition_values, now) for f in rewritten.bin.files)
@@ -623,18 +634,20 @@ def _commit_info(
     predicate: str | None,
     now: int,
     metadata: dict[str, Any],
+    operation: str,
 ) -> dict[str, Any]:
-    """An OPTIMIZE's ``commitInfo``: Delta's parameters, delta-rs's metrics (as its own
-    OPTIMIZE records them, so that DESCRIBE HISTORY reads both alike)."""
+    """An OPTIMIZE's (or REORG's) ``commitInfo``: Delta's parameters, delta-rs's metrics
+    (as its own OPTIMIZE records them, so that DESCRIBE HISTORY reads both alike)."""
     recorded = metrics(chosen, done)
     for name in ("filesAdded", "filesRemoved"):
         recorded[name] = json.dumps(recorded[name], separators=(",", ":"))
     info: dict[str, Any] = {
         "timestamp": now,
-        "operation": "OPTIMIZE",
+        "operation": operation,
         "operationParameters": {
             "predicate": json.dumps([predicate]) if predicate else "[]",
             "zOrderBy": json.dumps(list(chosen.zorder)),
+            **({"applyPurge": "true"} if operation == "REORG" else {}),
         },
         "readVersion": chosen.read_version,
         "isBlindAppend": False,

@@ -204,18 +204,33 @@ def serialize(bitmap: BitMap64) -> bytes:
 
 
 def write_file(location: Path, bitmap: BitMap64) -> Descriptor:
-    """Store ``bitmap`` in a new vector file of the table (``u``: a random UUID named in
-    the descriptor, the file in the table's folder); its descriptor."""
-    data = serialize(bitmap)
+    """Store ``bitmap`` in a new vector file of the table; its descriptor."""
+    return write_vectors(location, [bitmap])[0]
+
+
+def write_vectors(location: Path, bitmaps: list[BitMap64]) -> list[Descriptor]:
+    """Store ``bitmaps`` in one new vector file of the table (``u``: a random UUID named in
+    the descriptors, the file in the table's folder), one after another as PROTOCOL.md
+    frames them (the format version, then each vector's size, data and CRC-32); a
+    descriptor of each, at its offset, in order. As Delta on Spark does, one file holds
+    every vector a commit writes."""
     name = uuid.uuid4()
-    framed = (
-        bytes([FILE_FORMAT_VERSION])
-        + struct.pack(">I", len(data))
-        + data
-        + struct.pack(">I", zlib.crc32(data))
-    )
-    (location / f"deletion_vector_{name}.bin").write_bytes(framed)
-    return Descriptor("u", z85_encode(name.bytes), 1, len(data), len(bitmap))
+    framed = bytearray([FILE_FORMAT_VERSION])
+    descriptors = []
+    for bitmap in bitmaps:
+        data = serialize(bitmap)
+        offset = len(framed)
+        framed += struct.pack(">I", len(data)) + data + struct.pack(">I", zlib.crc32(data))
+        descriptor = Descriptor(
+            "u", z85_encode(name.bytes), offset, len(data), len(bitmap), _max_row_index(bitmap)
+        )
+        descriptors.append(descriptor)
+    (location / f"deletion_vector_{name}.bin").write_bytes(bytes(framed))
+    return descriptors
+
+
+def _max_row_index(bitmap: BitMap64) -> int | None:
+    return int(bitmap.max()) if len(bitmap) else None
 
 
 def inline(bitmap: BitMap64) -> Descriptor:

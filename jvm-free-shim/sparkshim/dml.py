@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from sparkshim import delta, rewrite
+from sparkshim import delta, merge_on_read, rewrite
+from sparkshim.action_table import ACTION, KIND, NEW
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.query import run_query
 from sparkshim.types import align_to_schema
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
 
     from sparkshim.session_protocol import SessionProtocol
 
-KIND, ACTION, NEW = "__kind", "__action", "__new_"
 _TARGET_ID, _SOURCE_ID = "__target_id", "__source_id"
 _NEW_ROWS_VIEW = "__sparkshim_replace_where_rows"
 
@@ -56,7 +57,8 @@ def update(session: SessionProtocol, tree: exp.Update, location: Path) -> None:
         query = query.where(where.this.copy())
     changes = run_query(session, query.distinct())
     changes = changes.append_column(ACTION, pa.array(["update"] * changes.num_rows, pa.string()))
-    apply_actions(session, location, read_version, schema, changes, inserts=None)
+    statement = _Statement(session, location, tree.this, read_version, "UPDATE")
+    apply_actions(statement, schema, changes, inserts=None)
 
 
 def delete(session: SessionProtocol, tree: exp.Delete, location: Path) -> None:
@@ -69,7 +71,8 @@ def delete(session: SessionProtocol, tree: exp.Delete, location: Path) -> None:
         query = query.where(where.this.copy())
     changes = run_query(session, query.distinct())
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
-    apply_actions(session, location, read_version, schema, changes, inserts=None)
+    statement = _Statement(session, location, tree.this, read_version, "DELETE")
+    apply_actions(statement, schema, changes, inserts=None)
 
 
 def replace_where(
@@ -103,7 +106,8 @@ def replace_where(
     changes = run_query(session, old_rows)
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
     inserts = rows.rename_columns([f"{NEW}{name}" for name in rows.column_names])
-    apply_actions(session, location, read_version, schema, changes, inserts)
+    statement = _Statement(session, location, target, read_version, "WRITE")
+    apply_actions(statement, schema, changes, inserts)
 
 
 def merge(session: SessionProtocol, tree: exp.Merge, location: Path) -> None:
@@ -130,6 +134,7 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
     read_version = delta.open_table(location).version()  # what the queries below read
     schema = _schema(location)
     pairs = _MergePairs(session, tree, schema, source.column_names)
+    statement = _Statement(session, location, tree.this, read_version, "MERGE")
     clauses = _merge_clauses(tree)
     matched = [c for c in clauses if c.args.get("matched")]
     by_source = [c for c in clauses if not c.args.get("matched") and c.args.get("source")]
@@ -143,7 +148,7 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
             return
         deleted = run_query(session, pairs.matched_targets())
         deleted = deleted.append_column(ACTION, pa.array(["delete"] * deleted.num_rows))
-        apply_actions(session, location, read_version, schema, deleted, inserts)
+        apply_actions(statement, schema, deleted, inserts)
         return
     changes = []
     if matched:
@@ -153,7 +158,7 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
         changes.append(pairs.changes(by_source, pairs.target_only()))
     inserts = pairs.inserts(not_matched) if not_matched else None
     merged = pa.concat_tables(changes) if changes else None
-    apply_actions(session, location, read_version, schema, merged, inserts)
+    apply_actions(statement, schema, merged, inserts)
 
 
 def _rewrite_plain_table(
@@ -168,10 +173,8 @@ def _rewrite_plain_table(
     whether it did. Inserted rows arrive as ``__new_<column>`` columns."""
     if delta.already_committed(location, session.commit_options()):
         return True
-    if inserts is not None:
-        inserts = inserts.rename_columns([name.removeprefix(NEW) for name in inserts.column_names])
     return rewrite.delete_and_insert(
-        session, location, read_version, tree, source.num_rows, inserts
+        session, location, read_version, tree, source.num_rows, _without_prefix(inserts)
     )
 
 
@@ -407,18 +410,43 @@ def _schema(location: Path) -> pa.Schema:
     return schema
 
 
+@dataclass(frozen=True)
+class _Statement:
+    """The row-level statement being applied: its table and the version it read."""
+
+    session: SessionProtocol
+    location: Path
+    target: exp.Table  # the table as the statement names it
+    read_version: int  # what its queries read
+    operation: str  # as the table's history records it: DELETE, UPDATE, MERGE, WRITE
+
+
 def apply_actions(
-    session: SessionProtocol,
-    location: Path,
-    read_version: int,
+    statement: _Statement,
     schema: pa.Schema,
     changes: pa.Table | None,
     inserts: pa.Table | None,
 ) -> None:
-    """Apply change rows and insert rows to the table in one Delta MERGE commit, on top
-    of ``read_version`` (the version they were computed from) or not at all: applied to
-    a version the statement never read, they could undo or repeat another commit's rows
-    (Delta raises a concurrent-modification error there too)."""
+    """Apply change rows and insert rows to the table in one commit, on top of the
+    version the statement read (the one they were computed from) or not at all: applied
+    to a version the statement never read, they could undo or repeat another commit's
+    rows (Delta raises a concurrent-modification error there too). On a table with
+    deletion vectors enabled, the changed rows are marked in them (merge_on_read.py);
+    otherwise one delta-rs MERGE of the action table rewrites their files."""
+    session, location, read_version = statement.session, statement.location, statement.read_version
+    state = delta.table_state(location)
+    if state is not None and merge_on_read.enabled(state):
+        row_changes = merge_on_read.RowChanges(changes, _without_prefix(inserts))
+        merge_on_read.apply(
+            session,
+            location,
+            statement.target,
+            read_version,
+            schema,
+            row_changes,
+            statement.operation,
+        )
+        return
     parts = []
     new_schema = pa.schema([pa.field(f"{NEW}{f.name}", f.type) for f in schema])
     if changes is not None and changes.num_rows:
@@ -447,6 +475,13 @@ def apply_actions(
     table = delta.table_for_commit(location, options, read_version)
     with delta.committing(location):
         _merge_actions(table, action_table, match, new_values, options)
+
+
+def _without_prefix(inserts: pa.Table | None) -> pa.Table | None:
+    """Insert rows under the table's column names (not ``__new_<column>``)."""
+    if inserts is None:
+        return None
+    return inserts.rename_columns([name.removeprefix(NEW) for name in inserts.column_names])
 
 
 def _merge_actions(

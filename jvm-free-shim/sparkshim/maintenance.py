@@ -1,4 +1,4 @@
-"""Delta's table maintenance: ``OPTIMIZE`` and ``VACUUM``.
+"""Delta's table maintenance: ``OPTIMIZE``, ``REORG TABLE … APPLY (PURGE)`` and ``VACUUM``.
 
 ``OPTIMIZE table [WHERE partition_predicate] [ZORDER BY (columns)]`` rewrites small files
 into larger ones (or in Z-order) in a commit that changes no rows (``dataChange`` false),
@@ -15,7 +15,8 @@ table's ``path`` and a ``metrics`` struct, with Delta's fields in Delta's order
 
 ``VACUUM table [RETAIN n HOURS] [DRY RUN]`` is delta-rs's ``vacuum``: it deletes the files
 no version within the retention period needs (the table's
-``delta.deletedFileRetentionDuration``, a week by default). As on Delta, a shorter
+``delta.deletedFileRetentionDuration``, a week by default); deletion vector files, which
+delta-rs leaves, are deleted here by the same rule. As on Delta, a shorter
 retention is refused unless ``spark.databricks.delta.retentionDurationCheck.enabled`` is
 false; ``DRY RUN`` lists the files instead of deleting them.
 """
@@ -23,17 +24,22 @@ false; ``DRY RUN`` lists the files instead of deleting them.
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from deltalake.exceptions import DeltaError
 from sqlglot import exp
 
-from sparkshim import compact, delta
+from sparkshim import compact, deletion_vectors, delta, log
 from sparkshim.config import RETENTION_CHECK_CONF
 from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.translate import parse_spark
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
 
 # delta-rs's filter operators, by the comparison that reads the same with the column first.
 _OPERATORS: dict[type[exp.Expr], str] = {
@@ -78,9 +84,11 @@ def optimize(
     predicate: str | None,
     zorder_columns: list[str],
     options: delta.CommitOptions,
+    purge: bool = False,
 ) -> pa.Table:
     """Compact (or Z-order) the table's files, those of the partitions ``predicate``
-    keeps if given; Delta's result row."""
+    keeps if given; Delta's result row. ``purge``: ``REORG TABLE … APPLY (PURGE)``, the
+    files with a deletion vector written again without the rows it removes."""
     table = delta.open_table(location)
     partition_columns = list(table.metadata().partition_columns)
     filters = partition_filters(predicate, partition_columns) if predicate else None
@@ -92,6 +100,7 @@ def optimize(
         zorder_columns=data_columns,
         predicate=predicate,
         options=options,
+        purge=purge,
     )
     return pa.table(
         {
@@ -229,6 +238,71 @@ def vacuum(
             " this table, such as insert/upsert/delete/optimize, then you may turn off this"
             f" check by setting: {RETENTION_CHECK_CONF} = false ({failure})"
         ) from failure
+    vectors = _unneeded_vector_files(location, table, retain_hours)
     if dry_run:
-        return pa.table({"path": pa.array([(location / p).as_uri() for p in paths], pa.string())})
+        listed = [(location / p).as_uri() for p in paths] + [v.as_uri() for v in vectors]
+        unique = list(dict.fromkeys(listed))  # delta-rs names a file once per removal
+        return pa.table({"path": pa.array(unique, pa.string())})
+    for vector in vectors:
+        vector.unlink(missing_ok=True)
     return pa.table({"path": [location.as_uri()]})
+
+
+_DEFAULT_RETENTION_HOURS = 7 * 24
+_RETENTION = re.compile(r"^\s*(?:interval\s+)?(\d+)\s*(week|day|hour|minute|second)s?\s*$", re.I)
+_HOURS_PER_UNIT = {"week": 168.0, "day": 24.0, "hour": 1.0, "minute": 1 / 60, "second": 1 / 3600}
+
+
+def _unneeded_vector_files(
+    location: Path, table: DeltaTable, retain_hours: int | None
+) -> list[Path]:
+    """The deletion vector files no version within the retention period needs (delta-rs's
+    vacuum leaves them): those the current version's files do not name, that no file
+    removed within the period named, and older than the period (so that a writer's
+    vector not yet committed stays)."""
+    stored = [p for p in location.rglob("deletion_vector_*.bin") if "_delta_log" not in p.parts]
+    if not stored:
+        return []
+    hours = retain_hours if retain_hours is not None else _retention_hours(table)
+    cutoff_ms = (time.time() - hours * 3600) * 1000
+    needed = {
+        vector.file_path(location)
+        for vector in deletion_vectors.of_snapshot(location, table.version()).values()
+        if vector.storage_type != "i"
+    }
+    needed |= _vectors_removed_since(location, table.version(), cutoff_ms)
+    return sorted(
+        path for path in stored if path not in needed and path.stat().st_mtime * 1000 < cutoff_ms
+    )
+
+
+def _retention_hours(table: DeltaTable) -> float:
+    """``delta.deletedFileRetentionDuration`` in hours (``interval 1 weeks``, …)."""
+    configured = table.metadata().configuration.get("delta.deletedFileRetentionDuration")
+    match = _RETENTION.match(configured or "")
+    if match is None:
+        return _DEFAULT_RETENTION_HOURS
+    return int(match[1]) * _HOURS_PER_UNIT[match[2].lower()]
+
+
+def _vectors_removed_since(location: Path, version: int, cutoff_ms: float) -> set[Path]:
+    """The vector files of the files removed at or after ``cutoff_ms``: the versions within
+    the retention period read them (commits are read newest first, down to the first one
+    older than the period)."""
+    needed: set[Path] = set()
+    while version >= 0:
+        path = log.commit_path(location, version)
+        if not path.exists() or path.stat().st_mtime * 1000 < cutoff_ms:
+            break
+        for action in log.read_commit(location, version) or []:
+            remove = action.get("remove")
+            if (
+                remove
+                and remove.get("deletionVector")
+                and remove.get("deletionTimestamp", 0) >= cutoff_ms
+            ):
+                vector = deletion_vectors.Descriptor.from_json(remove["deletionVector"])
+                if vector.storage_type != "i":
+                    needed.add(vector.file_path(location))
+        version -= 1
+    return needed

@@ -68,16 +68,25 @@ class Registrations:
         self._record_schema(name, data.schema)
         return exp.to_table(name)
 
-    def delta_snapshot(self, table: DeltaTable, file_column: str | None = None) -> exp.Expr:
+    def delta_snapshot(self, table: DeltaTable, located: bool = False) -> exp.Expr:
+        """A relation of the snapshot's rows; ``located``: each with its data file's path in
+        FILE_COLUMN and its position in that file in POSITION_COLUMN."""
         delta.check_readable(table)
         files = delta.plain_data_files(table)
         if files is not None:
             schema = delta.arrow_schema(table)
-            return self._view(parquet_scan(self.cursor, tuple(files), schema, file_column), schema)
+            if not located:
+                return self._view(parquet_scan(self.cursor, tuple(files), schema), schema)
+            rows = files_scan(
+                self.cursor, tuple(files), schema, {}, FILE_COLUMN, row_positions=True
+            )
+            return self._view(
+                f"SELECT * EXCLUDE ({_identifier(_POSITION_FILE)}) FROM ({rows})", schema
+            )
         reshaped = delta.file_scan(table)
         if reshaped is not None:
-            return self._view(self._file_scan(reshaped, file_column), reshaped.schema)
-        if file_column is not None:
+            return self._view(self._file_scan(reshaped, located), reshaped.schema)
+        if located:
             raise UnsupportedSqlError("naming the data file of a row of this table")
         return self.arrow(delta.snapshot(table))
 
@@ -89,31 +98,35 @@ class Registrations:
         self._record_schema(name, schema)
         return exp.to_table(name)
 
-    def _file_scan(self, scan: delta.FileScan, file_column: str | None) -> str:
+    def _file_scan(self, scan: delta.FileScan, located: bool) -> str:
         """DuckDB SQL reading the rows of ``scan``: the files without a deletion vector
         as they are stored (as ``parquet_scan`` reads them), the others by each row's
         position in its file, less the positions their vectors list; partition values
-        joined by file."""
+        joined by file. ``located``: each row's file and position too."""
         if not scan.files:
             empty = self.arrow(scan.schema.empty_table()).sql("duckdb")
             columns = [exp.column(n, quoted=True).sql("duckdb") for n in scan.schema.names]
-            if file_column is not None:
-                columns.append(f"CAST(NULL AS VARCHAR) AS {_identifier(file_column)}")
+            if located:
+                columns.append(f"CAST(NULL AS VARCHAR) AS {_identifier(FILE_COLUMN)}")
+                columns.append(f"CAST(NULL AS BIGINT) AS {_identifier(POSITION_COLUMN)}")
             return f"SELECT {', '.join(columns)} FROM {empty}"
         path = _identifier(delta.PATH_COLUMN)
-        need_path = scan.partitions is not None or file_column is not None
+        need_path = scan.partitions is not None or located
+        # A located scan keeps each row's position (and drops the file's second copy).
+        dropped = (_POSITION_FILE,) if located else (_POSITION, _POSITION_FILE)
+        excluded = ", ".join(_identifier(name) for name in dropped)
         whole = tuple(f for f in scan.files if f not in scan.deleted)
         parts = []
         if whole:
-            parts.append(
-                files_scan(
-                    self.cursor,
-                    whole,
-                    scan.data_schema,
-                    scan.physical,
-                    delta.PATH_COLUMN if need_path else None,
-                )
+            rows = files_scan(
+                self.cursor,
+                whole,
+                scan.data_schema,
+                scan.physical,
+                delta.PATH_COLUMN if need_path else None,
+                row_positions=located,
             )
+            parts.append(f"SELECT * EXCLUDE ({excluded}) FROM ({rows})" if located else rows)
         marked = tuple(f for f in scan.files if f in scan.deleted)
         if marked:
             deleted = self.arrow(_positions_table(scan.deleted)).sql("duckdb")
@@ -126,7 +139,7 @@ class Registrations:
                 row_positions=True,
             )
             parts.append(
-                f"SELECT * EXCLUDE ({_identifier(_POSITION)}, {_identifier(_POSITION_FILE)})"
+                f"SELECT * EXCLUDE ({excluded})"
                 f" FROM ({rows}) AS __rows ANTI JOIN {deleted} AS __deleted USING"
                 f" ({_identifier(_POSITION_FILE)}, {_identifier(_POSITION)})"
             )
@@ -136,8 +149,9 @@ class Registrations:
             f"__rows.{_identifier(name)}" if name in stored else f"__partitions.{_identifier(name)}"
             for name in scan.schema.names
         ]
-        if file_column is not None:
-            columns.append(f"__rows.{path} AS {_identifier(file_column)}")
+        if located:
+            columns.append(f"__rows.{path} AS {_identifier(FILE_COLUMN)}")
+            columns.append(f"__rows.{_identifier(POSITION_COLUMN)}")
         sql = f"SELECT {', '.join(columns)} FROM ({union}) AS __rows"
         if scan.partitions is not None:
             partitions = self.arrow(scan.partitions).sql("duckdb")
@@ -165,14 +179,10 @@ class Registrations:
 
 
 def parquet_scan(
-    cursor: duckdb.DuckDBPyConnection,
-    files: tuple[str, ...],
-    schema: pa.Schema,
-    file_column: str | None = None,
+    cursor: duckdb.DuckDBPyConnection, files: tuple[str, ...], schema: pa.Schema
 ) -> str:
-    """DuckDB SQL reading the table's rows from ``files``, in its column order and types
-    (and each row's file path in ``file_column``, if given)."""
-    return files_scan(cursor, files, schema, {}, file_column)
+    """DuckDB SQL reading the table's rows from ``files``, in its column order and types."""
+    return files_scan(cursor, files, schema, {})
 
 
 def files_scan(
@@ -344,8 +354,10 @@ _FILE_TYPES: dict[str, dict[str, str]] = {}
 _WANTED_TYPES: dict[str, list[str]] = {}
 
 
-# The column a scan of ``Registrations.files_of`` names each row's data file in.
+# The columns a scan of ``Registrations.files_of`` names each row's data file in (its path
+# on the file system) and its position in that file (from 0, as deletion vectors count).
 FILE_COLUMN = "__sparkshim_file"
+POSITION_COLUMN = _POSITION
 
 
 def run_query(
@@ -353,7 +365,7 @@ def run_query(
 ) -> pa.Table:
     """The rows of a Spark query (SELECT, set operation, VALUES ...) as an Arrow table.
     With ``files_of``, that table's rows also have their data file's path in
-    ``FILE_COLUMN``."""
+    ``FILE_COLUMN`` and their position in it in ``POSITION_COLUMN``."""
     registrations = Registrations(session.cursor(), files_of)
     try:
         sql, names = _translate(session, tree, registrations)
@@ -569,7 +581,7 @@ def _resolve_reference(
     assert entry.location is not None
     snapshot = _open_snapshot(entry.location, version)
     if version is None and entry.location == registrations.files_of:
-        return registrations.delta_snapshot(snapshot, FILE_COLUMN)
+        return registrations.delta_snapshot(snapshot, located=True)
     return registrations.delta_snapshot(snapshot)
 
 

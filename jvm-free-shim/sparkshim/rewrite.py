@@ -16,11 +16,12 @@ plain table the same commit is only this:
 * a commit of ``remove`` and ``add`` actions (and the ``cdc`` one), put into the log only
   at the version after the one read.
 
-Plain means what it means for appends (append.py). A data file with a deletion vector
-holds its rows less those the vector removes: the scan reads only those, so a file
-written again holds only its live rows not matched (copy-on-write: sparkshim writes no
-vectors yet), and its ``remove`` action names the vector with the file, as Delta's
-protocol requires. Any other table goes through delta-rs.
+Plain means what it means for appends (append.py). On a table with deletion vectors
+enabled, the matched rows are marked in the vectors of their files instead of the files
+being written again (merge_on_read.py). Otherwise a data file with a vector holds its
+rows less those the vector removes: the scan reads only those, so a file written again
+holds only its live rows not matched, and its ``remove`` action names the vector with
+the file, as Delta's protocol requires. Any other table goes through delta-rs.
 """
 
 from __future__ import annotations
@@ -34,19 +35,16 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from sqlglot import exp
 
-from sparkshim import append, deletion_vectors, delta, log
-from sparkshim.query import FILE_COLUMN, run_query, write_query
+from sparkshim import append, commits, deletion_vectors, delta, log, merge_on_read
+from sparkshim.query import FILE_COLUMN, POSITION_COLUMN, run_query, write_query
 from sparkshim.types import align_to_schema
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from sparkshim.session_protocol import SessionProtocol
-
-_CHANGE_TYPE = "_change_type"
 
 
 @dataclass(frozen=True)
@@ -57,6 +55,7 @@ class _Rewritten:
     added: list[dict[str, Any]]
     deleted_rows: pa.Table  # every copy, in the table's schema
     copied_rows: int
+    vector_metrics: dict[str, int]  # merge-on-read: Delta's deletion vector metrics
 
 
 def delete_and_insert(
@@ -82,7 +81,8 @@ def delete_and_insert(
     inserted = align_to_schema(inserted, schema.names, schema) if inserted is not None else None
     if inserted is not None and not append.fits(state, inserted):
         return False  # a NOT NULL column given NULL: delta-rs refuses it, with its message
-    rewritten = _rewrite_files(session, location, table, schema, merge)
+    mark_rows = merge_on_read.enabled(state)
+    rewritten = _rewrite_files(session, location, table, schema, merge, mark_rows)
     inserted_count = inserted.num_rows if inserted is not None else 0
     if not rewritten.deleted_rows.num_rows and not inserted_count:
         return True  # nothing changes: no commit, as delta-rs makes none
@@ -91,7 +91,9 @@ def delete_and_insert(
         added.append(append.data_file(location, inserted))
     actions: list[dict[str, Any]] = []
     if state.configuration.get("delta.enableChangeDataFeed", "").lower() == "true":
-        actions.append(_change_file(location, rewritten.deleted_rows, inserted))
+        inserted_rows = inserted if inserted is not None else schema.empty_table()
+        parts = [(rewritten.deleted_rows, "delete"), (inserted_rows, "insert")]
+        actions.append(commits.change_file(location, parts))
     info = _commit_info(
         read_version,
         merge.args["on"].sql("spark"),
@@ -103,16 +105,8 @@ def delete_and_insert(
         files_removed=len(rewritten.removed),
         metadata=delta.commit_metadata(options),
     )
-    now = info["commitInfo"]["timestamp"]
-    commit = [info, *delta.transaction_actions(options, now), *rewritten.removed, *added]
-    commit.extend(actions)
-    if not delta.put_if_absent(location / "_delta_log", read_version + 1, commit):
-        _discard(location, [*added, *actions])
-        raise delta.TableMovedError(
-            message=f"[DELTA_CONCURRENT_WRITE] another commit took version {read_version + 1}"
-            f" of {location} while this MERGE was being committed; nothing was written:"
-            " re-read the table and retry"
-        )
+    info["commitInfo"]["operationMetrics"].update(rewritten.vector_metrics)
+    commits.put(location, read_version, options, info, [*rewritten.removed, *added, *actions])
     if append.checkpoint_due(state, read_version + 1):
         delta.checkpoint(delta.open_table(location))
     return True
@@ -123,31 +117,44 @@ def _is_plain(state: log.TableState) -> bool:
 
 
 def _rewrite_files(
-    session: SessionProtocol, location: Path, table: DeltaTable, schema: pa.Schema, merge: exp.Merge
+    session: SessionProtocol,
+    location: Path,
+    table: DeltaTable,
+    schema: pa.Schema,
+    merge: exp.Merge,
+    mark_rows: bool,
 ) -> _Rewritten:
-    """Write each data file holding a matched row again without its matched rows.
+    """Write each data file holding a matched row again without its matched rows, or
+    (``mark_rows``) mark them in its deletion vector.
 
-    Both queries evaluate the MERGE's own ON condition (translated like any other), on
-    a scan of the table that names each row's file."""
+    The queries evaluate the MERGE's own ON condition (translated like any other), on
+    a scan of the table that names each row's file and position."""
     no_rows = schema.empty_table()
     sizes = _file_sizes(table)
     relative_by_name = {Path(unquote(path)).name: path for path in sizes}
     if not relative_by_name:
-        return _Rewritten([], [], no_rows, 0)
+        return _Rewritten([], [], no_rows, 0, {})
     target, source, on = merge.this, merge.args["using"], merge.args["on"]
     alias = target.alias_or_name
     columns = [exp.alias_(exp.column(n, table=alias), n, quoted=True) for n in schema.names]
     file_column = exp.column(FILE_COLUMN, table=alias)
+    position = [exp.column(POSITION_COLUMN, table=alias)] if mark_rows else []
     matched = (
-        exp.select(*columns, file_column)
+        exp.select(*columns, file_column, *position)
         .from_(target.copy())
         .join(source.copy(), on=on.copy(), join_type="semi")
     )
-    deleted_rows = run_query(session, matched, files_of=location)
-    touched = sorted(set(deleted_rows.column(FILE_COLUMN).to_pylist()))
-    deleted_rows = align_to_schema(deleted_rows.drop_columns([FILE_COLUMN]), schema.names, schema)
+    matched_rows = run_query(session, matched, files_of=location)
+    touched = sorted(set(matched_rows.column(FILE_COLUMN).to_pylist()))
+    deleted_rows = align_to_schema(matched_rows.select(schema.names), schema.names, schema)
     if not touched:
-        return _Rewritten([], [], no_rows, 0)
+        return _Rewritten([], [], no_rows, 0, {})
+    if mark_rows:
+        marking = merge_on_read.mark(
+            location, table, matched_rows.select([FILE_COLUMN, POSITION_COLUMN])
+        )
+        metrics = marking.metrics("target_")
+        return _Rewritten(marking.removed, marking.added, deleted_rows, 0, metrics)
     # The other rows of those files; DuckDB reads only the files the filter keeps.
     kept = (
         exp.select(*[c.copy() for c in columns])
@@ -172,7 +179,7 @@ def _rewrite_files(
                 " nothing was written: re-read the table and retry"
             )
         removed.append(_remove(relative, sizes[relative], now, vectors.get(relative)))
-    return _Rewritten(removed, added, deleted_rows, copied)
+    return _Rewritten(removed, added, deleted_rows, copied, {})
 
 
 def _deletion_vectors(location: Path, table: DeltaTable) -> dict[str, deletion_vectors.Descriptor]:
@@ -180,32 +187,6 @@ def _deletion_vectors(location: Path, table: DeltaTable) -> dict[str, deletion_v
     if "deletionVectors" not in set(table.protocol().reader_features or ()):
         return {}
     return deletion_vectors.of_snapshot(location, table.version())
-
-
-def _change_file(location: Path, deleted: pa.Table, inserted: pa.Table | None) -> dict[str, Any]:
-    """Write the commit's change data (every deleted copy, every inserted row) as a
-    ``_change_data`` file; its cdc action."""
-    parts = [
-        deleted.append_column(_CHANGE_TYPE, pa.array(["delete"] * deleted.num_rows, pa.string()))
-    ]
-    if inserted is not None and inserted.num_rows:
-        parts.append(
-            inserted.append_column(
-                _CHANGE_TYPE, pa.array(["insert"] * inserted.num_rows, pa.string())
-            )
-        )
-    name = f"_change_data/cdc-00000-{uuid.uuid4()}.c000.snappy.parquet"
-    path = location / name
-    path.parent.mkdir(exist_ok=True)
-    pq.write_table(pa.concat_tables(parts), path, compression="snappy")
-    return {
-        "cdc": {
-            "path": name,
-            "partitionValues": {},
-            "size": path.stat().st_size,
-            "dataChange": False,
-        }
-    }
 
 
 def _commit_info(
@@ -275,11 +256,3 @@ def _remove(
     if vector is not None:
         remove["deletionVector"] = vector.to_json()
     return {"remove": remove}
-
-
-def _discard(location: Path, actions: list[dict[str, Any]]) -> None:
-    """Remove the files of a commit that was not made."""
-    for action in actions:
-        for kind in ("add", "cdc"):
-            if kind in action:
-                (location / action[kind]["path"]).unlink(missing_ok=True)

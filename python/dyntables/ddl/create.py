@@ -332,6 +332,7 @@ class Creator:
     ) -> RefreshResult | None:
         fmt = self.engine.table_format
         properties = {
+            **fmt.dynamic_table_defaults,
             **table_properties,
             **definition.to_properties(),
             **fmt.change_tracking_properties,

@@ -73,6 +73,10 @@ class TableFormat(Protocol):
     schema_changes_are_versions: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
+    # What a dynamic table is created with unless its CREATE sets otherwise (Delta:
+    # deletion vectors, so that a refresh's MERGE marks the rows it removes instead of
+    # writing their files again).
+    dynamic_table_defaults: dict[str, str]
     # Whether the change feed tells an updated row's two images from a delete and an insert
     # without a key (``typed_changes``): Delta's update_preimage/postimage do; an Iceberg
     # changelog pairs them only by key.

@@ -35,6 +35,10 @@ USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 EXPECTED_VERSION_CONF = "sparkshim.write.expectedTableVersion"
 OVERWRITE_SCHEMA_CONF = "sparkshim.write.overwriteSchema"
 CHANGE_DATA_FEED = {"delta.enableChangeDataFeed": "true"}
+# Merge-on-read: DELETE, UPDATE and MERGE mark removed rows in per-file deletion vectors
+# and write only new rows (Delta 3.1+ on Spark, sparkshim), instead of writing again every
+# file that holds a touched row. OPTIMIZE (compaction) purges the vectors.
+DELETION_VECTORS = {"delta.enableDeletionVectors": "true"}
 
 # How Delta (on Spark and on sparkshim) names a commit that lost to a concurrent one.
 _LOST_RACE_MARKERS = (
@@ -115,6 +119,7 @@ class DeltaFormat:
         self.reads_histories_at_once = False
         self.schema_changes_are_versions = True
         self.change_tracking_properties = CHANGE_DATA_FEED
+        self.dynamic_table_defaults = DELETION_VECTORS
         self.pairs_updates = True
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:

@@ -166,6 +166,9 @@ class IcebergFormat:
     reads_histories_at_once = True
     schema_changes_are_versions = False
     change_tracking_properties = COPY_ON_WRITE
+    # Copy-on-write, not merge-on-read: Iceberg's changelog view refuses merge-on-read
+    # tables (``create_table`` insists on it whatever the CREATE says).
+    dynamic_table_defaults = COPY_ON_WRITE
     # Without identifier columns a changelog shows an update as a DELETE and an INSERT.
     pairs_updates = False
 
