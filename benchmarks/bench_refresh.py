@@ -7,6 +7,8 @@ the source and both twins are refreshed (``ALTER DYNAMIC TABLE … REFRESH``, ti
 statement to its result row), full twin first, then incremental; after every round both
 twins must hold the same rows. The workloads (``--workloads`` picks a subset):
 
+* ``filter-mixed``: a filter and projection under updates (amounts of existing orders)
+  and as many appends (new orders);
 * ``filter-appends``: a filter and projection under appends (new orders);
 * ``group-updates``: a GROUP BY (per customer: count, sum) under updates (amounts of
   existing orders);
@@ -124,6 +126,10 @@ class Changes:
         )
         return count
 
+    def update_and_append(self, dt: DynamicTables, fraction: float) -> int:
+        """Updated amounts and as many new orders: the mix a table of orders sees."""
+        return self.update_amounts(dt, fraction) + self.append(dt, fraction)
+
     def update_regions(self, dt: DynamicTables, fraction: float) -> int:
         step, offset, count = self._every(self.customers, fraction)
         dt.sql(
@@ -142,6 +148,9 @@ class Workload:
 
 
 WORKLOADS = (
+    Workload(
+        "filter-mixed", "filter / updates + appends", "filtered", Changes.update_and_append
+    ),
     Workload("filter-appends", "filter / appends", "filtered", Changes.append),
     Workload("group-updates", "group by / updates", "grouped", Changes.update_amounts),
     Workload(

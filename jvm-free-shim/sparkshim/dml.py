@@ -143,7 +143,8 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
         # Delete every matched target row, insert unmatched source rows: a semi join and
         # an anti join, without numbering every row of both sides (Delta allows several
         # source rows to match one target row when the only matched clause is this one).
-        inserts = pairs.inserts(not_matched, pairs.unmatched_sources()) if not_matched else None
+        unmatched = pairs.unmatched_sources(not_matched) if not_matched else None
+        inserts = pairs.inserts(not_matched, unmatched) if not_matched else None
         if _rewrite_plain_table(session, location, read_version, tree, source, inserts):
             return
         deleted = run_query(session, pairs.matched_targets())
@@ -186,6 +187,17 @@ def _is_plain_delete(clause: exp.When) -> bool:
         and isinstance(then, exp.Var)
         and then.name.upper() == "DELETE"
     )
+
+
+def _any_condition(clauses: Sequence[exp.When]) -> exp.Expr | None:
+    """A condition some clause's holds for (None when a clause has none: any row)."""
+    conditions: list[exp.Expr] = []
+    for clause in clauses:
+        condition = clause.args.get("condition")
+        if condition is None:
+            return None
+        conditions.append(exp.paren(condition.copy()))
+    return exp.or_(*conditions)
 
 
 def _or_null(case: exp.Case) -> exp.Expr:
@@ -307,13 +319,59 @@ class _MergePairs:
             .distinct()
         )
 
-    def unmatched_sources(self) -> exp.Select:
-        """The source rows no target row matches (keeping the source's alias)."""
-        return (
-            exp.select()
-            .from_(self.source.copy())
-            .join(self.target.copy(), on=self.on.copy(), join_type="anti")
+    def unmatched_sources(self, clauses: Sequence[exp.When]) -> exp.Select:
+        """The source rows no target row matches (keeping the source's alias), among those
+        some of the ``clauses`` (NOT MATCHED) may insert.
+
+        The target is read only for the rows that could match it: where the ON condition
+        is ``P AND J`` with ``P`` on source columns alone, a row for which ``P`` does not
+        hold matches nothing. (A refresh's MERGE marks the rows it inserts so: they are
+        never matched, and then the target is not read here at all.)"""
+        source_only, joined = self._split_on()
+        may_insert = _any_condition(clauses)
+        if source_only is None or joined is None:
+            return self._anti_join(self.on.copy(), may_insert)
+        cannot_match = exp.func("coalesce", source_only.copy(), exp.false()).not_()
+        unmatched = exp.select().from_(self.source.copy()).where(cannot_match)
+        if may_insert is not None:
+            unmatched = unmatched.where(may_insert.copy())
+        could_match = source_only if may_insert is None else exp.and_(source_only, may_insert)
+        if not self._has_rows(could_match):
+            return unmatched
+        both = exp.union(
+            unmatched.select(exp.Star()),
+            self._anti_join(joined, could_match).select(exp.Star()),
+            distinct=False,
         )
+        return exp.select().from_(both.subquery(self.source_alias))
+
+    def _anti_join(self, on: exp.Expr, where: exp.Expr | None) -> exp.Select:
+        """The source rows (those ``where`` keeps) no target row matches on ``on``."""
+        query = exp.select().from_(self.source.copy())
+        if where is not None:
+            query = query.where(where.copy())
+        return query.join(self.target.copy(), on=on.copy(), join_type="anti")
+
+    def _split_on(self) -> tuple[exp.Expr | None, exp.Expr | None]:
+        """The ON condition's conjuncts on source columns alone (qualified by the source's
+        alias, deterministic), and the others; None for an empty part."""
+        source_only: list[exp.Expr] = []
+        joined: list[exp.Expr] = []
+        for conjunct in self.on.flatten() if isinstance(self.on, exp.And) else [self.on]:
+            columns = list(conjunct.find_all(exp.Column))
+            on_source = bool(columns) and all(c.table == self.source_alias for c in columns)
+            volatile = conjunct.find(exp.Rand, exp.Subquery, exp.Anonymous) is not None
+            (source_only if on_source and not volatile else joined).append(conjunct)
+        return (
+            exp.and_(*source_only) if source_only else None,
+            exp.and_(*joined) if joined else None,
+        )
+
+    def _has_rows(self, condition: exp.Expr) -> bool:
+        """Whether some source row satisfies ``condition`` (the source is materialized:
+        this reads no table)."""
+        query = exp.select(exp.Literal.number(1)).from_(self.source.copy()).where(condition.copy())
+        return bool(run_query(self.session, query.limit(1)).num_rows)
 
     def inserts(self, clauses: Sequence[exp.When], unmatched: exp.Select | None = None) -> pa.Table:
         """Rows to insert for source rows that matched no target row (a multiset), from

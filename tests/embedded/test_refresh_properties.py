@@ -106,7 +106,11 @@ def _rows(dt: DynamicTables, sql: str) -> Counter[tuple[Any, ...]]:
 _EXAMPLES = 5 if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else 150
 
 
-def _check_every_refresh(queries: dict[str, str], batches: list[list[str]]) -> None:
+def _check_every_refresh(
+    queries: dict[str, str], batches: list[list[str]], maintenance: list[str] | None = None
+) -> None:
+    """``maintenance``: after each batch's refreshes, that statement (``{t}`` each table,
+    sources too) on the engine's own session."""
     with tempfile.TemporaryDirectory() as scratch:
         dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
         dt.sql(
@@ -126,13 +130,18 @@ def _check_every_refresh(queries: dict[str, str], batches: list[list[str]]) -> N
             )
             mode = dt.sql(f"SHOW DYNAMIC TABLES LIKE '{name}'").collect()[0].refresh_mode
             assert mode == "INCREMENTAL", name
-        for batch in batches:
+        session = dt.engine.session
+        session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        for number, batch in enumerate(batches):
             for statement in batch:
                 dt.sql(statement)
             for name, query in queries.items():  # upstream (paid) before per_customer
                 refreshed = dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()[0]
                 assert refreshed.action in ("INCREMENTAL", "NO_DATA"), (name, refreshed)
                 assert _rows(dt, f"SELECT * FROM {name}") == _rows(dt, query), name
+            chosen = maintenance[number % len(maintenance)] if maintenance else ""
+            for name in [*queries, "orders", "customers"] if chosen else []:
+                session.sql(chosen.format(t=name))
 
 
 @settings(max_examples=_EXAMPLES)
@@ -159,3 +168,24 @@ def test_appends_merge_into_groups_and_equal_the_query(batches: list[list[str]])
         "pairs": QUERIES["pairs"],
     }
     _check_every_refresh(merged, batches)
+
+
+# What runs on every table after a batch's refreshes: dynamic tables on Delta mark the rows
+# a refresh removes in deletion vectors, which OPTIMIZE and REORG purge and VACUUM cleans.
+MAINTENANCE = st.lists(
+    st.sampled_from(
+        ["", "OPTIMIZE {t}", "REORG TABLE {t} APPLY (PURGE)", "VACUUM {t} RETAIN 0 HOURS"]
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=_EXAMPLES)
+@given(batches=changes, maintenance=MAINTENANCE)
+def test_refreshes_with_deletion_vectors_purged_and_vacuumed_equal_the_query(
+    batches: list[list[str]], maintenance: list[str]
+) -> None:
+    chosen = {name: QUERIES[name] for name in ("paid", "pairs", "per_customer", "all_paid")}
+    chosen["by_status"] = KEYED_QUERIES["by_status"]
+    _check_every_refresh(chosen, batches, maintenance)

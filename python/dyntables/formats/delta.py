@@ -61,6 +61,7 @@ _NO_DATA_OPERATIONS = {
     "SET TBLPROPERTIES",
     "UNSET TBLPROPERTIES",
     "OPTIMIZE",
+    "REORG",  # REORG TABLE … APPLY (PURGE): deletion vectors purged, rows unchanged
     "VACUUM START",
     "VACUUM END",
     "ADD CONSTRAINT",
