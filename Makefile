@@ -58,7 +58,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/bench_parse.py
 	$(PY) benchmarks/bench_shim.py
-	$(PY) benchmarks/bench_refresh.py --table-sizes 250000,1000000,4000000
+	$(PY) benchmarks/bench_refresh.py --rounds 3 --table-sizes 2000000,4000000,16000000 --table-size-rows-changed 2000 --plot docs/refresh-benchmark.png
 	$(PY) benchmarks/bench_refresh_ceiling.py
 	$(PY) benchmarks/bench_statements.py --tables 20 100 --iceberg
 

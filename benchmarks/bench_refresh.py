@@ -24,12 +24,13 @@ twins must hold the same rows. The workloads (``--workloads`` picks a subset):
   change fraction is then of the 50k customers, not of the orders).
 
 Run it with ``make bench`` or ``.venv/bin/python benchmarks/bench_refresh.py``
-(``--rows``, ``--sizes``, ``--rounds``, ``--workloads``). ``--table-sizes 250000,1000000``
-adds the curve against table size: the ``--table-size-workloads`` on a fresh warehouse of
-each size, at ``--table-size-change`` (0.1 %). ``--plot PATH`` draws the full/incremental
-ratio against the fraction changed, and the refresh times against table size, as a PNG
-(matplotlib, from the dev extras). Each row is printed as it is measured, and the tables
-again at the end. It exits with status 1 if a pair disagrees.
+(``--rows``, ``--sizes``, ``--rounds``, ``--workloads``). ``--table-sizes 2000000,16000000``
+adds the curves against table size: the ``--table-size-workloads`` (the update workloads
+by default) on a fresh warehouse of each size, at ``--table-size-change`` (0.1 %) and, with
+``--table-size-rows-changed N``, at N changed rows whatever the size. ``--plot PATH`` draws
+the full/incremental ratio against the fraction changed, and the refresh times against
+table size, as a PNG (matplotlib, from the dev extras). Each row is printed as it is
+measured, and the tables again at the end. It exits with status 1 if a pair disagrees.
 """
 
 from __future__ import annotations
@@ -297,21 +298,28 @@ def report(measurements: list[Measurement]) -> None:
         print(row(m))
 
 
-def plot(by_change: list[Measurement], by_size: list[Measurement], path: Path) -> None:
+def plot(
+    by_change: list[Measurement],
+    by_size: list[Measurement],
+    by_count: list[Measurement],
+    path: Path,
+) -> None:
     """Left: the full/incremental time ratio against the fraction changed, one line per
     workload, hollow markers where the incremental twin fell back to a full refresh.
-    Right: both refresh times against the table's size at one change fraction."""
+    Then: both refresh times against the table's size, at one change fraction and at one
+    number of changed rows."""
     # Imported here: matplotlib is a dev extra, needed only with --plot.
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    panels = 2 if by_size else 1
+    curves = [curve for curve in (by_size, by_count) if curve]
+    panels = 1 + len(curves)
     figure, axes = plt.subplots(1, panels, figsize=(7 * panels, 5), dpi=110, squeeze=False)
     _plot_ratios(axes[0][0], by_change)
-    if by_size:
-        _plot_times(axes[0][1], by_size)
+    for index, curve in enumerate(curves, start=1):
+        _plot_times(axes[0][index], curve, fixed_count=curve is by_count)
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
@@ -347,7 +355,7 @@ def _plot_ratios(axes: Any, measurements: list[Measurement]) -> None:
     axes.legend(fontsize=8)
 
 
-def _plot_times(axes: Any, measurements: list[Measurement]) -> None:
+def _plot_times(axes: Any, measurements: list[Measurement], fixed_count: bool) -> None:
     for label in dict.fromkeys(m.workload for m in measurements):
         points = [m for m in measurements if m.workload == label]
         sizes = [m.table_rows for m in points]
@@ -366,10 +374,12 @@ def _plot_times(axes: Any, measurements: list[Measurement]) -> None:
     axes.set_yscale("log")
     axes.set_xlabel("rows of orders")
     axes.set_ylabel("refresh time (s)")
-    axes.set_title(
-        f"refresh time against table size, {measurements[0].fraction:.2%} of rows changed",
-        fontsize=10,
+    changed = (
+        f"{measurements[0].rows_changed:,} rows changed"
+        if fixed_count
+        else f"{measurements[0].fraction:.2%} of rows changed"
     )
+    axes.set_title(f"refresh time against table size, {changed}", fontsize=10)
     axes.grid(True, which="both", linewidth=0.3)
     axes.legend(fontsize=8)
 
@@ -426,9 +436,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--table-size-change", type=float, default=0.001, help="change fraction of that curve"
     )
     parser.add_argument(
+        "--table-size-rows-changed",
+        type=int,
+        default=0,
+        help="also a curve at this many changed rows per round (0: none)",
+    )
+    parser.add_argument(
         "--table-size-workloads",
-        default="filter-appends,group-updates",
-        help="workloads of that curve",
+        default="filter-mixed,group-updates",
+        help="workloads of those curves",
     )
     parser.add_argument("--plot", type=Path, help="write the curves to this PNG")
     args = parser.parse_args(argv)
@@ -442,13 +458,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     by_change = run(args.rows, workloads, fractions, args.rounds)
     report(by_change)
     by_size: list[Measurement] = []
+    by_count: list[Measurement] = []
     if args.table_sizes:
         size_workloads = [w for w in WORKLOADS if w.key in by_size_chosen]
         for rows in [int(size) for size in args.table_sizes.split(",")]:
-            by_size += run(rows, size_workloads, [args.table_size_change], args.rounds)
+            # Both curves' points of one size on one warehouse, one after the other.
+            fractions = [args.table_size_change]
+            if args.table_size_rows_changed:
+                fractions.append(args.table_size_rows_changed / rows)
+            measured = run(rows, size_workloads, fractions, args.rounds)
+            # (workload by workload, each at every fraction in turn)
+            by_size += measured[0 :: len(fractions)]
+            by_count += measured[1 :: len(fractions)]
         report(by_size)
+        if by_count:
+            report(by_count)
     if args.plot:
-        plot(by_change, by_size, args.plot)
+        plot(by_change, by_size, by_count, args.plot)
         print(f"\nwrote {args.plot}")
     print(f"\ntotal {time.perf_counter() - began:.0f} s")
     return 0
