@@ -149,9 +149,7 @@ class Workload:
 
 
 WORKLOADS = (
-    Workload(
-        "filter-mixed", "filter / updates + appends", "filtered", Changes.update_and_append
-    ),
+    Workload("filter-mixed", "filter / updates + appends", "filtered", Changes.update_and_append),
     Workload("filter-appends", "filter / appends", "filtered", Changes.append),
     Workload("group-updates", "group by / updates", "grouped", Changes.update_amounts),
     Workload(
