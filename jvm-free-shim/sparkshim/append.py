@@ -82,6 +82,16 @@ def is_plain_table(table: TableState) -> bool:
     )
 
 
+def marks_removed_rows(table: TableState) -> bool:
+    """Whether DELETE, UPDATE and MERGE on the table mark the rows they remove in deletion
+    vectors (merge_on_read.py): the table asks for it (``delta.enableDeletionVectors``),
+    its protocol has the feature, and sparkshim commits its writes (a plain table)."""
+    asked = table.configuration.get("delta.enableDeletionVectors", "").lower() == "true"
+    feature = "deletionVectors"
+    supported = feature in table.reader_features and feature in (table.writer_features or ())
+    return asked and supported and is_plain_table(table)
+
+
 def fits(table: TableState, data: pa.Table) -> bool:
     """Whether ``data`` (in the table's column order) has no NULL in a NOT NULL column
     (delta-rs refuses it, with its own message)."""

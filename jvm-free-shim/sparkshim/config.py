@@ -43,6 +43,9 @@ ALLOW_PRECISION_LOSS_CONF = "spark.sql.decimalOperations.allowPrecisionLoss"
 HAVING_AS_WHERE_CONF = "spark.sql.legacy.parser.havingWithoutGroupByAsWhere"
 # Spark's legacy left-to-right precedence of set operations.
 SETOPS_PRECEDENCE_CONF = "spark.sql.legacy.setopsPrecedence.enabled"
+# Whether a semi join that looks up rows of a table with deletion vectors by every column
+# finds them through the table's row index (row_index.py) rather than by reading it.
+ROW_INDEX_CONF = "sparkshim.rowIndex.enabled"
 # Spark's legacy answer of a correlated scalar subquery over a count (see scalar_subqueries).
 LEGACY_COUNT_CONF = "spark.sql.optimizer.decorrelateSubqueryLegacyIncorrectCountHandling.enabled"
 

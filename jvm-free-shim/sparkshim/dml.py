@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from sparkshim import delta, merge_on_read, rewrite
+from sparkshim import append, delta, merge_on_read, rewrite
 from sparkshim.action_table import ACTION, KIND, NEW
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.query import run_query
@@ -493,7 +493,7 @@ def apply_actions(
     otherwise one delta-rs MERGE of the action table rewrites their files."""
     session, location, read_version = statement.session, statement.location, statement.read_version
     state = delta.table_state(location)
-    if state is not None and merge_on_read.enabled(state):
+    if state is not None and append.marks_removed_rows(state):
         row_changes = merge_on_read.RowChanges(changes, _without_prefix(inserts))
         merge_on_read.apply(
             session,

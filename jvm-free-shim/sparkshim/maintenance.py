@@ -33,7 +33,7 @@ import pyarrow as pa
 from deltalake.exceptions import DeltaError
 from sqlglot import exp
 
-from sparkshim import compact, deletion_vectors, delta, log
+from sparkshim import compact, deletion_vectors, delta, log, row_index
 from sparkshim.config import RETENTION_CHECK_CONF
 from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.translate import parse_spark
@@ -239,6 +239,7 @@ def vacuum(
             f" check by setting: {RETENTION_CHECK_CONF} = false ({failure})"
         ) from failure
     vectors = _unneeded_vector_files(location, table, retain_hours)
+    vectors += [p for p in row_index.stale_files(location) if _older_than(p, retain_hours, table)]
     if dry_run:
         listed = [(location / p).as_uri() for p in paths] + [v.as_uri() for v in vectors]
         unique = list(dict.fromkeys(listed))  # delta-rs names a file once per removal
@@ -274,6 +275,13 @@ def _unneeded_vector_files(
     return sorted(
         path for path in stored if path not in needed and path.stat().st_mtime * 1000 < cutoff_ms
     )
+
+
+def _older_than(path: Path, retain_hours: int | None, table: DeltaTable) -> bool:
+    """Whether ``path`` was written before the retention period (a file being written now,
+    by a writer that has not committed yet, is not)."""
+    hours = retain_hours if retain_hours is not None else _retention_hours(table)
+    return path.stat().st_mtime < time.time() - hours * 3600
 
 
 def _retention_hours(table: DeltaTable) -> float:

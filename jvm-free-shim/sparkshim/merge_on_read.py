@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap64
 from sqlglot import exp
 
-from sparkshim import append, commits, deletion_vectors, delta, log
+from sparkshim import append, commits, deletion_vectors, delta
 from sparkshim.action_table import ACTION, NEW
 from sparkshim.query import FILE_COLUMN, POSITION_COLUMN, run_query
 from sparkshim.types import align_to_schema
@@ -44,16 +44,6 @@ if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from sparkshim.session_protocol import SessionProtocol
-
-ENABLE_PROPERTY = "delta.enableDeletionVectors"
-_FEATURE = "deletionVectors"
-
-
-def enabled(state: log.TableState) -> bool:
-    """Whether DELETE, UPDATE and MERGE on the table mark rows in deletion vectors."""
-    asked = state.configuration.get(ENABLE_PROPERTY, "").lower() == "true"
-    supported = _FEATURE in state.reader_features and _FEATURE in (state.writer_features or ())
-    return asked and supported and append.is_plain_table(state)
 
 
 @dataclass(frozen=True)

@@ -17,19 +17,22 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import delta
+from sparkshim import append, deletion_vectors, delta, row_index
 from sparkshim.config import (
     ALLOW_PRECISION_LOSS_CONF,
     HAVING_AS_WHERE_CONF,
     LEGACY_COUNT_CONF,
+    ROW_INDEX_CONF,
     SETOPS_PRECEDENCE_CONF,
 )
 from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
@@ -502,8 +505,171 @@ def resolve_tables(
             continue
         if not table.db and table.name.lower() in _cte_names_in_scope(table):
             continue
+        located = _located_by_index(session, table, registrations)
+        if located is not None:
+            _replace(table, located)
+            continue
         _replace(table, _resolve_reference(session, table, registrations))
     return tree
+
+
+@dataclass(frozen=True)
+class _IndexLookup:
+    """A semi join that looks up a table's rows by every column: ``FROM t SEMI JOIN o ON
+    t.c1 <=> o.x1 AND … [AND conditions on o alone]``."""
+
+    other: exp.Expr  # the joined relation (o), as written
+    pairs: dict[str, exp.Column]  # each column of t by name: the o column it equals
+    conditions: list[exp.Expr]  # on o's columns alone
+
+
+def _index_lookup(table: exp.Table) -> _IndexLookup | None:
+    """The lookup ``table`` is the FROM of, if it is (its SELECT's only join being the semi
+    join)."""
+    select = table.parent.parent if isinstance(table.parent, exp.From) else None
+    joins = select.args.get("joins") if isinstance(select, exp.Select) else None
+    if not joins or len(joins) != 1 or table.args.get("joins"):
+        return None
+    join = joins[0]
+    if join.args.get("kind") != "SEMI" or join.args.get("side") not in (None, "LEFT"):
+        return None
+    on = join.args.get("on")
+    if on is None or join.args.get("using"):
+        return None
+    alias, other_alias = table.alias_or_name, join.this.alias_or_name
+    pairs: dict[str, exp.Column] = {}
+    conditions: list[exp.Expr] = []
+    for conjunct in _conjuncts(on):
+        sides = _column_pair(conjunct, alias, other_alias)
+        if sides is not None and sides[0] not in pairs:
+            pairs[sides[0]] = sides[1]
+            continue
+        columns = list(conjunct.find_all(exp.Column))
+        if not columns or any(c.table != other_alias for c in columns):
+            return None
+        if conjunct.find(exp.Subquery, exp.Rand, exp.Anonymous) is not None:
+            return None
+        conditions.append(conjunct)
+    return _IndexLookup(join.this, pairs, conditions) if pairs else None
+
+
+def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
+    condition = condition.unnest()
+    if isinstance(condition, exp.And):
+        return [*_conjuncts(condition.this), *_conjuncts(condition.expression)]
+    return [condition]
+
+
+def _column_pair(conjunct: exp.Expr, alias: str, other_alias: str) -> tuple[str, exp.Column] | None:
+    """``t.c <=> o.x`` (either way round): ``(c, o.x)``."""
+    if not isinstance(conjunct, exp.NullSafeEQ):
+        return None
+    left, right = conjunct.this, conjunct.expression
+    if not isinstance(left, exp.Column) or not isinstance(right, exp.Column):
+        return None
+    if left.table == other_alias and right.table == alias:
+        left, right = right, left
+    if left.table != alias or right.table != other_alias or alias == other_alias:
+        return None
+    return left.name.lower(), right
+
+
+def _located_by_index(
+    session: SessionProtocol, table: exp.Table, registrations: Registrations
+) -> exp.Expr | None:
+    """The rows of ``table`` that a semi join looks up by every column, found through the
+    table's row index (row_index.py) instead of by reading the table: the looked-up values
+    first (the joined relation, on its own), then the positions of their copies in each
+    data file. None where it does not apply (then the table is read as usual): not such a
+    lookup, a table without deletion vectors written here, time travel, or values whose
+    types are not exactly the table's."""
+    if str(session.conf.get(ROW_INDEX_CONF, "true")).lower() == "false":
+        return None
+    lookup = _index_lookup(table)
+    if lookup is None or table.args.get("version") is not None:
+        return None
+    if not table.db and session.temp_view(table.name) is not None:
+        return None
+    entry = session.catalog_store.lookup(session.qualify(table))
+    if entry is None or entry.location is None:
+        return None
+    state = delta.table_state(entry.location)
+    if state is None or not append.marks_removed_rows(state):
+        return None
+    snapshot = delta.open_table(entry.location)
+    schema = delta.arrow_schema(snapshot)
+    if sorted(lookup.pairs) != sorted(schema.names):
+        return None
+    probe_query = (
+        exp.select(*[exp.alias_(lookup.pairs[n].copy(), n, quoted=True) for n in schema.names])
+        .from_(lookup.other.copy())
+        .distinct()
+    )
+    for condition in lookup.conditions:
+        probe_query = probe_query.where(condition.copy())
+    try:
+        probes = run_query(session, probe_query)
+    except (AnalysisException, UnsupportedSqlError):
+        return None  # it reads what only the whole statement defines (a CTE …)
+    if probes.schema.types != schema.types:
+        return None
+    located = _locate(registrations.cursor, entry.location, snapshot, schema, probes)
+    if entry.location != registrations.files_of:
+        located = located.drop_columns([FILE_COLUMN, POSITION_COLUMN])
+    return registrations.arrow(located)
+
+
+def _locate(
+    cursor: duckdb.DuckDBPyConnection,
+    location: Path,
+    snapshot: DeltaTable,
+    schema: pa.Schema,
+    probes: pa.Table,
+) -> pa.Table:
+    """Every live row of ``snapshot`` equal to a row of ``probes`` (distinct): its values,
+    its data file (as a located scan names it) and its position."""
+    first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in schema.names])
+    hashes = f"{first.sql('duckdb')} AS h1, {second.sql('duckdb')} AS h2"
+    probe_first, probe_second = _probe_hashes(cursor, probes, hashes)
+    vectors = deletion_vectors.of_snapshot(location, snapshot.version())
+    files: list[pa.Array] = []
+    positions: list[pa.Array] = []
+    taken: list[pa.Array] = []
+    for relative in pa.table(snapshot.get_add_actions(flatten=True)).column("path").to_pylist():
+        path = deletion_vectors.local_path(location, relative)
+        index_path = row_index.index_path(location, relative)
+        index = row_index.load(index_path)
+        if index is None:
+            rows = files_scan(cursor, (path,), schema, {}, row_positions=True)
+            sql = f"SELECT {hashes}, {_identifier(_POSITION)} AS pos FROM ({rows})"
+            index = row_index.build(cursor, index_path, sql)
+        found = row_index.matches(index, probe_first, probe_second)
+        vector = vectors.get(relative)
+        if vector is not None and found.num_rows:
+            removed = deletion_vectors.positions(deletion_vectors.read(location, vector))
+            live = np.isin(found.column("position").to_numpy(), removed, invert=True)
+            found = found.filter(pa.array(live))
+        files.append(pa.array([path] * found.num_rows, pa.string()))
+        positions.append(found.column("position").combine_chunks())
+        taken.append(found.column("probe").combine_chunks())
+    located = probes.take(pa.concat_arrays(taken) if taken else pa.array([], pa.int64()))
+    located = located.append_column(FILE_COLUMN, pa.chunked_array(files, pa.string()))
+    return located.append_column(POSITION_COLUMN, pa.chunked_array(positions, pa.int64()))
+
+
+def _probe_hashes(
+    cursor: duckdb.DuckDBPyConnection, probes: pa.Table, hashes: str
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Each probe row's two hashes (``hashes``: the SQL of both, as the index has them)."""
+    name = f"__shim_probes_{next(_registration_ids)}"
+    cursor.register(name, probes)
+    try:
+        result = cursor.sql(f"SELECT {hashes} FROM {name}").to_arrow_table()
+    finally:
+        cursor.unregister(name)
+    first = result.column("h1").to_numpy().astype("<u8", copy=False)
+    second = (result.column("h2").to_numpy() & 0xFFFFFFFF).astype("<u4")
+    return first, second
 
 
 def _cte_names_in_scope(node: exp.Expr) -> set[str]:

@@ -81,7 +81,7 @@ def delete_and_insert(
     inserted = align_to_schema(inserted, schema.names, schema) if inserted is not None else None
     if inserted is not None and not append.fits(state, inserted):
         return False  # a NOT NULL column given NULL: delta-rs refuses it, with its message
-    mark_rows = merge_on_read.enabled(state)
+    mark_rows = append.marks_removed_rows(state)
     rewritten = _rewrite_files(session, location, table, schema, merge, mark_rows)
     inserted_count = inserted.num_rows if inserted is not None else 0
     if not rewritten.deleted_rows.num_rows and not inserted_count:

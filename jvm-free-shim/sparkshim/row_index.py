@@ -1,0 +1,167 @@
+"""Where a table's rows are, by value: a per-file index of row hashes, so that a statement
+that looks up a few row values (a refresh's MERGE, the copies a dynamic table holds of
+the rows a change touches) reads neither the table's data files nor more of the index
+than the values it looks up.
+
+Each data file of a table with deletion vectors gets an index file the first time it is
+looked up (files never change once written): ``_sparkshim_row_index/<data file>.<tag>``
+in the table's folder, where Delta readers never look (a folder whose name starts with
+``_``). It holds, for every row of the file, a 64-bit hash of the row's values and a
+second, independent 32-bit one (DuckDB's ``hash`` of the columns, and of the columns in
+reverse order after a constant), and the row's position, sorted by the first hash; it is
+read by memory mapping, so a lookup touches a few pages per value. Two rows are taken
+for equal when both hashes are (a 96-bit identity: for 2,000 values looked up among 16M
+rows, a false match has a probability of about 10^-18), and rows a file's deletion
+vector removes are left out. The tag names the hashing scheme and DuckDB's version (its
+hash function is not promised to stay the same): an index of another tag is ignored and
+built again. ``VACUUM`` deletes the index files of data files that are gone.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+FOLDER = "_sparkshim_row_index"
+_SCHEME = 1
+TAG = f"rows-v{_SCHEME}-duckdb-{duckdb.__version__}"
+_MAGIC = b"SHIMRIX1"
+_HEADER = 16  # the magic, then the row count (little-endian 64-bit)
+_SALT = "sparkshim-row-index"
+
+
+def hash_columns(columns: list[exp.Expr]) -> tuple[exp.Expr, exp.Expr]:
+    """The two hashes of a row whose values are ``columns`` (in the table's order, each
+    already in the table's type): DuckDB SQL expressions."""
+    first = exp.func("hash", *[c.copy() for c in columns])
+    reverse = [exp.Literal.string(_SALT), *[c.copy() for c in reversed(columns)]]
+    second = exp.BitwiseAnd(
+        this=exp.func("hash", *reverse), expression=exp.Literal.number(0xFFFFFFFF)
+    )
+    return first, second
+
+
+@dataclass(frozen=True)
+class FileIndex:
+    """One data file's index, memory-mapped: hashes sorted by the first."""
+
+    first: np.ndarray[Any, Any]  # uint64, ascending
+    second: np.ndarray[Any, Any]  # uint32
+    positions: np.ndarray[Any, Any]  # uint32 (a file holds fewer than 2^32 rows)
+
+
+def index_path(location: Path, data_file: str) -> Path:
+    return location / FOLDER / f"{Path(data_file).name}.{TAG}"
+
+
+def load(path: Path) -> FileIndex | None:
+    """The index at ``path`` (kept open per path), or None when there is none."""
+    with _lock:
+        kept = _opened.get(str(path))
+    if kept is not None:
+        return kept
+    try:
+        header = np.fromfile(path, dtype=np.uint8, count=_HEADER)
+    except FileNotFoundError:
+        return None
+    if header.size < _HEADER or header[:8].tobytes() != _MAGIC:
+        return None
+    rows = int(header[8:].view("<u8")[0])
+    if path.stat().st_size != _HEADER + rows * 16:
+        return None  # cut short: built again
+    mapped = np.memmap(path, dtype=np.uint8, mode="r")
+    index = FileIndex(
+        mapped[_HEADER : _HEADER + rows * 8].view("<u8"),
+        mapped[_HEADER + rows * 8 : _HEADER + rows * 12].view("<u4"),
+        mapped[_HEADER + rows * 12 : _HEADER + rows * 16].view("<u4"),
+    )
+    with _lock:
+        if len(_opened) >= _KEPT_OPEN:
+            _opened.pop(next(iter(_opened)))
+        _opened[str(path)] = index
+    return index
+
+
+def build(cursor: duckdb.DuckDBPyConnection, path: Path, hashed_rows_sql: str) -> FileIndex:
+    """Write the index of one data file from ``hashed_rows_sql`` (DuckDB SQL giving each
+    row's two hashes and its position, in columns ``h1``, ``h2``, ``pos``); written to a
+    temporary file and renamed, so a reader never sees half an index."""
+    rows = cursor.sql(hashed_rows_sql).to_arrow_table()
+    first = rows.column("h1").to_numpy().astype("<u8", copy=False)
+    order = np.argsort(first)
+    second = rows.column("h2").to_numpy().astype("<u4")[order]
+    positions = rows.column("pos").to_numpy().astype("<u4")[order]
+    path.parent.mkdir(exist_ok=True)
+    staged = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    with staged.open("wb") as out:
+        out.write(_MAGIC)
+        out.write(np.array([len(order)], dtype="<u8").tobytes())
+        out.write(first[order].tobytes())
+        out.write(second.tobytes())
+        out.write(positions.tobytes())
+    os.replace(staged, path)
+    loaded = load(path)
+    assert loaded is not None
+    return loaded
+
+
+def matches(
+    index: FileIndex, first: np.ndarray[Any, Any], second: np.ndarray[Any, Any]
+) -> pa.Table:
+    """The rows of the file whose hashes equal a probe's: ``probe`` (the probe's number)
+    and ``position``, one row per match."""
+    low = np.searchsorted(index.first, first, side="left")
+    high = np.searchsorted(index.first, first, side="right")
+    counts = high - low
+    found = np.nonzero(counts)[0]
+    if not found.size:
+        return _no_matches()
+    probes = np.repeat(found, counts[found])
+    # Each probe's run of equal first hashes, flattened: start + 0, 1, … within its run.
+    starts = np.repeat(low[found], counts[found])
+    offsets = np.arange(probes.size) - np.repeat(
+        np.cumsum(counts[found]) - counts[found], counts[found]
+    )
+    slots = starts + offsets
+    same = index.second[slots] == second[probes]
+    return pa.table(
+        {
+            "probe": pa.array(probes[same].astype(np.int64)),
+            "position": pa.array(index.positions[slots[same]].astype(np.int64)),
+        }
+    )
+
+
+def _no_matches() -> pa.Table:
+    return pa.table({"probe": pa.array([], pa.int64()), "position": pa.array([], pa.int64())})
+
+
+def stale_files(location: Path) -> list[Path]:
+    """Index files whose data file is gone, or of another tag (VACUUM deletes them)."""
+    folder = location / FOLDER
+    if not folder.is_dir():
+        return []
+    stale = []
+    for path in folder.iterdir():
+        name, _, tag = path.name.partition(".rows-")
+        if (
+            path.name.startswith(".")
+            or tag != TAG.removeprefix("rows-")
+            or not (location / name).exists()
+        ):
+            stale.append(path)
+    return stale
+
+
+_lock = threading.Lock()
+_KEPT_OPEN = 4_096
+_opened: dict[str, FileIndex] = {}

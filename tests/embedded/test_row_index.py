@@ -1,0 +1,162 @@
+"""The row index (sparkshim/row_index.py): a semi join that looks up rows of a table with
+deletion vectors by every column finds them through per-file hash indexes, not by reading
+the table; it must answer exactly what reading the table answers (the oracle: the same
+query with the index turned off), whatever the values (duplicates, NULLs, -0.0 and NaN,
+strings, decimals, dates), after rows were marked deleted, and with indexes that are
+missing, damaged or of another tag."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sparkshim import row_index
+from sparkshim.config import ROW_INDEX_CONF
+from sparkshim.session import ShimSession
+
+pytestmark = pytest.mark.embedded
+
+COLUMNS = "k INT, s STRING, d DOUBLE, m DECIMAL(10, 2), day DATE"
+LOOKUP = (
+    "SELECT t.k, t.s, t.d, t.m, t.day, count(*) AS copies FROM t SEMI JOIN probe AS p"
+    " ON t.k <=> p.k AND t.s <=> p.s AND t.d <=> p.d AND t.m <=> p.m AND t.day <=> p.day"
+    " GROUP BY t.k, t.s, t.d, t.m, t.day"
+)
+
+
+def multiset(session: ShimSession, sql: str) -> Counter[str]:
+    rows = [row.asDict() for row in session.sql(sql).collect()]
+    return Counter(json.dumps(row, sort_keys=True, default=str) for row in rows)
+
+
+def indexed_and_read(session: ShimSession, sql: str) -> tuple[Counter[str], Counter[str]]:
+    """The query's rows through the index, and with the index turned off."""
+    through_index = multiset(session, sql)
+    session.conf.set(ROW_INDEX_CONF, "false")
+    try:
+        return through_index, multiset(session, sql)
+    finally:
+        session.conf.unset(ROW_INDEX_CONF)
+
+
+def index_files(session: ShimSession) -> list[Path]:
+    location = Path(str(session.sql("DESCRIBE DETAIL t").collect()[0]["location"])[7:])
+    folder = location / row_index.FOLDER
+    return sorted(folder.iterdir()) if folder.is_dir() else []
+
+
+VALUE = st.tuples(
+    st.one_of(st.none(), st.integers(-3, 3)),
+    st.one_of(st.none(), st.sampled_from(["", "a", "b", "a b", "'q'"])),
+    st.one_of(st.none(), st.sampled_from(["0.0", "-0.0", "double('NaN')", "1.5", "-2.25"])),
+    st.one_of(st.none(), st.sampled_from(["0.00", "1.10", "-7.25"])),
+    st.one_of(st.none(), st.sampled_from(["DATE'2024-02-29'", "DATE'1970-01-01'"])),
+)
+
+
+def literal(value: tuple[Any, ...]) -> str:
+    k, s, d, m, day = value
+    parts = [
+        "CAST(NULL AS INT)" if k is None else str(k),
+        "CAST(NULL AS STRING)" if s is None else "'" + s.replace("'", "\\'") + "'",
+        "CAST(NULL AS DOUBLE)" if d is None else f"CAST({d} AS DOUBLE)",
+        "CAST(NULL AS DECIMAL(10, 2))" if m is None else f"CAST({m} AS DECIMAL(10, 2))",
+        "CAST(NULL AS DATE)" if day is None else day,
+    ]
+    return "(" + ", ".join(parts) + ")"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    batches=st.lists(st.lists(VALUE, min_size=1, max_size=8), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_lookups_through_the_index_equal_reading_the_table(
+    tmp_path_factory: pytest.TempPathFactory,
+    batches: list[list[tuple[Any, ...]]],
+    data: st.DataObject,
+) -> None:
+    inserted = [value for batch in batches for value in batch]
+    # Rows to look up: some of the table's (each may have copies), some maybe not; rows to
+    # mark deleted first: some of the table's, so that lookups meet deletion vectors.
+    probes = data.draw(st.lists(st.one_of(st.sampled_from(inserted), VALUE), min_size=1))
+    deleted = data.draw(st.lists(st.sampled_from(inserted), max_size=3))
+    session = ShimSession(warehouse=str(tmp_path_factory.mktemp("w")))
+    session.sql(
+        f"CREATE TABLE t ({COLUMNS}) USING delta"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql(f"CREATE TABLE probe ({COLUMNS}) USING delta")
+    for batch in batches:  # a data file each
+        session.sql(f"INSERT INTO t VALUES {', '.join(literal(v) for v in batch)}")
+    session.sql(f"INSERT INTO probe VALUES {', '.join(literal(v) for v in probes)}")
+    for value in deleted:  # rows marked in deletion vectors
+        session.sql(f"DELETE FROM t WHERE (k, s, d, m, day) <=> {literal(value)}")
+    through_index, read = indexed_and_read(session, LOOKUP)
+    assert through_index == read
+    if session.sql("DESCRIBE DETAIL t").collect()[0]["numFiles"]:
+        assert index_files(session), "the lookup went through the index"
+
+
+def test_a_refresh_merge_finds_its_rows_through_the_index(tmp_path: Path) -> None:
+    """The MERGE a refresh runs (delete the copies of changed rows, insert the new copies)
+    marks exactly the rows a read of the table finds."""
+    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session.sql(
+        "CREATE TABLE t (k INT, v STRING) USING delta"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql(
+        "INSERT INTO t SELECT CAST(id % 100 AS INT), CAST(id % 7 AS STRING) FROM range(700)"
+    )
+    session.sql("CREATE TABLE twin (k INT, v STRING) USING delta")
+    session.sql("INSERT INTO twin SELECT * FROM t")
+    generator = random.Random(3)
+    for _ in range(4):
+        keys = generator.sample(range(120), 20)
+        values = ", ".join(f"({k}, '{k % 7}', {str(k % 2 == 0).lower()})" for k in keys)
+        for name in ("t", "twin"):
+            session.sql(
+                f"MERGE INTO {name} USING (SELECT * FROM VALUES {values} AS s(k, v, remove)) AS s"
+                f" ON s.remove AND ({name}.k <=> s.k AND {name}.v <=> s.v)"
+                " WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND NOT s.remove THEN INSERT (k, v)"
+                " VALUES (s.k, s.v)"
+            )
+        assert multiset(session, "SELECT * FROM t") == multiset(session, "SELECT * FROM twin")
+    assert index_files(session)
+
+
+def test_damaged_or_foreign_indexes_are_built_again(tmp_path: Path) -> None:
+    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session.sql(
+        f"CREATE TABLE t ({COLUMNS}) USING delta"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql(f"CREATE TABLE probe ({COLUMNS}) USING delta")
+    session.sql(
+        "INSERT INTO t SELECT CAST(id AS INT), 'x', 1.0, 2.00, DATE'2024-01-01' FROM range(50)"
+    )
+    session.sql(
+        "INSERT INTO probe SELECT CAST(id AS INT), 'x', 1.0, 2.00, DATE'2024-01-01' FROM range(0, 100, 3)"
+    )
+    expected = multiset(session, LOOKUP)
+    (index,) = index_files(session)
+    row_index._opened.clear()  # as a new process finds it
+    index.write_bytes(index.read_bytes()[:-8])  # cut short
+    assert multiset(session, LOOKUP) == expected
+    assert index.stat().st_size > 0 and index_files(session) == [index]
+    row_index._opened.clear()
+    foreign = index.with_name(index.name.replace(row_index.TAG, "rows-v0-duckdb-0.0.0"))
+    index.rename(foreign)
+    assert multiset(session, LOOKUP) == expected
+    assert index.exists()  # built again under this tag
+    session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    session.sql("VACUUM t RETAIN 0 HOURS")
+    assert index_files(session) == [index]  # the other tag's file is gone, this one stays
