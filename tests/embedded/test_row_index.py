@@ -144,14 +144,16 @@ def test_damaged_or_foreign_indexes_are_built_again(tmp_path: Path) -> None:
         "INSERT INTO t SELECT CAST(id AS INT), 'x', 1.0, 2.00, DATE'2024-01-01' FROM range(50)"
     )
     session.sql(
-        "INSERT INTO probe SELECT CAST(id AS INT), 'x', 1.0, 2.00, DATE'2024-01-01' FROM range(0, 100, 3)"
+        "INSERT INTO probe SELECT CAST(id AS INT), 'x', 1.0, 2.00, DATE'2024-01-01'"
+        " FROM range(0, 100, 3)"
     )
     expected = multiset(session, LOOKUP)
     (index,) = index_files(session)
     row_index._opened.clear()  # as a new process finds it
     index.write_bytes(index.read_bytes()[:-8])  # cut short
     assert multiset(session, LOOKUP) == expected
-    assert index.stat().st_size > 0 and index_files(session) == [index]
+    assert index.stat().st_size > 0
+    assert index_files(session) == [index]
     row_index._opened.clear()
     foreign = index.with_name(index.name.replace(row_index.TAG, "rows-v0-duckdb-0.0.0"))
     index.rename(foreign)
