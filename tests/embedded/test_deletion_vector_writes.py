@@ -271,3 +271,15 @@ def test_dynamic_tables_refresh_by_marking_rows(tmp_path: Path) -> None:
     session.sql("OPTIMIZE f")  # what compaction runs (compaction.py)
     assert not _vectors(f_location)
     assert rows(session, "SELECT * FROM f") == rows(session, "SELECT k, v FROM src WHERE v > 2")
+
+
+def test_setting_the_property_later_turns_vectors_on(tmp_path: Path) -> None:
+    session = ShimSession(warehouse=str(tmp_path / "warehouse"))
+    session.sql("CREATE TABLE t (a INT) USING delta")
+    session.sql("INSERT INTO t VALUES (1), (2), (3)")
+    session.sql("ALTER TABLE t SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    session.sql("DELETE FROM t WHERE a = 2")
+    detail = session.sql("DESCRIBE DETAIL t").collect()[0]
+    assert "deletionVectors" in detail["tableFeatures"]
+    assert dict(detail["statistics"])["numDeletionVectors"] == 1
+    assert rows(session, "SELECT * FROM t") == delta_rs_rows(location_of(session, "t"))
