@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkshim import delta
+from sparkshim import deletion_vectors, delta
 
 CHANGE_TYPE = "_change_type"
 
@@ -36,6 +36,24 @@ def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, 
             "dataChange": False,
         }
     }
+
+
+def remove_action(
+    relative: str, size: int, now: int, vector: deletion_vectors.Descriptor | None
+) -> dict[str, Any]:
+    """The ``remove`` action of a data file a row-level statement changed; with its
+    deletion vector, if it has one (the logical file removed is the file and its vector)."""
+    remove: dict[str, Any] = {
+        "path": relative,
+        "dataChange": True,
+        "deletionTimestamp": now,
+        "extendedFileMetadata": True,
+        "partitionValues": {},
+        "size": size,
+    }
+    if vector is not None:
+        remove["deletionVector"] = vector.to_json()
+    return {"remove": remove}
 
 
 def put(

@@ -89,7 +89,7 @@ def mark(location: Path, table: DeltaTable, located: pa.Table) -> Marking:
         bitmap = BitMap64(positions)
         if old is not None:
             bitmap |= deletion_vectors.read(location, old)
-        removed.append(_remove(relative, entry, now, old))
+        removed.append(commits.remove_action(relative, entry["size_bytes"], now, old))
         if len(bitmap) >= entry["num_records"]:
             dropped += old is not None
             continue
@@ -115,22 +115,6 @@ def _data_files(table: DeltaTable) -> dict[str, dict[str, Any]]:
     path relative to the table."""
     actions = pa.table(table.get_add_actions(flatten=False))
     return {row["path"]: row for row in actions.to_pylist()}
-
-
-def _remove(
-    relative: str, entry: dict[str, Any], now: int, vector: deletion_vectors.Descriptor | None
-) -> dict[str, Any]:
-    remove: dict[str, Any] = {
-        "path": relative,
-        "dataChange": True,
-        "deletionTimestamp": now,
-        "extendedFileMetadata": True,
-        "partitionValues": {},
-        "size": entry["size_bytes"],
-    }
-    if vector is not None:
-        remove["deletionVector"] = vector.to_json()
-    return {"remove": remove}
 
 
 def _add(entry: dict[str, Any], vector: deletion_vectors.Descriptor) -> dict[str, Any]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import itertools
 import re
 import threading
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -513,67 +512,6 @@ def resolve_tables(
     return tree
 
 
-@dataclass(frozen=True)
-class _IndexLookup:
-    """A semi join that looks up a table's rows by every column: ``FROM t SEMI JOIN o ON
-    t.c1 <=> o.x1 AND … [AND conditions on o alone]``."""
-
-    other: exp.Expr  # the joined relation (o), as written
-    pairs: dict[str, exp.Column]  # each column of t by name: the o column it equals
-    conditions: list[exp.Expr]  # on o's columns alone
-
-
-def _index_lookup(table: exp.Table) -> _IndexLookup | None:
-    """The lookup ``table`` is the FROM of, if it is (its SELECT's only join being the semi
-    join)."""
-    select = table.parent.parent if isinstance(table.parent, exp.From) else None
-    joins = select.args.get("joins") if isinstance(select, exp.Select) else None
-    if not joins or len(joins) != 1 or table.args.get("joins"):
-        return None
-    join = joins[0]
-    if join.args.get("kind") != "SEMI" or join.args.get("side") not in (None, "LEFT"):
-        return None
-    on = join.args.get("on")
-    if on is None or join.args.get("using"):
-        return None
-    alias, other_alias = table.alias_or_name, join.this.alias_or_name
-    pairs: dict[str, exp.Column] = {}
-    conditions: list[exp.Expr] = []
-    for conjunct in _conjuncts(on):
-        sides = _column_pair(conjunct, alias, other_alias)
-        if sides is not None and sides[0] not in pairs:
-            pairs[sides[0]] = sides[1]
-            continue
-        columns = list(conjunct.find_all(exp.Column))
-        if not columns or any(c.table != other_alias for c in columns):
-            return None
-        if conjunct.find(exp.Subquery, exp.Rand, exp.Anonymous) is not None:
-            return None
-        conditions.append(conjunct)
-    return _IndexLookup(join.this, pairs, conditions) if pairs else None
-
-
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    condition = condition.unnest()
-    if isinstance(condition, exp.And):
-        return [*_conjuncts(condition.this), *_conjuncts(condition.expression)]
-    return [condition]
-
-
-def _column_pair(conjunct: exp.Expr, alias: str, other_alias: str) -> tuple[str, exp.Column] | None:
-    """``t.c <=> o.x`` (either way round): ``(c, o.x)``."""
-    if not isinstance(conjunct, exp.NullSafeEQ):
-        return None
-    left, right = conjunct.this, conjunct.expression
-    if not isinstance(left, exp.Column) or not isinstance(right, exp.Column):
-        return None
-    if left.table == other_alias and right.table == alias:
-        left, right = right, left
-    if left.table != alias or right.table != other_alias or alias == other_alias:
-        return None
-    return left.name.lower(), right
-
-
 def _located_by_index(
     session: SessionProtocol, table: exp.Table, registrations: Registrations
 ) -> exp.Expr | None:
@@ -585,7 +523,7 @@ def _located_by_index(
     types are not exactly the table's."""
     if str(session.conf.get(ROW_INDEX_CONF, "true")).lower() == "false":
         return None
-    lookup = _index_lookup(table)
+    lookup = row_index.lookup_of(table)
     if lookup is None or table.args.get("version") is not None:
         return None
     if not table.db and session.temp_view(table.name) is not None:

@@ -178,7 +178,7 @@ def _rewrite_files(
                 message=f"[DELTA_CONCURRENT_WRITE] {location} moved while this MERGE read it;"
                 " nothing was written: re-read the table and retry"
             )
-        removed.append(_remove(relative, sizes[relative], now, vectors.get(relative)))
+        removed.append(commits.remove_action(relative, sizes[relative], now, vectors.get(relative)))
     return _Rewritten(removed, added, deleted_rows, copied, {})
 
 
@@ -240,19 +240,3 @@ def _file_sizes(table: DeltaTable) -> dict[str, int]:
             strict=True,
         )
     )
-
-
-def _remove(
-    relative: str, size: int, now: int, vector: deletion_vectors.Descriptor | None
-) -> dict[str, Any]:
-    remove: dict[str, Any] = {
-        "path": relative,
-        "dataChange": True,
-        "deletionTimestamp": now,
-        "extendedFileMetadata": True,
-        "partitionValues": {},
-        "size": size,
-    }
-    if vector is not None:
-        remove["deletionVector"] = vector.to_json()
-    return {"remove": remove}

@@ -283,3 +283,18 @@ def test_setting_the_property_later_turns_vectors_on(tmp_path: Path) -> None:
     assert "deletionVectors" in detail["tableFeatures"]
     assert dict(detail["statistics"])["numDeletionVectors"] == 1
     assert rows(session, "SELECT * FROM t") == delta_rs_rows(location_of(session, "t"))
+
+
+def test_a_dynamic_table_created_without_vectors_stays_copy_on_write(tmp_path: Path) -> None:
+    dt = DynamicTables(warehouse=str(tmp_path / "warehouse"))
+    dt.sql("CREATE TABLE src (k INT, v INT) USING delta")
+    dt.sql("INSERT INTO src SELECT CAST(id AS INT), CAST(id % 5 AS INT) FROM range(100)")
+    dt.sql(
+        "CREATE DYNAMIC TABLE f TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'false') AS SELECT k, v FROM src"
+    )
+    dt.sql("UPDATE src SET v = v + 1 WHERE k % 10 = 0")
+    assert dt.sql("ALTER DYNAMIC TABLE f REFRESH").collect()[0]["action"] == "INCREMENTAL"
+    session = dt.engine.session
+    assert rows(session, "SELECT * FROM f") == rows(session, "SELECT k, v FROM src")
+    assert not _vectors(location_of(session, "f"))
