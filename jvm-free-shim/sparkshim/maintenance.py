@@ -239,7 +239,8 @@ def vacuum(
             f" check by setting: {RETENTION_CHECK_CONF} = false ({failure})"
         ) from failure
     vectors = _unneeded_vector_files(location, table, retain_hours)
-    vectors += [p for p in row_index.stale_files(location) if _older_than(p, retain_hours, table)]
+    stale_indexes = row_index.stale_files(location, delta.arrow_schema(table))
+    vectors += [p for p in stale_indexes if _older_than(p, retain_hours, table)]
     if dry_run:
         listed = [(location / p).as_uri() for p in paths] + [v.as_uri() for v in vectors]
         unique = list(dict.fromkeys(listed))  # delta-rs names a file once per removal

@@ -575,7 +575,7 @@ def _locate(
     taken: list[pa.Array] = []
     for relative in pa.table(snapshot.get_add_actions(flatten=True)).column("path").to_pylist():
         path = deletion_vectors.local_path(location, relative)
-        index_path = row_index.index_path(location, relative)
+        index_path = row_index.index_path(location, relative, schema)
         index = row_index.load(index_path)
         if index is None:
             rows = files_scan(cursor, (path,), schema, {}, row_positions=True)

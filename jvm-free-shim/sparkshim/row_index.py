@@ -4,21 +4,25 @@ the rows a change touches) reads neither the table's data files nor more of the 
 than the values it looks up.
 
 Each data file of a table with deletion vectors gets an index file the first time it is
-looked up (files never change once written): ``_sparkshim_row_index/<data file>.<tag>``
-in the table's folder, where Delta readers never look (a folder whose name starts with
-``_``). It holds, for every row of the file, a 64-bit hash of the row's values and a
-second, independent 32-bit one (DuckDB's ``hash`` of the columns, and of the columns in
-reverse order after a constant), and the row's position, sorted by the first hash; it is
-read by memory mapping, so a lookup touches a few pages per value. Two rows are taken
-for equal when both hashes are (a 96-bit identity: for 2,000 values looked up among 16M
-rows, a false match has a probability of about 10^-18), and rows a file's deletion
-vector removes are left out. The tag names the hashing scheme and DuckDB's version (its
-hash function is not promised to stay the same): an index of another tag is ignored and
-built again. ``VACUUM`` deletes the index files of data files that are gone.
+looked up (files never change once written):
+``_sparkshim_row_index/<data file>.<tag>.<schema>`` in the table's folder, where Delta
+readers never look (a folder whose name starts with ``_``). It holds, for every row of
+the file as the table's schema reads it (a column added since reads as NULL; the name
+records the schema, so a schema change means new indexes), a 64-bit hash of the row's
+values and a second, independent 32-bit one (DuckDB's ``hash`` of the columns, and of the
+columns in reverse order after a constant), and the row's position, sorted by the first
+hash; it is read by memory mapping, so a lookup touches a few pages per value. Two rows
+are taken for equal when both hashes are (a 96-bit identity: for 2,000 values looked up
+among 16M rows, a false match has a probability of about 10^-18), and rows a file's
+deletion vector removes are left out. The tag names the hashing scheme and DuckDB's
+version (its hash function is not promised to stay the same): an index of another tag is
+ignored and built again. ``VACUUM`` deletes the index files no lookup reads.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import threading
 import uuid
@@ -59,8 +63,16 @@ class FileIndex:
     positions: np.ndarray[Any, Any]  # uint32 (a file holds fewer than 2^32 rows)
 
 
-def index_path(location: Path, data_file: str) -> Path:
-    return location / FOLDER / f"{Path(data_file).name}.{TAG}"
+def index_path(location: Path, data_file: str, schema: pa.Schema) -> Path:
+    """Where the index of ``data_file`` read as ``schema`` is: the hashes are of the
+    file's rows as the table's columns hold them (a column added since reads as NULL),
+    so an index is kept per schema."""
+    return location / FOLDER / f"{Path(data_file).name}.{TAG}.{_fingerprint(schema)}"
+
+
+def _fingerprint(schema: pa.Schema) -> str:
+    columns = json.dumps([[field.name, str(field.type)] for field in schema])
+    return hashlib.sha256(columns.encode()).hexdigest()[:16]
 
 
 def load(path: Path) -> FileIndex | None:
@@ -209,19 +221,18 @@ def _column_pair(conjunct: exp.Expr, alias: str, other_alias: str) -> tuple[str,
     return left.name.lower(), right
 
 
-def stale_files(location: Path) -> list[Path]:
-    """Index files whose data file is gone, or of another tag (VACUUM deletes them)."""
+def stale_files(location: Path, schema: pa.Schema) -> list[Path]:
+    """Index files no lookup reads (VACUUM deletes them): of a data file that is gone, of
+    another tag, of another schema than the table's ``schema``, or left half-written."""
     folder = location / FOLDER
     if not folder.is_dir():
         return []
+    current = f"{TAG}.{_fingerprint(schema)}"
     stale = []
     for path in folder.iterdir():
-        name, _, tag = path.name.partition(".rows-")
-        if (
-            path.name.startswith(".")
-            or tag != TAG.removeprefix("rows-")
-            or not (location / name).exists()
-        ):
+        name, _, rest = path.name.partition(".rows-")
+        written = not path.name.startswith(".") and f"rows-{rest}" == current
+        if not written or not (location / name).exists():
             stale.append(path)
     return stale
 

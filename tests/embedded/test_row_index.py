@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deltalake import DeltaTable, Field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,3 +163,28 @@ def test_damaged_or_foreign_indexes_are_built_again(tmp_path: Path) -> None:
     session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
     session.sql("VACUUM t RETAIN 0 HOURS")
     assert index_files(session) == [index]  # the other tag's file is gone, this one stays
+
+
+def test_a_column_added_later_gets_indexes_of_its_own(tmp_path: Path) -> None:
+    """Old files read the new column as NULL: their rows hash otherwise than before, so
+    the index of the old schema is not used (it would find nothing)."""
+    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session.sql(
+        "CREATE TABLE t (k INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql("INSERT INTO t SELECT CAST(id AS INT) FROM range(20)")
+    session.sql("CREATE TABLE probe (k INT, extra STRING) USING delta")
+    session.sql("INSERT INTO probe SELECT CAST(id AS INT), NULL FROM range(0, 20, 2)")
+    lookup = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k"
+    assert sum(multiset(session, lookup).values()) == 10
+    # A column added by another writer (sparkshim has no ALTER TABLE ADD COLUMNS): delta-rs.
+    location = Path(str(session.sql("DESCRIBE DETAIL t").collect()[0]["location"])[7:])
+    DeltaTable(str(location)).alter.add_columns([Field("extra", "string", nullable=True)])
+    lookup = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k AND t.extra <=> p.extra"
+    through_index, read = indexed_and_read(session, lookup)
+    assert through_index == read
+    assert sum(read.values()) == 10
+    assert len(index_files(session)) == 2  # one per schema
+    session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    session.sql("VACUUM t RETAIN 0 HOURS")
+    assert len(index_files(session)) == 1  # the old schema's is no longer read
