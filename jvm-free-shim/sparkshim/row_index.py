@@ -181,8 +181,8 @@ def lookup_of(table: exp.Table) -> IndexLookup | None:
     if join.args.get("kind") != "SEMI" or join.args.get("side") not in (None, "LEFT"):
         return None
     on = join.args.get("on")
-    if on is None or join.args.get("using"):
-        return None
+    if on is None or join.args.get("using") or join.this.find(*_VOLATILE) is not None:
+        return None  # (the joined relation is evaluated twice: first for the values)
     alias, other_alias = table.alias_or_name, join.this.alias_or_name
     pairs: dict[str, exp.Column] = {}
     conditions: list[exp.Expr] = []
@@ -194,10 +194,15 @@ def lookup_of(table: exp.Table) -> IndexLookup | None:
         columns = list(conjunct.find_all(exp.Column))
         if not columns or any(c.table != other_alias for c in columns):
             return None
-        if conjunct.find(exp.Subquery, exp.Rand, exp.Anonymous) is not None:
+        if conjunct.find(exp.Subquery, *_VOLATILE) is not None:
             return None
         conditions.append(conjunct)
     return IndexLookup(join.this, pairs, conditions) if pairs else None
+
+
+# What may give another value each time it is evaluated (a function sqlglot does not know
+# is taken for one).
+_VOLATILE: tuple[type[exp.Expr], ...] = (exp.Rand, exp.Randn, exp.Uuid, exp.Shuffle, exp.Anonymous)
 
 
 def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
