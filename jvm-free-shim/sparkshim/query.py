@@ -117,29 +117,16 @@ class Registrations:
         # A located scan keeps each row's position (and drops the file's second copy).
         dropped = (_POSITION_FILE,) if located else (_POSITION, _POSITION_FILE)
         excluded = ", ".join(_identifier(name) for name in dropped)
+        path_column = delta.PATH_COLUMN if need_path else None
         whole = tuple(f for f in scan.files if f not in scan.deleted)
         parts = []
         if whole:
-            rows = files_scan(
-                self.cursor,
-                whole,
-                scan.data_schema,
-                scan.physical,
-                delta.PATH_COLUMN if need_path else None,
-                row_positions=located,
-            )
+            rows = self._files_rows(scan, whole, path_column, row_positions=located)
             parts.append(f"SELECT * EXCLUDE ({excluded}) FROM ({rows})" if located else rows)
         marked = tuple(f for f in scan.files if f in scan.deleted)
         if marked:
             deleted = self.arrow(_positions_table(scan.deleted)).sql("duckdb")
-            rows = files_scan(
-                self.cursor,
-                marked,
-                scan.data_schema,
-                scan.physical,
-                delta.PATH_COLUMN if need_path else None,
-                row_positions=True,
-            )
+            rows = self._files_rows(scan, marked, path_column, row_positions=True)
             parts.append(
                 f"SELECT * EXCLUDE ({excluded})"
                 f" FROM ({rows}) AS __rows ANTI JOIN {deleted} AS __deleted USING"
@@ -159,6 +146,24 @@ class Registrations:
             partitions = self.arrow(scan.partitions).sql("duckdb")
             sql += f" JOIN {partitions} AS __partitions USING ({path})"
         return sql
+
+    def _files_rows(
+        self,
+        scan: delta.FileScan,
+        files: tuple[str, ...],
+        path_column: str | None,
+        *,
+        row_positions: bool,
+    ) -> str:
+        """DuckDB SQL reading ``files`` of ``scan`` as they are stored (``files_scan``)."""
+        return files_scan(
+            self.cursor,
+            files,
+            scan.data_schema,
+            scan.physical,
+            path_column,
+            row_positions=row_positions,
+        )
 
     def _record_schema(self, name: str, schema: pa.Schema) -> None:
         self.schemas[name] = {
