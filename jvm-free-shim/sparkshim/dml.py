@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from sparkshim import append, delta, merge_on_read, rewrite
 from sparkshim.action_table import ACTION, KIND, NEW
+from sparkshim.conditions import conjuncts, on_one_side
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.query import run_query
 from sparkshim.types import align_to_schema
@@ -106,7 +107,8 @@ def replace_where(
     changes = run_query(session, old_rows)
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
     inserts = rows.rename_columns([f"{NEW}{name}" for name in rows.column_names])
-    statement = _Statement(session, location, target, read_version, "WRITE")
+    # Recorded as the MERGE it is (as delta-rs's commit of it is), with its rows counted.
+    statement = _Statement(session, location, target, read_version, "MERGE")
     apply_actions(statement, schema, changes, inserts)
 
 
@@ -357,11 +359,9 @@ class _MergePairs:
         alias, deterministic), and the others; None for an empty part."""
         source_only: list[exp.Expr] = []
         joined: list[exp.Expr] = []
-        for conjunct in self.on.flatten() if isinstance(self.on, exp.And) else [self.on]:
-            columns = list(conjunct.find_all(exp.Column))
-            on_source = bool(columns) and all(c.table == self.source_alias for c in columns)
-            volatile = conjunct.find(exp.Rand, exp.Subquery, exp.Anonymous) is not None
-            (source_only if on_source and not volatile else joined).append(conjunct)
+        for conjunct in conjuncts(self.on):
+            on_source = on_one_side(conjunct, self.source_alias)
+            (source_only if on_source else joined).append(conjunct)
         return (
             exp.and_(*source_only) if source_only else None,
             exp.and_(*joined) if joined else None,
@@ -476,7 +476,7 @@ class _Statement:
     location: Path
     target: exp.Table  # the table as the statement names it
     read_version: int  # what its queries read
-    operation: str  # as the table's history records it: DELETE, UPDATE, MERGE, WRITE
+    operation: str  # as the table's history records it: DELETE, UPDATE or MERGE
 
 
 def apply_actions(

@@ -238,15 +238,18 @@ def vacuum(
             " this table, such as insert/upsert/delete/optimize, then you may turn off this"
             f" check by setting: {RETENTION_CHECK_CONF} = false ({failure})"
         ) from failure
-    vectors = _unneeded_vector_files(location, table, retain_hours)
+    # What delta-rs leaves, by the same rule: files no version within the retention period
+    # reads, written before it (a writer's file not committed yet stays).
+    cutoff = time.time() - _retention_hours(table, retain_hours) * 3600
+    leftovers = _unneeded_vector_files(location, table, cutoff)
     stale_indexes = row_index.stale_files(location, delta.arrow_schema(table))
-    vectors += [p for p in stale_indexes if _older_than(p, retain_hours, table)]
+    leftovers += [path for path in stale_indexes if path.stat().st_mtime < cutoff]
     if dry_run:
-        listed = [(location / p).as_uri() for p in paths] + [v.as_uri() for v in vectors]
+        listed = [(location / p).as_uri() for p in paths] + [p.as_uri() for p in leftovers]
         unique = list(dict.fromkeys(listed))  # delta-rs names a file once per removal
         return pa.table({"path": pa.array(unique, pa.string())})
-    for vector in vectors:
-        vector.unlink(missing_ok=True)
+    for leftover in leftovers:
+        leftover.unlink(missing_ok=True)
     return pa.table({"path": [location.as_uri()]})
 
 
@@ -255,18 +258,14 @@ _RETENTION = re.compile(r"^\s*(?:interval\s+)?(\d+)\s*(week|day|hour|minute|seco
 _HOURS_PER_UNIT = {"week": 168.0, "day": 24.0, "hour": 1.0, "minute": 1 / 60, "second": 1 / 3600}
 
 
-def _unneeded_vector_files(
-    location: Path, table: DeltaTable, retain_hours: int | None
-) -> list[Path]:
-    """The deletion vector files no version within the retention period needs (delta-rs's
-    vacuum leaves them): those the current version's files do not name, that no file
-    removed within the period named, and older than the period (so that a writer's
-    vector not yet committed stays)."""
+def _unneeded_vector_files(location: Path, table: DeltaTable, cutoff: float) -> list[Path]:
+    """The deletion vector files no version after ``cutoff`` (seconds) needs: those the
+    current version's files do not name, that no file removed since named, written
+    before it."""
     stored = [p for p in location.rglob("deletion_vector_*.bin") if "_delta_log" not in p.parts]
     if not stored:
         return []
-    hours = retain_hours if retain_hours is not None else _retention_hours(table)
-    cutoff_ms = (time.time() - hours * 3600) * 1000
+    cutoff_ms = cutoff * 1000
     needed = {
         vector.file_path(location)
         for vector in deletion_vectors.of_snapshot(location, table.version()).values()
@@ -278,15 +277,11 @@ def _unneeded_vector_files(
     )
 
 
-def _older_than(path: Path, retain_hours: int | None, table: DeltaTable) -> bool:
-    """Whether ``path`` was written before the retention period (a file being written now,
-    by a writer that has not committed yet, is not)."""
-    hours = retain_hours if retain_hours is not None else _retention_hours(table)
-    return path.stat().st_mtime < time.time() - hours * 3600
-
-
-def _retention_hours(table: DeltaTable) -> float:
-    """``delta.deletedFileRetentionDuration`` in hours (``interval 1 weeks``, …)."""
+def _retention_hours(table: DeltaTable, retain_hours: int | None) -> float:
+    """``RETAIN n HOURS`` if given, else ``delta.deletedFileRetentionDuration`` in hours
+    (``interval 1 weeks``, …), else a week."""
+    if retain_hours is not None:
+        return retain_hours
     configured = table.metadata().configuration.get("delta.deletedFileRetentionDuration")
     match = _RETENTION.match(configured or "")
     if match is None:

@@ -611,8 +611,7 @@ def _probe_hashes(
     finally:
         cursor.unregister(name)
     first = result.column("h1").to_numpy().astype("<u8", copy=False)
-    second = (result.column("h2").to_numpy() & 0xFFFFFFFF).astype("<u4")
-    return first, second
+    return first, result.column("h2").to_numpy().astype("<u4")  # (32 bits: masked in SQL)
 
 
 def _cte_names_in_scope(node: exp.Expr) -> set[str]:

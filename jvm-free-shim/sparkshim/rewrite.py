@@ -37,7 +37,7 @@ from urllib.parse import unquote
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import append, commits, deletion_vectors, delta, log, merge_on_read
+from sparkshim import append, commits, deletion_vectors, delta, merge_on_read
 from sparkshim.query import FILE_COLUMN, POSITION_COLUMN, run_query, write_query
 from sparkshim.types import align_to_schema
 
@@ -73,7 +73,7 @@ def delete_and_insert(
     while the commit is written), ``delta.TableMovedError``, with nothing written: the
     rows were computed from a version that is no longer the latest."""
     state = delta.table_state(location)
-    if state is None or not _is_plain(state):
+    if state is None or not append.is_plain_table(state):
         return False
     options = session.commit_options()
     table = delta.table_for_commit(location, options, read_version)
@@ -110,10 +110,6 @@ def delete_and_insert(
     if append.checkpoint_due(state, read_version + 1):
         delta.checkpoint(delta.open_table(location))
     return True
-
-
-def _is_plain(state: log.TableState) -> bool:
-    return append.is_plain_table(state)
 
 
 def _rewrite_files(

@@ -35,6 +35,8 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from sparkshim.conditions import VOLATILE, conjuncts, on_one_side
+
 FOLDER = "_sparkshim_row_index"
 _SCHEME = 1
 TAG = f"rows-v{_SCHEME}-duckdb-{duckdb.__version__}"
@@ -181,35 +183,20 @@ def lookup_of(table: exp.Table) -> IndexLookup | None:
     if join.args.get("kind") != "SEMI" or join.args.get("side") not in (None, "LEFT"):
         return None
     on = join.args.get("on")
-    if on is None or join.args.get("using") or join.this.find(*_VOLATILE) is not None:
+    if on is None or join.args.get("using") or join.this.find(*VOLATILE) is not None:
         return None  # (the joined relation is evaluated twice: first for the values)
     alias, other_alias = table.alias_or_name, join.this.alias_or_name
     pairs: dict[str, exp.Column] = {}
     conditions: list[exp.Expr] = []
-    for conjunct in _conjuncts(on):
+    for conjunct in conjuncts(on):
         sides = _column_pair(conjunct, alias, other_alias)
         if sides is not None and sides[0] not in pairs:
             pairs[sides[0]] = sides[1]
-            continue
-        columns = list(conjunct.find_all(exp.Column))
-        if not columns or any(c.table != other_alias for c in columns):
+        elif on_one_side(conjunct, other_alias):
+            conditions.append(conjunct)
+        else:
             return None
-        if conjunct.find(exp.Subquery, *_VOLATILE) is not None:
-            return None
-        conditions.append(conjunct)
     return IndexLookup(join.this, pairs, conditions) if pairs else None
-
-
-# What may give another value each time it is evaluated (a function sqlglot does not know
-# is taken for one).
-_VOLATILE: tuple[type[exp.Expr], ...] = (exp.Rand, exp.Randn, exp.Uuid, exp.Shuffle, exp.Anonymous)
-
-
-def _conjuncts(condition: exp.Expr) -> list[exp.Expr]:
-    condition = condition.unnest()
-    if isinstance(condition, exp.And):
-        return [*_conjuncts(condition.this), *_conjuncts(condition.expression)]
-    return [condition]
 
 
 def _column_pair(conjunct: exp.Expr, alias: str, other_alias: str) -> tuple[str, exp.Column] | None:
@@ -243,5 +230,7 @@ def stale_files(location: Path, schema: pa.Schema) -> list[Path]:
 
 
 _lock = threading.Lock()
-_KEPT_OPEN = 4_096
+# Each open index holds a file descriptor (its memory map): few enough to stay well
+# below a process's usual limit of 1,024.
+_KEPT_OPEN = 256
 _opened: dict[str, FileIndex] = {}

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
-from deltalake import DeltaTable, QueryBuilder
+from delta_readers import delta_rs_rows, location_of, session_rows
+from deltalake import DeltaTable
 
 from dyntables import DynamicTables
 from sparkshim import deletion_vectors
@@ -27,25 +26,6 @@ pytestmark = pytest.mark.embedded
 COLUMNS = "k INT, g STRING, v DOUBLE"
 ENABLED = "'delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true'"
 COPY_ON_WRITE = "'delta.enableChangeDataFeed' = 'true'"
-
-
-def multiset(rows: list[dict[str, Any]]) -> Counter[str]:
-    return Counter(json.dumps(row, sort_keys=True, default=str) for row in rows)
-
-
-def delta_rs_rows(location: Path, version: int | None = None) -> Counter[str]:
-    table = DeltaTable(str(location), version=version)
-    query = QueryBuilder().register("t", table).execute("SELECT * FROM t")
-    return multiset(pa.table(query.read_all()).to_pylist())
-
-
-def rows(session: ShimSession, sql: str) -> Counter[str]:
-    return multiset([row.asDict() for row in session.sql(sql).collect()])
-
-
-def location_of(session: ShimSession, name: str) -> Path:
-    uri = str(session.sql(f"DESCRIBE DETAIL {name}").collect()[0]["location"])
-    return Path(uri.removeprefix("file://"))
 
 
 def log_actions(location: Path, version: int) -> list[dict[str, Any]]:
@@ -100,18 +80,22 @@ def test_row_level_statements_match_copy_on_write_and_delta_rs(session: ShimSess
         session.sql(f"INSERT INTO src VALUES {values}")
         for name in ("mor", "cow"):
             session.sql(statement.format(t=name))
-        assert rows(session, "SELECT * FROM mor") == rows(session, "SELECT * FROM cow"), statement
-        assert rows(session, "SELECT * FROM mor") == delta_rs_rows(mor), statement
+        assert session_rows(session, "SELECT * FROM mor") == session_rows(
+            session, "SELECT * FROM cow"
+        ), statement
+        assert session_rows(session, "SELECT * FROM mor") == delta_rs_rows(mor), statement
         if number < len(STATEMENTS) - 1:  # (the last one empties every file)
             assert _vectors(mor), "merge-on-read marks rows in vectors"
     assert not _vectors(cow)
     latest = DeltaTable(str(mor)).version()
     for version in range(latest + 1):
-        read = rows(session, f"SELECT * FROM mor VERSION AS OF {version}")
+        read = session_rows(session, f"SELECT * FROM mor VERSION AS OF {version}")
         assert read == delta_rs_rows(mor, version), version
     # The change data feed is the same, commit by commit.
     feed = "SELECT * EXCEPT (_commit_timestamp) FROM table_changes('{t}', 1)"
-    assert rows(session, feed.format(t="mor")) == rows(session, feed.format(t="cow"))
+    assert session_rows(session, feed.format(t="mor")) == session_rows(
+        session, feed.format(t="cow")
+    )
 
 
 def _vectors(location: Path) -> dict[str, deletion_vectors.Descriptor]:
@@ -157,7 +141,7 @@ def test_a_file_whose_rows_are_all_removed_is_removed(session: ShimSession) -> N
     assert len([a for a in actions if "remove" in a]) == 1
     assert not [a for a in actions if "add" in a]
     assert len(DeltaTable(str(location)).file_uris()) == 1
-    assert rows(session, "SELECT * FROM mor") == delta_rs_rows(location)
+    assert session_rows(session, "SELECT * FROM mor") == delta_rs_rows(location)
 
 
 def test_an_update_writes_only_the_new_rows(session: ShimSession) -> None:
@@ -180,7 +164,7 @@ def test_purge_vacuum_and_detail(session: ShimSession) -> None:
     location = location_of(session, "mor")
     session.sql("DELETE FROM mor WHERE k % 3 = 0")
     session.sql("UPDATE mor SET v = 0 WHERE k % 3 = 1")
-    before = rows(session, "SELECT * FROM mor")
+    before = session_rows(session, "SELECT * FROM mor")
     detail = session.sql("DESCRIBE DETAIL mor").collect()[0]
     removed = sum(v.cardinality for v in _vectors(location).values())
     assert dict(detail["statistics"]) == {
@@ -194,7 +178,7 @@ def test_purge_vacuum_and_detail(session: ShimSession) -> None:
 
     session.sql("REORG TABLE mor APPLY (PURGE)")
     assert not _vectors(location)
-    assert rows(session, "SELECT * FROM mor") == before == delta_rs_rows(location)
+    assert session_rows(session, "SELECT * FROM mor") == before == delta_rs_rows(location)
     assert session.sql("DESCRIBE HISTORY mor LIMIT 1").collect()[0]["operation"] == "REORG"
 
     # Time travel before the purge still reads the vectors until VACUUM removes them.
@@ -206,7 +190,7 @@ def test_purge_vacuum_and_detail(session: ShimSession) -> None:
     assert not {Path(p).name for p in listed} & needed
     session.sql("VACUUM mor RETAIN 0 HOURS")
     assert {p.name for p in location.glob("deletion_vector_*.bin")} == needed
-    assert rows(session, "SELECT * FROM mor") == delta_rs_rows(location)
+    assert session_rows(session, "SELECT * FROM mor") == delta_rs_rows(location)
 
 
 def test_vacuum_keeps_vectors_within_the_retention_period(session: ShimSession) -> None:
@@ -216,7 +200,7 @@ def test_vacuum_keeps_vectors_within_the_retention_period(session: ShimSession) 
     session.sql("VACUUM mor")  # a week's retention: the vector older versions read stays
     assert len(list(location.glob("deletion_vector_*.bin"))) == 1
     version = DeltaTable(str(location)).version() - 1
-    read = rows(session, f"SELECT * FROM mor VERSION AS OF {version}")
+    read = session_rows(session, f"SELECT * FROM mor VERSION AS OF {version}")
     assert read == delta_rs_rows(location, version)
 
 
@@ -232,7 +216,7 @@ def test_vectors_survive_delta_rs_checkpoints(tmp_path: Path) -> None:
     location = location_of(session, "t")
     assert list((location / "_delta_log").glob("*.checkpoint.parquet"))
     assert session.sql("SELECT count(*) AS n FROM t").collect()[0]["n"] == 40
-    assert rows(session, "SELECT * FROM t") == delta_rs_rows(location)
+    assert session_rows(session, "SELECT * FROM t") == delta_rs_rows(location)
 
 
 def test_dynamic_tables_refresh_by_marking_rows(tmp_path: Path) -> None:
@@ -263,14 +247,16 @@ def test_dynamic_tables_refresh_by_marking_rows(tmp_path: Path) -> None:
         ("f", "SELECT k, v FROM src WHERE v > 2"),
         ("g", "SELECT v, count(*) AS n, sum(k) AS s FROM src GROUP BY v"),
     ):
-        assert rows(session, f"SELECT * FROM {name}") == rows(session, query)
+        assert session_rows(session, f"SELECT * FROM {name}") == session_rows(session, query)
         location = location_of(session, name)
-        assert rows(session, f"SELECT * FROM {name}") == delta_rs_rows(location)
+        assert session_rows(session, f"SELECT * FROM {name}") == delta_rs_rows(location)
     f_location = location_of(session, "f")
     assert _vectors(f_location), "the refreshes marked rows"
     session.sql("OPTIMIZE f")  # what compaction runs (compaction.py)
     assert not _vectors(f_location)
-    assert rows(session, "SELECT * FROM f") == rows(session, "SELECT k, v FROM src WHERE v > 2")
+    assert session_rows(session, "SELECT * FROM f") == session_rows(
+        session, "SELECT k, v FROM src WHERE v > 2"
+    )
 
 
 def test_setting_the_property_later_turns_vectors_on(tmp_path: Path) -> None:
@@ -282,7 +268,7 @@ def test_setting_the_property_later_turns_vectors_on(tmp_path: Path) -> None:
     detail = session.sql("DESCRIBE DETAIL t").collect()[0]
     assert "deletionVectors" in detail["tableFeatures"]
     assert dict(detail["statistics"])["numDeletionVectors"] == 1
-    assert rows(session, "SELECT * FROM t") == delta_rs_rows(location_of(session, "t"))
+    assert session_rows(session, "SELECT * FROM t") == delta_rs_rows(location_of(session, "t"))
 
 
 def test_a_dynamic_table_created_without_vectors_stays_copy_on_write(tmp_path: Path) -> None:
@@ -296,5 +282,5 @@ def test_a_dynamic_table_created_without_vectors_stays_copy_on_write(tmp_path: P
     dt.sql("UPDATE src SET v = v + 1 WHERE k % 10 = 0")
     assert dt.sql("ALTER DYNAMIC TABLE f REFRESH").collect()[0]["action"] == "INCREMENTAL"
     session = dt.engine.session
-    assert rows(session, "SELECT * FROM f") == rows(session, "SELECT k, v FROM src")
+    assert session_rows(session, "SELECT * FROM f") == session_rows(session, "SELECT k, v FROM src")
     assert not _vectors(location_of(session, "f"))

@@ -21,7 +21,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable, QueryBuilder
+from delta_readers import delta_rs_rows, multiset, session_rows
+from deltalake import DeltaTable
 from pyroaring import BitMap64
 
 from sparkshim import deletion_vectors, delta
@@ -49,19 +50,12 @@ def golden_table(tmp_path: Path, name: str) -> tuple[ShimSession, Path]:
     return ShimSession(warehouse=str(warehouse)), location
 
 
-def multiset(rows: list[dict[str, Any]]) -> Counter[str]:
-    return Counter(json.dumps(row, sort_keys=True, default=str) for row in rows)
-
-
 def theirs(location: Path, version: int | None = None) -> Counter[str]:
-    """The rows delta-rs's query engine reads (deletion vectors applied)."""
-    table = DeltaTable(str(location), version=version)
-    query = QueryBuilder().register("t", table).execute("SELECT * FROM t")
-    return multiset(pa.table(query.read_all()).to_pylist())
+    return delta_rs_rows(location, version)
 
 
 def ours(session: ShimSession, sql: str = "SELECT * FROM t") -> Counter[str]:
-    return multiset([row.asDict() for row in session.sql(sql).collect()])
+    return session_rows(session, sql)
 
 
 def commits(location: Path) -> dict[int, list[dict[str, Any]]]:

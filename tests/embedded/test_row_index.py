@@ -7,13 +7,13 @@ missing, damaged or of another tag."""
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
+from delta_readers import location_of, session_rows
 from deltalake import DeltaTable, Field
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,24 +32,18 @@ LOOKUP = (
 )
 
 
-def multiset(session: ShimSession, sql: str) -> Counter[str]:
-    rows = [row.asDict() for row in session.sql(sql).collect()]
-    return Counter(json.dumps(row, sort_keys=True, default=str) for row in rows)
-
-
 def indexed_and_read(session: ShimSession, sql: str) -> tuple[Counter[str], Counter[str]]:
     """The query's rows through the index, and with the index turned off."""
-    through_index = multiset(session, sql)
+    through_index = session_rows(session, sql)
     session.conf.set(ROW_INDEX_CONF, "false")
     try:
-        return through_index, multiset(session, sql)
+        return through_index, session_rows(session, sql)
     finally:
         session.conf.unset(ROW_INDEX_CONF)
 
 
 def index_files(session: ShimSession) -> list[Path]:
-    location = Path(str(session.sql("DESCRIBE DETAIL t").collect()[0]["location"])[7:])
-    folder = location / row_index.FOLDER
+    folder = location_of(session, "t") / row_index.FOLDER
     return sorted(folder.iterdir()) if folder.is_dir() else []
 
 
@@ -130,7 +124,9 @@ def test_a_refresh_merge_finds_its_rows_through_the_index(tmp_path: Path) -> Non
                 " WHEN MATCHED THEN DELETE WHEN NOT MATCHED AND NOT s.remove THEN INSERT (k, v)"
                 " VALUES (s.k, s.v)"
             )
-        assert multiset(session, "SELECT * FROM t") == multiset(session, "SELECT * FROM twin")
+        assert session_rows(session, "SELECT * FROM t") == session_rows(
+            session, "SELECT * FROM twin"
+        )
     assert index_files(session)
 
 
@@ -148,17 +144,17 @@ def test_damaged_or_foreign_indexes_are_built_again(tmp_path: Path) -> None:
         "INSERT INTO probe SELECT CAST(id AS INT), 'x', 1.0, 2.00, DATE'2024-01-01'"
         " FROM range(0, 100, 3)"
     )
-    expected = multiset(session, LOOKUP)
+    expected = session_rows(session, LOOKUP)
     (index,) = index_files(session)
     row_index._opened.clear()  # as a new process finds it
     index.write_bytes(index.read_bytes()[:-8])  # cut short
-    assert multiset(session, LOOKUP) == expected
+    assert session_rows(session, LOOKUP) == expected
     assert index.stat().st_size > 0
     assert index_files(session) == [index]
     row_index._opened.clear()
     foreign = index.with_name(index.name.replace(row_index.TAG, "rows-v0-duckdb-0.0.0"))
     index.rename(foreign)
-    assert multiset(session, LOOKUP) == expected
+    assert session_rows(session, LOOKUP) == expected
     assert index.exists()  # built again under this tag
     session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
     session.sql("VACUUM t RETAIN 0 HOURS")
@@ -176,10 +172,11 @@ def test_a_column_added_later_gets_indexes_of_its_own(tmp_path: Path) -> None:
     session.sql("CREATE TABLE probe (k INT, extra STRING) USING delta")
     session.sql("INSERT INTO probe SELECT CAST(id AS INT), NULL FROM range(0, 20, 2)")
     lookup = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k"
-    assert sum(multiset(session, lookup).values()) == 10
+    assert sum(session_rows(session, lookup).values()) == 10
     # A column added by another writer (sparkshim has no ALTER TABLE ADD COLUMNS): delta-rs.
-    location = Path(str(session.sql("DESCRIBE DETAIL t").collect()[0]["location"])[7:])
-    DeltaTable(str(location)).alter.add_columns([Field("extra", "string", nullable=True)])
+    DeltaTable(str(location_of(session, "t"))).alter.add_columns(
+        [Field("extra", "string", nullable=True)]
+    )
     lookup = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k AND t.extra <=> p.extra"
     through_index, read = indexed_and_read(session, lookup)
     assert through_index == read
