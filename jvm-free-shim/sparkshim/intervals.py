@@ -17,11 +17,6 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
-from sqlglot.errors import OptimizeError, SqlglotError
-from sqlglot.optimizer.annotate_types import annotate_types
-from sqlglot.optimizer.qualify import qualify
-from sqlglot.schema import MappingSchema
 
 from sparkshim.errors import UnsupportedSqlError
 
@@ -36,36 +31,41 @@ __all__ = [
     "interval_value",
     "is_interval",
     "is_interval_arithmetic",
+    "mark_date_arithmetic",
     "timestamp_difference_value",
 ]
 
 _OPERAND_TYPES = "sparkshim_operand_types"
 _INTERVAL_UNITS = "sparkshim_interval_units"
+_ARITHMETIC_NUMBER = "sparkshim_arithmetic_number"
 _DATE_UNITS = {"YEAR", "YEARS", "MONTH", "MONTHS", "WEEK", "WEEKS", "DAY", "DAYS"}
 _MICROS = {"HOUR": 3_600_000_000, "MINUTE": 60_000_000, "SECOND": 1_000_000}
 
 
-def annotate_date_arithmetic(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
-    """Record on each ``+``/``-`` of ``tree`` its operands' types where sqlglot infers them
-    from the referenced relations' Spark ``schemas``."""
-    nodes = [n for n in tree.find_all(exp.Add, exp.Sub) if _may_be_date_arithmetic(n)]
-    if not nodes:
-        return
+def mark_date_arithmetic(tree: exp.Expr) -> list[exp.Expr]:
+    """The ``+``/``-`` nodes of ``tree`` that may be date arithmetic, each numbered in its
+    ``meta`` so that its twin in a qualified copy is found."""
+    nodes: list[exp.Expr] = [
+        n for n in tree.find_all(exp.Add, exp.Sub) if _may_be_date_arithmetic(n)
+    ]
     for number, node in enumerate(nodes):
-        node.meta["arithmetic_number"] = number
-    schema = MappingSchema(dict(schemas), dialect=Spark)
-    try:
-        typed = qualify(tree.copy(), schema=schema, dialect=Spark, validate_qualify_columns=False)
-        typed = annotate_types(typed, schema=schema, dialect=Spark)
-    except (OptimizeError, SqlglotError, KeyError, ValueError):
-        return
+        node.meta[_ARITHMETIC_NUMBER] = number
+    return nodes
+
+
+def annotate_date_arithmetic(nodes: list[exp.Expr], typed: exp.Expr | None) -> None:
+    """Record on each of the ``nodes`` (marked by :func:`mark_date_arithmetic`) its
+    operands' types where sqlglot inferred them in ``typed``, the statement's qualified
+    copy (:func:`sparkshim.qualified.qualified_copy`; None: nothing inferred)."""
     found: dict[int, tuple[str | None, str | None]] = {}
-    for typed_node in typed.find_all(exp.Add, exp.Sub):
-        typed_number = typed_node.meta.get("arithmetic_number")
-        if typed_number is not None:
-            operands = (_type_name(typed_node.this), _type_name(typed_node.expression))
-            found[typed_number] = operands
+    if typed is not None:
+        for typed_node in typed.find_all(exp.Add, exp.Sub):
+            typed_number = typed_node.meta.get(_ARITHMETIC_NUMBER)
+            if typed_number is not None:
+                operands = (_type_name(typed_node.this), _type_name(typed_node.expression))
+                found[typed_number] = operands
     for number, node in enumerate(nodes):
+        del node.meta[_ARITHMETIC_NUMBER]
         if number in found:
             node.meta[_OPERAND_TYPES] = found[number]
 

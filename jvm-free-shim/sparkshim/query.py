@@ -36,11 +36,13 @@ from sparkshim.config import (
 )
 from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
-from sparkshim.intervals import annotate_date_arithmetic
+from sparkshim.intervals import annotate_date_arithmetic, mark_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
+from sparkshim.qualified import qualified_copy
 from sparkshim.scalar_subqueries import check_correlated_counts
-from sparkshim.spark_typing import annotate
+from sparkshim.spark_typing import annotate, mark_typed_nodes
 from sparkshim.translate import parse_spark, to_duckdb
+from sparkshim.translations import Translations, bind, by_position
 from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
 
 if TYPE_CHECKING:
@@ -49,6 +51,10 @@ if TYPE_CHECKING:
     from sparkshim.session_protocol import SessionProtocol
 
 _registration_ids = itertools.count()
+
+# The translations of the statements run lately, shared by every session of the process
+# (each is keyed by everything it depends on, the settings it reads included).
+TRANSLATIONS = Translations()
 
 
 class Registrations:
@@ -61,6 +67,7 @@ class Registrations:
         self.files_of = files_of
         self.arrow_names: list[str] = []
         self.view_names: list[str] = []
+        self.names: list[str] = []  # both kinds, in the order they were registered
         # Each registered relation's columns and their Spark types, for type inference.
         self.schemas: dict[str, dict[str, str]] = {}
 
@@ -177,11 +184,12 @@ class Registrations:
             self.cursor.execute(exp.Drop(tables=[exp.to_table(name)], kind="VIEW").sql("duckdb"))
         self.arrow_names.clear()
         self.view_names.clear()
+        self.names.clear()
 
-    @staticmethod
-    def _new_name(names: list[str]) -> str:
+    def _new_name(self, names: list[str]) -> str:
         name = f"__shim_{next(_registration_ids)}"
         names.append(name)
+        self.names.append(name)
         return name
 
 
@@ -412,11 +420,19 @@ def write_query(
 def _translate(
     session: SessionProtocol, tree: exp.Expr, registrations: Registrations
 ) -> tuple[str, list[str] | None]:
-    """The DuckDB SQL of the query ``tree``, and its columns' Spark names where known."""
+    """The DuckDB SQL of the query ``tree``, and its columns' Spark names where known. The
+    tables are resolved every time (they may have changed); the rest of the translation
+    is kept per statement (translations.py)."""
     named = tree.copy()
     name_select_items(named)  # Spark's column names, rendered before any rewrite
     names = result_names(named)
     resolved = resolve_tables(session, named, registrations)
+    relations = list(registrations.names)
+    schemas = by_position(resolved, relations, registrations.schemas)
+    key = TRANSLATIONS.key(resolved, schemas, _translation_settings(session))
+    kept = TRANSLATIONS.get(key, relations)
+    if kept is not None:
+        return kept, names
     if str(session.conf.get(HAVING_AS_WHERE_CONF, "false")).lower() == "true":
         _having_as_where(resolved)
     if str(session.conf.get(SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
@@ -424,9 +440,36 @@ def _translate(
     legacy_count = str(session.conf.get(LEGACY_COUNT_CONF, "false")).lower() == "true"
     check_correlated_counts(resolved, legacy_count=legacy_count)
     check_functions_exist(resolved)
-    annotate(resolved, registrations.schemas, allow_precision_loss=_allow_precision_loss(session))
-    annotate_date_arithmetic(resolved, registrations.schemas)
-    return to_duckdb(resolved, copy=False), names  # resolved is a copy of its own
+    _annotate(session, resolved, schemas)
+    translated = to_duckdb(resolved, copy=False)  # resolved is a copy of its own
+    TRANSLATIONS.put(key, translated)
+    return bind(translated, relations), names
+
+
+def _translation_settings(session: SessionProtocol) -> tuple[str | None, ...]:
+    """The session settings the translation of a resolved statement reads."""
+    return tuple(
+        session.conf.get(name, None)
+        for name in (
+            HAVING_AS_WHERE_CONF,
+            SETOPS_PRECEDENCE_CONF,
+            LEGACY_COUNT_CONF,
+            ALLOW_PRECISION_LOSS_CONF,
+        )
+    )
+
+
+def _annotate(session: SessionProtocol, tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
+    """Record on ``tree``'s nodes the types its translation reads (Spark's static types,
+    the operands of date arithmetic), from one qualified copy of it, made only when some
+    node needs it."""
+    typed_nodes = mark_typed_nodes(tree)
+    arithmetic = mark_date_arithmetic(tree)
+    if not typed_nodes and not arithmetic:
+        return
+    typed = qualified_copy(tree, schemas)
+    annotate(typed_nodes, typed, schemas, allow_precision_loss=_allow_precision_loss(session))
+    annotate_date_arithmetic(arithmetic, typed)
 
 
 def _allow_precision_loss(session: SessionProtocol) -> bool:

@@ -32,10 +32,7 @@ from decimal import Decimal
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import OptimizeError, SqlglotError
-from sqlglot.optimizer.annotate_types import annotate_types
-from sqlglot.optimizer.qualify import qualify
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
-from sqlglot.schema import MappingSchema
 
 __all__ = [
     "ARITHMETIC_OPERATORS",
@@ -53,6 +50,7 @@ __all__ = [
     "avg_type",
     "bounded",
     "literal_type",
+    "mark_typed_nodes",
     "parse_type",
     "result_type",
     "sum_type",
@@ -537,37 +535,50 @@ def _translation_reads_type(node: exp.Expr) -> bool:
     return True
 
 
-def annotate(
-    tree: exp.Expr, schemas: dict[str, dict[str, str]], *, allow_precision_loss: bool = True
-) -> None:
-    """Record the Spark types of ``tree``'s nodes (see the module's docstring), given the
-    Spark ``schemas`` of the relations it reads, by their registered names."""
-    recorded = list(tree.find_all(*_RECORDED))
+def mark_typed_nodes(tree: exp.Expr) -> list[exp.Expr]:
+    """The nodes of ``tree`` whose Spark types :func:`annotate` records, each numbered in
+    its ``meta`` so that its twin in a qualified copy is found; empty (and nothing marked)
+    when the translation reads none of their types (typing costs a qualification of the
+    whole statement)."""
+    recorded: list[exp.Expr] = list(tree.find_all(*_RECORDED))
     if not any(_translation_reads_type(node) for node in recorded):
-        return  # typing costs a qualification of the whole statement: skipped when unused
+        return []
     for number, node in enumerate(recorded):
         node.meta[_NODE_NUMBER] = number
-    schema = MappingSchema(dict(schemas), dialect=Spark)
-    try:
-        typed = qualify(tree.copy(), schema=schema, dialect=Spark, validate_qualify_columns=False)
-        typed = annotate_types(typed, schema=schema, dialect=Spark)
-        typer = _Typer(schemas, allow_precision_loss)
-        typer.run(typed)
-    except (OptimizeError, SqlglotError, KeyError, ValueError):
-        typer = None  # untyped: the translation decides at run time
+    return recorded
+
+
+def annotate(
+    recorded: list[exp.Expr],
+    typed: exp.Expr | None,
+    schemas: dict[str, dict[str, str]],
+    *,
+    allow_precision_loss: bool = True,
+) -> None:
+    """Record the Spark types of the ``recorded`` nodes (see the module's docstring; marked
+    by :func:`mark_typed_nodes`), read from ``typed``, the statement's qualified copy
+    (:func:`sparkshim.qualified.qualified_copy`, None when sqlglot could not make it),
+    given the Spark ``schemas`` of the relations it reads, by their registered names."""
+    typer: _Typer | None = None
+    if typed is not None:
+        try:
+            typer = _Typer(schemas, allow_precision_loss)
+            typer.run(typed)
+        except (OptimizeError, SqlglotError, KeyError, ValueError):
+            typer = None  # untyped: the translation decides at run time
     found: dict[int, exp.Expr] = {}
-    if typer is not None:
+    if typer is not None and typed is not None:
         for node in typed.find_all(*_RECORDED):
             typed_number = node.meta.get(_NODE_NUMBER)
             if typed_number is not None and id(node) in typer.types:
                 found.setdefault(typed_number, node)
-    for number, node in enumerate(recorded):
-        del node.meta[_NODE_NUMBER]
+    for number, marked in enumerate(recorded):
+        del marked.meta[_NODE_NUMBER]
         typed_node = found.get(number)
         if typed_node is None or typer is None:
             continue
-        node.meta[SPARK_TYPE] = typer.types[id(typed_node)]
+        marked.meta[SPARK_TYPE] = typer.types[id(typed_node)]
         if id(typed_node) in typer.operands:
-            node.meta[OPERAND_TYPES] = typer.operands[id(typed_node)]
+            marked.meta[OPERAND_TYPES] = typer.operands[id(typed_node)]
         if id(typed_node) in typer.timestamp_averages:
-            node.meta[TIMESTAMP_AVERAGE] = True
+            marked.meta[TIMESTAMP_AVERAGE] = True

@@ -250,7 +250,10 @@ class SystemTables:
             view
         )
         try:
-            insert = exp.insert(exp.select("*").from_(view), self.table(name))
+            # Read under a fixed name: the statement's text is then the same each time
+            # (sparkshim keeps the translations of statements it has seen).
+            rows_read = exp.to_table(view).as_("new_row")
+            insert = exp.insert(exp.select("*").from_(rows_read), self.table(name))
             session.sql(to_spark_sql(insert))
         finally:
             session.catalog.dropTempView(view)

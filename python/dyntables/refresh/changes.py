@@ -56,6 +56,13 @@ FEED = "__dt_feed_{}"
 Statement = TypeVar("Statement", bound=exp.Expr)
 
 
+def _read(view: str) -> exp.Expr:
+    """A read of a change view, under a name that is the same each refresh (the view's
+    own is random: it must not meet another refresh's in the session), so that a
+    statement of the same shape has the same text (sparkshim keeps their translations)."""
+    return exp.to_table(view).as_("__dt_changes")
+
+
 @dataclass(frozen=True)
 class Versions:
     """Each source's version at the last refresh (old) and now (new)."""
@@ -189,7 +196,9 @@ class ChangeDeriver:
                 return feed
             # Read by one statement at most: a change query may use it several times (the
             # terms of a self-join, UNION ALL) and statements after the first read it again.
-            name = FEED.format(uuid.uuid4().hex)
+            # Numbered, not random: a statement of the same shape has the same text each
+            # refresh, so an engine that keeps translations (sparkshim) finds it.
+            name = FEED.format(len(self._feed_named))
             self._feeds[key] = name
             self._feed_named[name] = _Feed(feed)
         return exp.select("*").from_(exp.to_table(self._feeds[key]))
@@ -232,7 +241,7 @@ class ChangeDeriver:
         columns, unqualified) over its rows: on Spark computed by the job that computes
         the rows (``DataFrame.observe``), elsewhere by one query over the view."""
         view, values = self._computed(self.runnable(query), summary)
-        return Summarized(exp.select("*").from_(exp.to_table(view)), values)
+        return Summarized(exp.select("*").from_(_read(view)), values)
 
     def _computed(
         self, query: exp.Query, summary: Sequence[exp.Expr]
@@ -252,7 +261,7 @@ class ChangeDeriver:
         rows.createOrReplaceTempView(view)
         self._views.append(view)
         if summary and not self.checkpoint_views:
-            query = exp.select(*[e.copy() for e in summary]).from_(exp.to_table(view))
+            query = exp.select(*[e.copy() for e in summary]).from_(_read(view))
             values = tuple(self.session.sql(to_spark_sql(query)).collect()[0])
         return view, values
 
