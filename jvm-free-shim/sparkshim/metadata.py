@@ -48,11 +48,12 @@ class DeltaMetadata:
         empty = delta.latest_schema(self._location(name)).empty_table()
         return DataFrame(self.session, empty).schema
 
-    def row_count(self, name: str) -> int | None:
-        """The rows of the table's latest version, from each data file's statistics less
-        the rows its deletion vector removes (a file's ``numRecords`` counts them); None
-        when a file has no statistics (then only reading the rows would tell)."""
-        return delta.row_count(delta.open_table(self._location(name)))
+    def row_count(self, name: str, version: int | None = None) -> int | None:
+        """The rows of the table's latest version (or of ``version``), from each data
+        file's statistics less the rows its deletion vector removes (a file's
+        ``numRecords`` counts them); None when a file has no statistics (then only reading
+        the rows would tell)."""
+        return delta.row_count(delta.open_table(self._location(name), version))
 
     def data_file_count(self, name: str) -> int:
         """The data files of the table's latest version (``DESCRIBE DETAIL``'s

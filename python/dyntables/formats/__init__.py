@@ -219,8 +219,9 @@ class TableFormat(Protocol):
         """The table's schema at its latest version (a Spark ``StructType``), without reading
         its rows."""
 
-    def row_count(self, session: Any, table: exp.Table) -> int | None:
-        """The table's rows, from its metadata; None when only reading them would tell."""
+    def row_count(self, session: Any, table: exp.Table, version: int | None = None) -> int | None:
+        """The table's rows (at its latest version, or at ``version``), from its metadata;
+        None when only reading them would tell."""
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:
         """Keys the format itself declares on the table (Iceberg's identifier fields), each

@@ -86,7 +86,7 @@ class DeltaLog(Protocol):
 
     def schema(self, name: str) -> Any: ...
 
-    def row_count(self, name: str) -> int | None: ...
+    def row_count(self, name: str, version: int | None = None) -> int | None: ...
 
     def data_file_count(self, name: str) -> int: ...
 
@@ -370,11 +370,11 @@ class DeltaFormat:
             return self.log_reader(session).schema(to_spark_sql(table))
         return schema_from_catalog(session, table)
 
-    def row_count(self, session: Any, table: exp.Table) -> int | None:
+    def row_count(self, session: Any, table: exp.Table, version: int | None = None) -> int | None:
         """From the log's file statistics where the engine reads the log; Delta on Spark
         has no statement that reads them (None)."""
         if self.log_reader is not None:
-            return self.log_reader(session).row_count(to_spark_sql(table))
+            return self.log_reader(session).row_count(to_spark_sql(table), version)
         return None
 
     def keys(self, session: Any, table: exp.Table) -> list[list[str]]:

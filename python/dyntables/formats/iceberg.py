@@ -667,7 +667,7 @@ class IcebergFormat:
     def schema(self, session: Any, table: exp.Table) -> Any:
         return schema_from_catalog(session, table)
 
-    def row_count(self, session: Any, table: exp.Table) -> int | None:
+    def row_count(self, session: Any, table: exp.Table, version: int | None = None) -> int | None:
         """None: a snapshot's record count includes rows its delete files remove."""
         return None
 

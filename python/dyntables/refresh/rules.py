@@ -83,8 +83,9 @@ def too_large_for_incremental(
     versions: dict[str, int | None],
 ) -> str | None:
     """Why a full refresh is cheaper, when the sources' change feeds hold more than
-    ``FULL_REFRESH_FRACTION`` of their rows (counted from the commits' metrics; no
-    decision when a commit does not say how many rows it changed)."""
+    ``FULL_REFRESH_FRACTION`` of their rows (the change from the commits' metrics, no
+    decision when a commit does not say how many rows it changed; the sources' rows from
+    their metadata where the format keeps a count, else counted by a query)."""
     changed = 0
     for commits in moved.values():
         counts = [c.changed_rows for c in commits or [] if c.changes_data]
@@ -96,7 +97,11 @@ def too_large_for_incremental(
     total = 0
     for key, version in versions.items():
         if version is not None:
-            total += count_rows(session, fmt.pinned(key_to_table(key), version))
+            table = key_to_table(key)
+            known = fmt.row_count(session, table, version)  # from metadata: no statement
+            if known is None:
+                known = count_rows(session, fmt.pinned(table, version))
+            total += known
     if total < COST_RULE_MIN_ROWS or changed <= FULL_REFRESH_FRACTION * total:
         return None
     return (
