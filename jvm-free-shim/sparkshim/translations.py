@@ -48,6 +48,10 @@ _PLACEHOLDERS = re.compile(rf"__sparkshim_{_TOKEN}_(\d+)")
 
 TranslationKey = tuple[Hashable, ...]
 
+# The parser's record of where a node was in the statement's text (sqlglot's meta keys):
+# the translation does not read it, and a longer number earlier in the text moves it.
+_POSITIONS = frozenset({"line", "col", "start", "end"})
+
 
 def by_position(
     tree: exp.Expr, relations: Sequence[str], schemas: dict[str, dict[str, str]]
@@ -84,13 +88,14 @@ class Translations:
         renamed: exp.Expr, schemas: dict[str, dict[str, str]], settings: tuple[Hashable, ...]
     ) -> TranslationKey:
         """What the translation of ``renamed`` (a resolved tree renamed by position)
-        depends on: the tree, its nodes' ``meta``, the ``schemas`` of what it reads and the
-        translation's ``settings``."""
+        depends on: the tree, its nodes' ``meta`` (but where the parser found them), the
+        ``schemas`` of what it reads and the translation's ``settings``."""
         metas: list[tuple[int, str]] = []
         for number, node in enumerate(renamed.walk()):
             meta = node._meta  # read without creating an empty dict on every node
-            if meta:
-                metas.append((number, repr(sorted(meta.items(), key=lambda item: item[0]))))
+            if meta and not _POSITIONS.issuperset(meta):
+                kept = sorted((k, v) for k, v in meta.items() if k not in _POSITIONS)
+                metas.append((number, repr(kept)))
         described = tuple(
             sorted((name, tuple(sorted(columns.items()))) for name, columns in schemas.items())
         )

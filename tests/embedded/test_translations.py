@@ -72,13 +72,16 @@ def test_time_travel_and_temporary_views_resolve_each_time(
     spark: ShimSession, translated: TranslationSpy
 ) -> None:
     spark.sql("CREATE TABLE t (k INT) USING delta")
-    for value in (1, 2, 3):
+    for value in range(1, 11):
         spark.sql(f"INSERT INTO t VALUES ({value})")
-    counts = [
-        spark.sql(f"SELECT count(*) AS n FROM t VERSION AS OF {v}").collect()[0][0]
-        for v in (1, 2, 3)
-    ]
-    assert counts == [1, 2, 3]
+    statement = "SELECT count(*) AS n, max(k) AS k FROM t VERSION AS OF {}"
+    assert tuple(spark.sql(statement.format(1)).collect()[0]) == (1, 1)
+    translated.reset()
+    # Another version, a number of another length (where the parser found each node moves):
+    # the same translation.
+    counts = [tuple(spark.sql(statement.format(v)).collect()[0]) for v in (2, 9, 10)]
+    assert counts == [(2, 2), (9, 9), (10, 10)]
+    assert translated.count == 0
     for rows in ([(1,)], [(5,), (6,)]):
         spark.createDataFrame(rows, "k INT").createOrReplaceTempView("v")
         translated.reset()
@@ -136,10 +139,14 @@ def test_a_refresh_translates_nothing_once_its_shape_was_seen(
             action = dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()[0].action
             assert action == "INCREMENTAL"
         translations.append(translated.count)
-    assert translations[0] > 0 and translations[2] == 0
+    assert translations[0] > 0
+    assert translations[2] == 0
     for name, select in (
         ("filtered", "SELECT k, v FROM src WHERE v > 1"),
         ("grouped", "SELECT g, count(*) AS n, sum(v) AS total FROM src GROUP BY g"),
     ):
-        difference = f"(SELECT * FROM {name} EXCEPT ALL {select}) UNION ALL ({select} EXCEPT ALL SELECT * FROM {name})"
+        difference = (
+            f"(SELECT * FROM {name} EXCEPT ALL {select})"
+            f" UNION ALL ({select} EXCEPT ALL SELECT * FROM {name})"
+        )
         assert dt.sql(f"SELECT count(*) FROM ({difference}) AS d").collect()[0][0] == 0
