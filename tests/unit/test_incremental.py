@@ -3,9 +3,7 @@ property tests check the same rules against a full recompute)."""
 
 from __future__ import annotations
 
-import datetime
 import re
-from decimal import Decimal
 
 import pytest
 from sqlglot import exp
@@ -15,9 +13,8 @@ from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
 from dyntables.planner.capabilities import is_linear
 from dyntables.planner.structure import check_structure, group_keys, inline_ctes, parse_query
-from dyntables.refresh.changes import ChangeDeriver, Versions
+from dyntables.refresh.changes import ChangeDeriver, Versions, touched_by
 from dyntables.sql.dialect import to_spark_sql as spark
-from dyntables.sql.literals import literal, null_safe_match
 
 COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "region"]}
 
@@ -147,37 +144,13 @@ def test_group_keys_map_to_output_columns() -> None:
     assert group_keys(hidden) is None  # recomputed by key instead (a keyed change)
 
 
-@pytest.mark.parametrize(
-    ("value", "type_sql", "expected"),
-    [
-        (None, "int", "CAST(NULL AS INT)"),
-        (True, "boolean", "TRUE"),
-        (7, "bigint", "7"),
-        (7, "smallint", "CAST('7' AS SMALLINT)"),
-        (0.1, "double", "CAST('0.1' AS DOUBLE)"),
-        (float("nan"), "double", "CAST('NaN' AS DOUBLE)"),
-        (Decimal("12.50"), "decimal(10,2)", "CAST('12.50' AS DECIMAL(10, 2))"),
-        ("it's", "string", "'it\\'s'"),
-        ("2024-01-02 03:04:05.5", "timestamp", "CAST('2024-01-02 03:04:05.5' AS TIMESTAMP)"),
-        ("0AFF", "binary", "UNHEX('0AFF')"),
-    ],
-)
-def test_literals_write_values_back_exactly(value: object, type_sql: str, expected: str) -> None:
-    assert spark(literal(value, type_sql)) == expected
-
-
-def test_dates_are_collected_as_text_not_python_objects() -> None:
-    with pytest.raises(AssertionError):
-        literal(datetime.date(2024, 1, 2), "date")
-
-
-def test_a_row_value_matches_null_safely() -> None:
-    match = null_safe_match(
-        [(exp.column("id", quoted=True), "int"), (exp.column("region", quoted=True), "string")],
-        (1, None),
-    )
-    assert spark(match) == (
-        "`id` IS NOT DISTINCT FROM 1 AND `region` IS NOT DISTINCT FROM CAST(NULL AS STRING)"
+def test_touched_keys_are_matched_null_safely_through_a_relation() -> None:
+    keys = [exp.column("id", table="o", quoted=True), exp.column("region", quoted=True)]
+    touched = exp.select("*").from_("touched_view")
+    assert spark(touched_by(keys, touched)) == (
+        "EXISTS(SELECT 1 FROM (SELECT * FROM touched_view) AS __dt_touched"
+        " WHERE `__dt_touched`.`__dt_key0` IS NOT DISTINCT FROM `o`.`id`"
+        " AND `__dt_touched`.`__dt_key1` IS NOT DISTINCT FROM `region`)"
     )
 
 

@@ -13,8 +13,10 @@ A change query returns the query's columns and ``__dt_sign``: +1 for a row the q
 * a keyed operator — GROUP BY, DISTINCT, window functions with PARTITION BY, and an outer
   join on equality keys — is recomputed for the keys its inputs' changes touch: the rows
   of a key depend only on input rows of that key, so its change is
-  ``Q(new inputs of those keys) - Q(old inputs of those keys)``. The keys are collected
-  (at most ``rules.MAX_TOUCHED``) and written into both recomputes as a null-safe predicate.
+  ``Q(new inputs of those keys) - Q(old inputs of those keys)``. The touched keys are
+  computed once into a relation, and both recomputes keep the rows whose keys are in it
+  (``touched_by``: a null-safe EXISTS, which engines run as a semi join); no key is
+  written into the SQL text, and there is no cap on how many.
 
 A source's change feed is read where a statement reads it (``runnable``): a change query
 holds a reference to the feed, and before a statement runs, a feed it reads once and no
@@ -45,9 +47,7 @@ from dyntables.planner.structure import (
     select_inputs,
     select_shape,
 )
-from dyntables.refresh import rules
 from dyntables.sql.dialect import to_spark_sql
-from dyntables.sql.literals import collectable, is_scalar, matching
 
 SIGN = "__dt_sign"
 # A reference to a source's change feed in a change query, until a statement reads it.
@@ -298,15 +298,13 @@ class ChangeDeriver:
     def keyed_change(self, select: exp.Select) -> exp.Query | None:
         """Recompute the keys the input's change touches, at the new and the old versions."""
         keys = recompute_keys(select)
-        probe = key_probe(select, keys)
-        delta = self.change(probe)
+        delta = self.change(key_probe(select, keys))
         if delta is None:
             return None
-        types = self._types(self.at(probe, "new"))
-        values = self._key_values(delta, types)
-        if not values:
+        touched = self._touched_keys([delta], len(keys))
+        if touched is None:
             return None
-        restriction = matching(list(zip(keys, types, strict=True)), values)
+        restriction = touched_by(keys, touched)
         return union_all(
             [
                 self._recomputed(select, "new", 1, where=restriction),
@@ -318,8 +316,7 @@ class ChangeDeriver:
         """Recompute the join keys either side's change touches, with both inputs
         restricted to those keys (a key's output rows come from its input rows alone)."""
         sides = equi_keys(select, self.columns_of)
-        types: list[str] | None = None
-        values: list[tuple[Any, ...]] = []
+        changes: list[exp.Query] = []
         for item, keys in zip(select_inputs(select), sides, strict=True):
             delta = self.change(item)
             if delta is None:
@@ -327,24 +324,34 @@ class ChangeDeriver:
             projected = [
                 exp.alias_(k.copy(), KEY.format(i), quoted=True) for i, k in enumerate(keys)
             ]
-            side_types = self._types(exp.select(*projected).from_(self._pinned_input(item, "new")))
-            types = types or side_types
-            touched = exp.select(*[p.copy() for p in projected]).from_(
-                aliased(delta, item.alias_or_name)
-            )
-            values += [v for v in self._key_values(touched, side_types) if v not in values]
-        if types is None or not values:
+            changes.append(exp.select(*projected).from_(aliased(delta, item.alias_or_name)))
+        touched = self._touched_keys(changes, len(sides[0])) if changes else None
+        if touched is None:
             return None
-        too_many = rules.too_many_touched(len(values), "join keys")
-        if too_many is not None:
-            raise CannotRefreshIncrementallyError(too_many)
-        filters = [matching(list(zip(keys, types, strict=True)), values) for keys in sides]
+        filters = [touched_by(keys, touched) for keys in sides]
         return union_all(
             [
                 self._recomputed(select, "new", 1, input_filters=filters),
                 self._recomputed(select, "old", -1, input_filters=filters),
             ]
         )
+
+    def _touched_keys(self, changes: list[exp.Query], count: int) -> exp.Query | None:
+        """The distinct ``__dt_key…`` values (``count`` of them) the ``changes`` hold, as a
+        relation computed once (a view, read by both recomputes); None when there are
+        none. No literal list and no cap: how many keys a change touches only matters
+        through the cost rule (the change's size)."""
+        names = [KEY.format(i) for i in range(count)]
+        parts: list[exp.Query] = [
+            exp.select(*quoted_columns(names)).from_(aliased(change, "k")) for change in changes
+        ]
+        distinct: exp.Query = parts[0]
+        for part in parts[1:]:
+            distinct = exp.union(distinct, part, distinct=True)
+        if len(parts) == 1:
+            distinct = exp.select(*quoted_columns(names)).from_(aliased(distinct, "k")).distinct()
+        touched, (found,) = self.summarized(distinct, [exp.func("count", exp.Star())])
+        return touched if found else None
 
     def _recomputed(
         self,
@@ -370,35 +377,6 @@ class ChangeDeriver:
         term.set("expressions", [*term.expressions, signed])
         return term
 
-    def _types(self, query: exp.Expr) -> list[str]:
-        """The column types of ``query`` (read from its schema, no rows); keys must be
-        scalar to be written back as literals."""
-        assert isinstance(query, exp.Select)
-        schema = self.session.sql(to_spark_sql(self.runnable(query.limit(0), reads=False))).schema
-        types = [field.dataType.simpleString() for field in schema.fields]
-        for field, type_sql in zip(schema.fields, types, strict=True):
-            if not is_scalar(type_sql):
-                raise CannotRefreshIncrementallyError(
-                    f"a key of type {type_sql} ({field.name}) cannot be matched as a literal"
-                )
-        return types
-
-    def _key_values(self, query: exp.Query, types: list[str]) -> list[tuple[Any, ...]]:
-        """The distinct ``__dt_key…`` values ``query`` returns (at most ``rules.MAX_TOUCHED``)."""
-        names = [KEY.format(i) for i in range(len(types))]
-        distinct = (
-            exp.select(*[collectable(n, t) for n, t in zip(names, types, strict=True)])
-            .from_(aliased(query, "k"))
-            .distinct()
-            .limit(rules.touched_limit())
-        )
-        rows = self.session.sql(to_spark_sql(self.runnable(distinct))).collect()
-        values = [tuple(row) for row in rows]
-        too_many = rules.too_many_touched(len(values))
-        if too_many is not None:
-            raise CannotRefreshIncrementallyError(too_many)
-        return values
-
 
 def _observed(rows: Any, summary: Sequence[exp.Expr]) -> tuple[Any, Callable[[], tuple[Any, ...]]]:
     """``rows`` (a Spark DataFrame) observing ``summary``, and the values once its rows are
@@ -418,6 +396,20 @@ def _observed(rows: Any, summary: Sequence[exp.Expr]) -> tuple[Any, Callable[[],
         return tuple(got[name] for name in names)
 
     return observed, values
+
+
+def touched_by(keys: list[exp.Expr], touched: exp.Query) -> exp.Expr:
+    """True for a row whose ``keys`` equal (null-safe: a NULL key is a key) one row of
+    ``touched`` (columns ``__dt_key0``, …, in the keys' order)."""
+    alias = "__dt_touched"
+    equal = [
+        exp.NullSafeEQ(
+            this=exp.column(KEY.format(i), table=alias, quoted=True), expression=k.copy()
+        )
+        for i, k in enumerate(keys)
+    ]
+    found = exp.select(exp.Literal.number(1)).from_(aliased(touched, alias)).where(exp.and_(*equal))
+    return exp.Exists(this=found)
 
 
 def union_all(parts: list[exp.Query]) -> exp.Query:

@@ -8,7 +8,6 @@ per-refresh rule in one place (the create-time mode and its reason code are the 
   come, whatever their number.
 * ``too_large_for_incremental`` (the cost rule): the sources' change feeds hold more than
   ``FULL_REFRESH_FRACTION`` of their rows.
-* ``too_many_touched``: a keyed recompute touches more than ``MAX_TOUCHED`` keys.
 * An operator the change derivation meets that it cannot derive raises
   ``CannotRefreshIncrementallyError``; the executor then refreshes in full and records
   "FULL instead of INCREMENTAL: <why>".
@@ -30,8 +29,6 @@ from dyntables.refresh.state import Watermark, WatermarkState
 # where either way is cheap.
 FULL_REFRESH_FRACTION = 0.2
 COST_RULE_MIN_ROWS = 10_000
-# More touched row values, groups or keys than this make a full refresh cheaper and simpler.
-MAX_TOUCHED = 5000
 
 TABLE_CHANGED_OUTSIDE_A_REFRESH = "TABLE_CHANGED_OUTSIDE_A_REFRESH"
 
@@ -111,24 +108,10 @@ def too_large_for_incremental(
     )
 
 
-def too_many_touched(count: int, what: str = "keys") -> str | None:
-    """Why a keyed recompute is refreshed in full instead: it touches more than
-    ``MAX_TOUCHED`` keys (each is written into the recompute)."""
-    return f"more than {MAX_TOUCHED} {what} changed" if count > MAX_TOUCHED else None
-
-
-def touched_limit() -> int:
-    """How many touched keys a keyed recompute reads at most (one more tells it is over)."""
-    return MAX_TOUCHED + 1
-
-
 __all__ = [
     "COST_RULE_MIN_ROWS",
     "FULL_REFRESH_FRACTION",
-    "MAX_TOUCHED",
     "appends_as_they_come",
     "reinitialize_reason",
     "too_large_for_incremental",
-    "too_many_touched",
-    "touched_limit",
 ]

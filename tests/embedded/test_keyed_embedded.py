@@ -1,0 +1,20 @@
+"""Keyed recomputes (tests/keyed_scenario.py) on the embedded engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from keyed_scenario import run_keyed_recomputes
+from lifecycle_scenario import Env
+
+from dyntables import DynamicTables
+
+pytestmark = pytest.mark.embedded
+
+
+def test_keyed_recomputes_follow_their_query(tmp_path: Path) -> None:
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.sql("CREATE DATABASE shop")
+    dt.sql("USE shop")
+    run_keyed_recomputes(Env(dt=dt, database="shop", using="delta"))

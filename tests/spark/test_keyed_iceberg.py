@@ -1,0 +1,14 @@
+"""Keyed recomputes (tests/keyed_scenario.py) on real Spark with Apache Iceberg."""
+
+from __future__ import annotations
+
+import pytest
+from keyed_scenario import run_keyed_recomputes
+from lifecycle_scenario import spark_env
+from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.spark
+
+
+def test_keyed_recomputes_follow_their_query(iceberg_spark: SparkSession) -> None:
+    run_keyed_recomputes(spark_env(iceberg_spark, "iceberg"))
