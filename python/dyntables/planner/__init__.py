@@ -34,13 +34,10 @@ from dataclasses import dataclass
 from dyntables.catalog import Definition
 from dyntables.planner.capabilities import (
     INCREMENTAL_KINDS,
-    RESCANNING_KINDS,
-    merges_groups,
     unsupported_reason,
 )
 from dyntables.planner.operators import OPERATOR_KINDS, OperatorStrategy, walk_operators
 from dyntables.planner.reasons import (
-    FULL_IS_CHEAPER,
     REASON_CODES,
     REFRESH_MODE_FULL,
     RULE_ORDER,
@@ -140,9 +137,10 @@ def plan_definition(
     """The plan of a dynamic table's definition: ``plan_refresh``'s decision, narrowed by
     what the refresh executor can do today. Its limits beyond the operator kinds (an
     aggregate below the top, a non-scalar output; ``format_limit``: the table format has no
-    incremental refresh) are ``UNSUPPORTED_OPERATOR``; under AUTO, an operator refreshed by
-    recomputing touched keys is ``FULL_IS_CHEAPER`` unless change arithmetic maintains it.
-    ``columns_of`` gives a source's column names."""
+    incremental refresh) are ``UNSUPPORTED_OPERATOR``. Under AUTO every operator the
+    executor refreshes incrementally is INCREMENTAL (keyed recomputes included): whether
+    one refresh is cheaper in full is decided at that refresh, from the size of its change
+    (refresh/rules.py). ``columns_of`` gives a source's column names."""
     change_feed = {key: not definition.change_tracking_problem for key in definition.sources}
     plan = plan_refresh(
         definition.extra.get("planning_query", definition.query),
@@ -158,22 +156,7 @@ def plan_definition(
         if requested == INCREMENTAL:
             raise NotIncrementalError(UNSUPPORTED_OPERATOR, limit, limit)
         return Plan(FULL, UNSUPPORTED_OPERATOR, limit, plan.operators)
-    rescanning = [op for op in plan.operators if op.kind in RESCANNING_KINDS]
-    grouping_only = all(op.kind in ("GROUP_BY", "DISTINCT") for op in rescanning)
-    if requested == AUTO and rescanning and not (grouping_only and merges_groups(definition)):
-        # Recomputing the affected groups rescans the sources, at about the cost of a
-        # full refresh; aggregates that merge by change arithmetic do not rescan on appends.
-        reason = _RESCAN_REASON.format(rescanning[0].operator)
-        return Plan(FULL, FULL_IS_CHEAPER, reason, plan.operators)
     return plan
-
-
-_RESCAN_REASON = (
-    "{} would be refreshed by recomputing the keys each change touches, which scans the"
-    " sources again and measured slower than a full refresh (only a GROUP BY at the top"
-    " whose aggregates are COUNT, SUM, MIN or MAX, without HAVING, is maintained by change"
-    " arithmetic); write REFRESH_MODE = INCREMENTAL to use it anyway"
-)
 
 
 def explain_rows(plan: Plan) -> list[tuple[str, str, str]]:

@@ -6,8 +6,8 @@ that a refresh asks again (``is_linear``: may inserts be appended as they come).
 >>> definition = Definition(kind=ObjectKind.DYNAMIC_TABLE, text="",
 ...     query="SELECT k, count(*) AS n FROM db.t GROUP BY k",
 ...     columns=(("k", "string"), ("n", "bigint")), sources=("db.t",))
->>> is_linear(definition), merges_groups(definition)
-(False, True)
+>>> is_linear(definition)
+False
 """
 
 from __future__ import annotations
@@ -18,23 +18,13 @@ from sqlglot import exp
 
 from dyntables.catalog import Definition
 from dyntables.errors import CannotRefreshIncrementallyError
-from dyntables.planner.aggregates import mergeable_aggregates
 from dyntables.planner.operators import OPERATOR_KINDS
 from dyntables.planner.structure import (
     check_output_types,
     check_structure,
-    group_keys,
     inlined_query,
     select_shape,
-    with_output_names,
 )
-
-# Operator kinds whose incremental strategy rescans the sources (a keyed recompute), which
-# measured slower than a full refresh on the embedded engine (docs/benchmarks.md): AUTO
-# keeps them FULL, but for a top-level GROUP BY/DISTINCT that change arithmetic maintains
-# (``merges_groups``).
-RESCANNING_KINDS = frozenset({"GROUP_BY", "DISTINCT", "WINDOW", "OUTER_JOIN"})
-
 
 # The planner's operator kinds this executor refreshes incrementally: all but the scalar
 # aggregate, which is recomputed whenever its input changes (seed 002).
@@ -61,21 +51,6 @@ def is_linear(definition: Definition) -> bool:
         return all(select_shape(select) == "linear" for select in tree.find_all(exp.Select))
     except CannotRefreshIncrementallyError:
         return False
-
-
-def merges_groups(definition: Definition) -> bool:
-    """Whether the query is a GROUP BY or DISTINCT at the top whose aggregates all merge by
-    change arithmetic, so that most affected groups are updated without a rescan."""
-    tree = with_output_names(inlined_query(definition.query), definition.columns)
-    if not isinstance(tree, exp.Select):
-        return False
-    keys = group_keys(tree)
-    output_types = dict(definition.columns)
-    if keys is None or mergeable_aggregates(tree, {n for _, n in keys}, output_types) is None:
-        return False
-    # A GROUP BY or DISTINCT below the top is recomputed by key, rescanning its sources.
-    below = [node for node in tree.find_all(exp.Select) if node is not tree]
-    return not any(node.args.get("group") or node.args.get("distinct") for node in below)
 
 
 def format_limit(format_name: str, supports_incremental: bool) -> str | None:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from dyntables.errors import DynamicTableError
 
 __all__ = [
-    "FULL_IS_CHEAPER",
     "LIMIT_AT_TOP_LEVEL",
     "MAP_OUTPUT",
     "NONDETERMINISTIC_FUNCTION",
@@ -40,9 +39,6 @@ UNSUPPORTED_OPERATOR = "UNSUPPORTED_OPERATOR"
 
 # Not a rule: the user asked for FULL, so no rule was consulted for the mode.
 REFRESH_MODE_FULL = "REFRESH_MODE_FULL"
-# Not a rule of the query alone: under AUTO, an operator the executor refreshes by
-# recomputing the keys a change touches, which rescans the sources (``plan_definition``).
-FULL_IS_CHEAPER = "FULL_IS_CHEAPER"
 
 RULE_ORDER: tuple[str, ...] = (
     SUBQUERY_OUTSIDE_FROM,
@@ -55,7 +51,7 @@ RULE_ORDER: tuple[str, ...] = (
     UNSUPPORTED_OPERATOR,
 )
 # Every code a plan records: the rules' (in precedence order), then the planner's own.
-REASON_CODES: tuple[str, ...] = (*RULE_ORDER, FULL_IS_CHEAPER, REFRESH_MODE_FULL)
+REASON_CODES: tuple[str, ...] = (*RULE_ORDER, REFRESH_MODE_FULL)
 
 
 @dataclass(frozen=True)
