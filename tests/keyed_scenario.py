@@ -1,8 +1,9 @@
-"""Keyed recomputes on every engine tier: a window with PARTITION BY, an outer join and a
-GROUP BY below the top are refreshed by recomputing the keys a change touches, restricted
-by a relation of those keys (a null-safe EXISTS, which each engine runs as a semi join).
-The changes touch NULL keys, move rows between keys and delete; the oracle of every refresh
-is the defining query itself."""
+"""Keyed recomputes on every engine tier: a window with PARTITION BY, an outer join, a
+GROUP BY below the top, and outer joins among other joins on one key (a dbt mart's shape)
+are refreshed by recomputing the keys a change touches, restricted by a relation of those
+keys (a null-safe EXISTS, which each engine runs as a semi join). The changes touch NULL
+keys, move rows between keys and delete; the oracle of every refresh is the defining query
+itself."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ QUERIES = {
     "big_customers": "SELECT t.customer_id, t.total, c.region FROM"
     " (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id) t"
     " JOIN customers c ON t.customer_id = c.customer_id",
+    # A dbt mart's shape: CTEs with GROUP BYs, two LEFT JOINs on one key in one SELECT.
+    "customer_summary": "WITH counts AS (SELECT customer_id, count(*) AS n,"
+    " min(order_id) AS first_order FROM orders GROUP BY customer_id),"
+    " totals AS (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id)"
+    " SELECT c.customer_id, c.region, counts.n, counts.first_order, totals.total"
+    " FROM customers c LEFT JOIN counts ON c.customer_id = counts.customer_id"
+    " LEFT JOIN totals ON totals.customer_id = c.customer_id",
 }
 
 CHANGES = (

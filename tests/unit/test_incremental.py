@@ -84,8 +84,8 @@ def test_union_all_distributes_and_ctes_are_inlined_per_use() -> None:
         ),
         (
             "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
-            " JOIN shop.customers d ON d.cid = o.cid",
-            "only join of its SELECT",
+            " JOIN shop.orders d ON d.id = o.id",
+            "every join of its SELECT matches on one key",
         ),
         (
             "SELECT id, row_number() OVER (ORDER BY id) AS n FROM shop.orders",
@@ -115,6 +115,10 @@ def test_constructs_not_incremental_yet_are_refused(query: str, reason: str) -> 
         # an outer join on equality keys, unqualified columns placed by the sources' schemas
         "SELECT o.id, region FROM shop.orders o FULL JOIN shop.customers c ON o.cid = c.cid",
         "SELECT id, region FROM shop.orders LEFT JOIN shop.customers USING (cid)",
+        # outer and inner joins among each other, all on one key (through a chain of ON
+        # equalities)
+        "SELECT o.id, c.region, d.region AS r2 FROM shop.orders o"
+        " LEFT JOIN shop.customers c ON o.cid = c.cid JOIN shop.customers d ON c.cid = d.cid",
         # windows sharing a PARTITION BY column, under a filter
         "SELECT id, rank() OVER (PARTITION BY cid ORDER BY amount) AS r,"
         " sum(amount) OVER (PARTITION BY cid, id) AS s FROM shop.orders WHERE amount > 0",
@@ -128,6 +132,24 @@ def test_constructs_not_incremental_yet_are_refused(query: str, reason: str) -> 
 )
 def test_keyed_and_lateral_constructs_are_incremental(query: str) -> None:
     check_structure(inline_ctes(parse_query(query)), COLUMNS.__getitem__)
+
+
+def test_joins_on_one_key_restrict_every_input_by_its_own_key_expression() -> None:
+    changes, session = _feeds_deriver()  # orders changed
+    session.values = (3,)  # three keys touched (the count the touched keys' view holds)
+    change = changes.change(
+        inline_ctes(
+            parse_query(
+                "SELECT o.id, c.id AS same, p.amount FROM shop.orders o"
+                " LEFT JOIN shop.orders c ON o.cid = c.cid"
+                " LEFT JOIN shop.orders p ON p.cid = o.cid AND p.amount > o.amount"
+            )
+        )
+    )
+    assert change is not None
+    sql = spark(change)
+    for key in ("o.cid", "c.cid", "p.cid"):
+        assert f"`__dt_touched`.`__dt_key0` IS NOT DISTINCT FROM {key}" in sql, key
 
 
 def test_group_keys_map_to_output_columns() -> None:
@@ -201,10 +223,11 @@ class _Recording:
 
     def __init__(self) -> None:
         self.statements: list[str] = []
+        self.values: tuple[object, ...] = (1, 2)  # the one row every statement returns
 
     def sql(self, text: str) -> _Rows:
         self.statements.append(text)
-        return _Rows((1, 2))
+        return _Rows(self.values)
 
 
 def _feeds_deriver() -> tuple[ChangeDeriver, _Recording]:

@@ -308,48 +308,72 @@ def key_probe(select: exp.Select, keys: list[exp.Expr]) -> exp.Select:
     return probe
 
 
-def equi_keys(
-    select: exp.Select, columns_of: Callable[[str], list[str]]
-) -> tuple[list[exp.Expr], list[exp.Expr]]:
-    """For a block ``L <outer> JOIN R ON …``: the left and right expressions of the ON
-    clause's equalities between the two sides (or the USING columns)."""
+def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> list[list[exp.Expr]]:
+    """For a block with an outer join: each input's key expressions (one list per input,
+    in input order, the i-th keys of all inputs equal to each other), such that every join
+    of the block matches rows on those keys. Then each output row comes from input rows
+    of one key value (a NULL-padded side contributes none), and the block is recomputed
+    key by key, whatever mix of inner and outer joins it has.
+
+    The keys are the classes of the ON clauses' equalities (``a.k = b.k AND b.k = c.k``
+    make one class) that reach every input; a block of two inputs may join USING."""
     inputs = select_inputs(select)
     joins = select.args.get("joins") or []
-    if len(inputs) != 2:
-        raise CannotRefreshIncrementallyError(
-            "an outer join is incremental when it is the only join of its SELECT: move the"
-            " other joins into a CTE"
-        )
     aliases = [item.alias_or_name for item in inputs]
-    using = joins[0].args.get("using")
+    using = joins[0].args.get("using") if len(joins) == 1 else None
     if using:
-        return (
+        return [
             [exp.column(u.name, table=aliases[0], quoted=True) for u in using],
             [exp.column(u.name, table=aliases[1], quoted=True) for u in using],
-        )
+        ]
     names = [_output_names(item, columns_of) for item in inputs]
-    left: list[exp.Expr] = []
-    right: list[exp.Expr] = []
-    on = joins[0].args.get("on")
-    for conjunct in on.flatten() if isinstance(on, exp.And) else [on]:
-        if not isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
-            continue
-        sides = (
-            _side(conjunct.this, aliases, names),
-            _side(conjunct.expression, aliases, names),
-        )
-        if sides == (0, 1):
-            left.append(conjunct.this.copy())
-            right.append(conjunct.expression.copy())
-        elif sides == (1, 0):
-            left.append(conjunct.expression.copy())
-            right.append(conjunct.this.copy())
-    if not left:
+    classes: list[dict[int, exp.Expr]] = []  # each class: its expression on each input
+    for join in joins:
+        if join.args.get("using"):
+            raise CannotRefreshIncrementallyError(
+                "an outer join among other joins is incremental with ON equalities; this"
+                " one joins USING: write ON a.k = b.k"
+            )
+        on = join.args.get("on")
+        for conjunct in on.flatten() if isinstance(on, exp.And) else [on]:
+            if isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
+                _add_equality(classes, conjunct, aliases, names)
+    spanning = [found for found in classes if len(found) == len(inputs)]
+    if not spanning and len(inputs) == 2:
         raise CannotRefreshIncrementallyError(
             "an outer join is incremental on an equality between its two sides"
             " (ON l.k = r.k); this one has none"
         )
-    return left, right
+    if not spanning:
+        raise CannotRefreshIncrementallyError(
+            "an outer join among other joins is incremental when every join of its SELECT"
+            " matches on one key (ON a.k = b.k … AND b.k = c.k); these do not: move the"
+            " joins on other keys into a CTE"
+        )
+    return [[found[position].copy() for found in spanning] for position in range(len(inputs))]
+
+
+def _add_equality(
+    classes: list[dict[int, exp.Expr]],
+    equality: exp.Expr,
+    aliases: list[str],
+    names: list[set[str] | None],
+) -> None:
+    """Merge the two sides of ``equality`` (each of one input) into the key classes."""
+    left = _side(equality.this, aliases, names)
+    right = _side(equality.expression, aliases, names)
+    if left is None or right is None or left == right:
+        return
+    pair = {left: equality.this, right: equality.expression}
+    touching = [found for found in classes if any(found.get(i) == e for i, e in pair.items())]
+    merged: dict[int, exp.Expr] = {}
+    for found in touching:
+        classes.remove(found)
+        for position, expression in found.items():
+            merged.setdefault(position, expression)
+    for position, expression in pair.items():
+        merged.setdefault(position, expression)
+    classes.append(merged)
 
 
 def _output_names(item: exp.Expr, columns_of: Callable[[str], list[str]]) -> set[str] | None:
@@ -362,8 +386,8 @@ def _output_names(item: exp.Expr, columns_of: Callable[[str], list[str]]) -> set
 
 
 def _side(expression: exp.Expr, aliases: list[str], names: list[set[str] | None]) -> int | None:
-    """Which input (0 or 1) every column of ``expression`` belongs to; None if none or
-    both, or if an unqualified column cannot be placed."""
+    """Which input every column of ``expression`` belongs to; None if none or several,
+    or if an unqualified column cannot be placed."""
     sides = set()
     for column in expression.find_all(exp.Column):
         if column.table:
