@@ -21,7 +21,11 @@ twins must hold the same rows. The workloads (``--workloads`` picks a subset):
   under updates of amounts;
 * ``join-updates``: ``orders LEFT JOIN customers`` under updates of order amounts;
 * ``join-customer-updates``: the same LEFT JOIN under updates of customer regions (the
-  change fraction is then of the 50k customers, not of the orders).
+  change fraction is then of the 50k customers, not of the orders);
+* ``mart-updates``: a pipeline shaped like a dbt mart, under updates of order amounts: a
+  GROUP BY per customer (count, sum, max) and, over it, a dynamic table with a CTE (a
+  GROUP BY) and two LEFT JOINs on the customer in one SELECT; each twin reads its own
+  upstream twin, and a round's time is both stages' refreshes.
 
 Run it with ``make bench`` or ``.venv/bin/python benchmarks/bench_refresh.py``
 (``--rows``, ``--sizes``, ``--rounds``, ``--workloads``). ``--table-sizes 2000000,16000000``
@@ -68,6 +72,21 @@ GROUP_DOUBLE = (
 WINDOW = (
     "SELECT order_id, customer_id, amount,"
     " row_number() OVER (PARTITION BY customer_id ORDER BY order_id) AS rn FROM orders"
+)
+# A dbt mart's shape, as a pipeline: a GROUP BY per customer (MAX among its aggregates, so
+# groups that lost their largest order are recomputed), and over it a dynamic table with a
+# CTE (another GROUP BY) and two LEFT JOINs on the customer in one SELECT. ``{mode}``: each
+# twin reads its own upstream twin.
+MART_STATS = (
+    "SELECT customer_id, count(*) AS orders, sum(amount) AS total, max(amount) AS largest"
+    " FROM orders GROUP BY customer_id"
+)
+MART = (
+    "WITH placed AS (SELECT customer_id, count(*) AS placed FROM orders"
+    " WHERE status = 'placed' GROUP BY customer_id)"
+    " SELECT c.customer_id, c.region, s.orders, s.total, s.largest, p.placed"
+    " FROM customers c LEFT JOIN mart_stats_{mode} s ON c.customer_id = s.customer_id"
+    " LEFT JOIN placed p ON p.customer_id = c.customer_id"
 )
 JOIN = (
     "SELECT o.order_id, o.customer_id, o.amount, c.region"
@@ -161,6 +180,7 @@ WORKLOADS = (
     Workload(
         "join-customer-updates", "left join / customer updates", "joined", Changes.update_regions
     ),
+    Workload("mart-updates", "mart pipeline / updates", "mart", Changes.update_amounts),
 )
 QUERIES = {
     "filtered": FILTER,
@@ -168,7 +188,16 @@ QUERIES = {
     "doubled": GROUP_DOUBLE,
     "windowed": WINDOW,
     "joined": JOIN,
+    "mart_stats": MART_STATS,
+    "mart": MART,
 }
+# Twins that are the last stage of a pipeline: the stages refreshed before them, in order.
+UPSTREAM = {"mart": ("mart_stats",)}
+
+
+def stages(twins: str) -> tuple[str, ...]:
+    """The twin names a workload creates and refreshes, upstream first."""
+    return (*UPSTREAM.get(twins, ()), twins)
 
 
 @dataclass
@@ -210,11 +239,12 @@ def load(
         dt.session.createDataFrame(table).createOrReplaceTempView("generated")
         dt.sql(f"INSERT INTO {name} SELECT * FROM generated")
         dt.session.catalog.dropTempView("generated")
-    for name in twins:
+    for name in [stage for pipeline in twins for stage in stages(pipeline)]:
         for mode in ("FULL", "INCREMENTAL"):
+            query = QUERIES[name].format(mode=mode.lower())
             dt.sql(
                 f"CREATE DYNAMIC TABLE {name}_{mode.lower()} TARGET_LAG = '1 hour'"
-                f" REFRESH_MODE = {mode} AS {QUERIES[name]}"
+                f" REFRESH_MODE = {mode} AS {query}"
             )
 
 
@@ -244,10 +274,21 @@ def same_contents(dt: DynamicTables, name: str) -> bool:
     return True
 
 
+def refresh_pipeline(dt: DynamicTables, twins: str, mode: str) -> tuple[float, str]:
+    """Refresh each stage of a workload's ``mode`` twin in order: the time of them all,
+    and their actions (one where they agree)."""
+    seconds, actions = 0.0, []
+    for stage in stages(twins):
+        took, action = refresh(dt, f"{stage}_{mode}")
+        seconds += took
+        actions.append(action)
+    return seconds, "/".join(dict.fromkeys(actions))
+
+
 def settle(dt: DynamicTables, twins: str) -> None:
     """Bring a pair up to date, so that a round refreshes only its own change."""
     for mode in ("full", "incremental"):
-        dt.sql(f"ALTER DYNAMIC TABLE {twins}_{mode} REFRESH")
+        refresh_pipeline(dt, twins, mode)
 
 
 def measure(
@@ -256,12 +297,12 @@ def measure(
     full_times, incremental_times, actions, counts = [], [], [], []
     for _ in range(rounds):
         counts.append(workload.change(changes, dt, fraction))
-        full_seconds, _ = refresh(dt, f"{workload.twins}_full")
-        incremental_seconds, action = refresh(dt, f"{workload.twins}_incremental")
+        full_seconds, _ = refresh_pipeline(dt, workload.twins, "full")
+        incremental_seconds, action = refresh_pipeline(dt, workload.twins, "incremental")
         full_times.append(full_seconds)
         incremental_times.append(incremental_seconds)
         actions.append(action)
-        if not same_contents(dt, workload.twins):
+        if not all(same_contents(dt, stage) for stage in stages(workload.twins)):
             raise SystemExit(
                 f"FAIL: the {workload.twins} twins differ after a {fraction:.2%} change"
                 f" ({workload.label})"
@@ -403,7 +444,8 @@ def run(
         load(dt, make_orders(rows, CUSTOMERS), make_customers(CUSTOMERS), twins, ddl_of)
         print(
             f"loaded {rows:,} orders and {CUSTOMERS:,} customers and created"
-            f" {2 * len(twins)} dynamic tables in {time.perf_counter() - began:.1f} s",
+            f" {2 * sum(len(stages(t)) for t in twins)} dynamic tables in"
+            f" {time.perf_counter() - began:.1f} s",
             flush=True,
         )
         changes = Changes(rows, CUSTOMERS)
