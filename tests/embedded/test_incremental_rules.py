@@ -37,6 +37,11 @@ def dt(tmp_path: Path) -> DynamicTables:
 @pytest.fixture
 def statements(dt: DynamicTables, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every statement the refreshes run, as text."""
+    return _recorded(dt, monkeypatch)
+
+
+def _recorded(dt: DynamicTables, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements ``dt``'s refreshes run from now on, as text (a list that grows)."""
     session = dt.engine.refresh_session
     seen: list[str] = []
     real = session.sql
@@ -123,15 +128,7 @@ def test_many_touched_keys_refresh_incrementally_without_writing_them_into_sql(
     dt.sql(
         f"CREATE DYNAMIC TABLE ranked TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL AS {query}"
     )
-    session = dt.engine.refresh_session
-    seen: list[str] = []
-    real = session.sql
-
-    def recording(text: str, *args: Any, **kwargs: Any) -> Any:
-        seen.append(text)
-        return real(text, *args, **kwargs)
-
-    monkeypatch.setattr(session, "sql", recording)
+    seen = _recorded(dt, monkeypatch)
     # One new row in each of 6,000 partitions (a NULL one among them), and a deleted row.
     dt.sql(
         "INSERT INTO events SELECT 100000 + id, CASE WHEN id = 1 THEN NULL ELSE id END"
@@ -165,15 +162,7 @@ def test_a_change_of_a_large_part_of_the_sources_refreshes_in_full(
     assert dt.sql("ALTER DYNAMIC TABLE evens REFRESH").collect()[0].action == "INCREMENTAL"
     # 6,000 rows updated: 12,000 change-feed rows (pre- and post-images) of 20,001.
     dt.sql("UPDATE events SET kind = 'c' WHERE id <= 6000")
-    session = dt.engine.refresh_session
-    seen: list[str] = []
-    real = session.sql
-
-    def recording(text: str, *args: Any, **kwargs: Any) -> Any:
-        seen.append(text)
-        return real(text, *args, **kwargs)
-
-    monkeypatch.setattr(session, "sql", recording)
+    seen = _recorded(dt, monkeypatch)
     refreshed = dt.sql("ALTER DYNAMIC TABLE evens REFRESH").collect()[0]
     assert refreshed.action == "FULL"
     assert refreshed.reason == (
