@@ -113,7 +113,11 @@ def test_operators_named_in_the_users_terms() -> None:
             "FROM shop.customers AS c", "SOURCE", "changed rows only, read from the change feed"
         ),
         OperatorStrategy("INNER JOIN shop.customers AS c", "INNER_JOIN", "ΔL ⋈ R + L ⋈ ΔR"),
-        OperatorStrategy("GROUP BY c.region", "GROUP_BY", "recompute the affected groups"),
+        OperatorStrategy(
+            "GROUP BY c.region",
+            "GROUP_BY",
+            "recompute the affected groups from their input rows",
+        ),
     )
 
 
@@ -136,7 +140,7 @@ def test_lateral_view_and_window_rows() -> None:
         ("LATERAL VIEW EXPLODE(tags)", "apply the generator to changed rows"),
         (
             "window RANK() OVER (PARTITION BY tag ORDER BY ts)",
-            "recompute the changed partitions",
+            "recompute the changed partitions: their input rows, old and new",
         ),
     ]
 
@@ -290,7 +294,7 @@ def test_explain_rows_incremental() -> None:
         ("reason", "", "every operator refreshes incrementally"),
         ("FROM shop.orders", "SOURCE", "changed rows only, read from the change feed"),
         ("WHERE paid", "PROJECT_FILTER", "changed rows only"),
-        ("DISTINCT", "DISTINCT", "recompute the affected distinct rows"),
+        ("DISTINCT", "DISTINCT", "recompute the affected distinct rows: their input rows"),
     ]
 
 

@@ -23,7 +23,7 @@ says what a refresh really does.
 ('refresh_mode', '', 'INCREMENTAL')
 ('reason', '', 'every operator refreshes incrementally')
 ('FROM shop.orders', 'SOURCE', 'changed rows only, read from the change feed')
-('GROUP BY region', 'GROUP_BY', 'recompute the affected groups')
+('GROUP BY region', 'GROUP_BY', 'recompute the affected groups from their input rows')
 """
 
 from __future__ import annotations
