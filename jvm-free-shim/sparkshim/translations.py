@@ -31,6 +31,7 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import threading
@@ -46,7 +47,7 @@ __all__ = ["TranslationKey", "Translations", "bind", "by_position"]
 _TOKEN = secrets.token_hex(6)
 _PLACEHOLDERS = re.compile(rf"__sparkshim_{_TOKEN}_(\d+)")
 
-TranslationKey = tuple[Hashable, ...]
+TranslationKey = bytes  # a SHA-256 digest of what the translation depends on
 
 # The parser's record of where a node was in the statement's text (sqlglot's meta keys):
 # the translation does not read it, and a longer number earlier in the text moves it.
@@ -99,7 +100,9 @@ class Translations:
         described = tuple(
             sorted((name, tuple(sorted(columns.items()))) for name, columns in schemas.items())
         )
-        return (repr(renamed), tuple(metas), described, settings)
+        # A digest: a large statement's tree prints to 100 KB and more.
+        text = repr((repr(renamed), tuple(metas), described, settings))
+        return hashlib.sha256(text.encode()).digest()
 
     def get(self, key: TranslationKey, relations: Sequence[str]) -> str | None:
         """The kept translation for ``key``, reading ``relations``; None if none is kept."""
