@@ -122,6 +122,15 @@ class SourceModel:
 
     # ---- changes while refreshes run ----
 
+    def insert_src(self) -> Change:
+        """3 to 15 new rows of ``src``: ``g_dt`` (incremental) and ``full_dt`` (full) each
+        have something to write at their next refresh."""
+        rows = [
+            (self._new_id(), self.rng.randrange(SRC_KEYS), self.rng.randrange(60))
+            for _ in range(self.rng.randint(3, 15))
+        ]
+        return self._insert_src(rows, "insert")
+
     def next_change(self, *, quiet: bool = False) -> Change:
         """A random change; the model is changed only by ``Change.apply``, once it landed.
         ``quiet`` changes only ``scores``, and rewrites rows of ``src`` and ``dim`` as they
@@ -147,11 +156,7 @@ class SourceModel:
         if choice == "touch":
             return self._touch_src() if rng.random() < 0.7 else self._touch_dim()
         if choice == "insert":
-            rows = [
-                (self._new_id(), rng.randrange(SRC_KEYS), rng.randrange(60))
-                for _ in range(rng.randint(3, 15))
-            ]
-            return self._insert_src(rows, choice)
+            return self.insert_src()
         if choice == "insert_dropped":
             return self._insert_dropped()
         if choice in ("update", "update_filtered"):
