@@ -62,6 +62,13 @@ KEYED_QUERIES = {
     " RIGHT JOIN customers c ON o.customer_id = c.customer_id",
     "paid_pairs": "SELECT o.order_id, c.customer_id AS cid FROM orders o FULL OUTER JOIN"
     " customers c ON o.customer_id = c.customer_id AND o.status = 'paid'",
+    # Outer joins among other joins, all on the customer (a class of ON equalities).
+    "earlier_orders": "SELECT o.order_id, c.region, p.order_id AS earlier FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id"
+    " LEFT JOIN orders p ON p.customer_id = c.customer_id AND p.order_id < o.order_id",
+    "region_orders": "SELECT c.region, o.order_id, p.amount FROM customers c"
+    " JOIN orders o ON o.customer_id = c.customer_id"
+    " FULL JOIN orders p ON p.customer_id = o.customer_id AND p.status = 'paid'",
     "ranked": "SELECT order_id, customer_id,"
     " row_number() OVER (PARTITION BY customer_id ORDER BY order_id, amount, status) AS rn,"
     " sum(amount) OVER (PARTITION BY customer_id) AS customer_total FROM orders",

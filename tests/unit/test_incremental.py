@@ -87,6 +87,19 @@ def test_union_all_distributes_and_ctes_are_inlined_per_use() -> None:
             " JOIN shop.orders d ON d.id = o.id",
             "every join of its SELECT matches on one key",
         ),
+        # The class of cid reaches every input, but the first join matches on another
+        # column: it pairs an order with customers of other cids.
+        (
+            "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.amount = c.region"
+            " LEFT JOIN shop.orders d ON d.cid = o.cid AND d.cid = c.cid",
+            "every join of its SELECT matches on one key",
+        ),
+        # `<=>` among several joins would match a NULL-padded side to every NULL key.
+        (
+            "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
+            " LEFT JOIN shop.orders d ON d.cid <=> c.cid",
+            "every join of its SELECT matches on one key",
+        ),
         (
             "SELECT id, row_number() OVER (ORDER BY id) AS n FROM shop.orders",
             "PARTITION BY",

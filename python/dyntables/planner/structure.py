@@ -315,8 +315,10 @@ def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> lis
     of one key value (a NULL-padded side contributes none), and the block is recomputed
     key by key, whatever mix of inner and outer joins it has.
 
-    The keys are the classes of the ON clauses' equalities (``a.k = b.k AND b.k = c.k``
-    make one class) that reach every input; a block of two inputs may join USING."""
+    The keys are the classes of the ON clauses' equalities (``a.k = b.k`` and ``c.k = b.k``
+    make one class) that reach every input, each join's ON equating the input it joins
+    with an earlier one on the class (else a join on another key could pair rows of two key
+    values); a block of two inputs may join USING, or on ``<=>``."""
     inputs = select_inputs(select)
     joins = select.args.get("joins") or []
     aliases = [item.alias_or_name for item in inputs]
@@ -327,7 +329,11 @@ def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> lis
             [exp.column(u.name, table=aliases[1], quoted=True) for u in using],
         ]
     names = [_output_names(item, columns_of) for item in inputs]
+    # Among several joins only `=`: a side an earlier outer join padded with NULLs matches
+    # nothing under `=`, where `<=>` would match every NULL key of the next input.
+    kinds = (exp.EQ,) if len(inputs) > 2 else (exp.EQ, exp.NullSafeEQ)
     classes: list[dict[int, exp.Expr]] = []  # each class: its expression on each input
+    equalities: list[list[exp.Expr]] = []  # each join's
     for join in joins:
         if join.args.get("using"):
             raise CannotRefreshIncrementallyError(
@@ -335,10 +341,19 @@ def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> lis
                 " one joins USING: write ON a.k = b.k"
             )
         on = join.args.get("on")
-        for conjunct in on.flatten() if isinstance(on, exp.And) else [on]:
-            if isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
-                _add_equality(classes, conjunct, aliases, names)
-    spanning = [found for found in classes if len(found) == len(inputs)]
+        conjuncts = on.flatten() if isinstance(on, exp.And) else [on]
+        equalities.append([c for c in conjuncts if isinstance(c, kinds)])
+        for equality in equalities[-1]:
+            _add_equality(classes, equality, aliases, names)
+    spanning = [
+        found
+        for found in classes
+        if len(found) == len(inputs)
+        and all(
+            _links(found, join_equalities, joined, aliases, names)
+            for joined, join_equalities in enumerate(equalities, start=1)
+        )
+    ]
     if not spanning and len(inputs) == 2:
         raise CannotRefreshIncrementallyError(
             "an outer join is incremental on an equality between its two sides"
@@ -351,6 +366,27 @@ def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> lis
             " joins on other keys into a CTE"
         )
     return [[found[position].copy() for found in spanning] for position in range(len(inputs))]
+
+
+def _links(
+    found: dict[int, exp.Expr],
+    join_equalities: list[exp.Expr],
+    joined: int,
+    aliases: list[str],
+    names: list[set[str] | None],
+) -> bool:
+    """Whether one of a join's equalities equates the class ``found`` on the input it
+    joins (``joined``) with the class on an earlier input."""
+    for equality in join_equalities:
+        sides = {
+            _side(equality.this, aliases, names): equality.this,
+            _side(equality.expression, aliases, names): equality.expression,
+        }
+        earlier = [i for i in sides if i is not None and i < joined]
+        on_the_class = joined in sides and sides[joined] == found[joined]
+        if on_the_class and any(sides[i] == found[i] for i in earlier):
+            return True
+    return False
 
 
 def _add_equality(
