@@ -34,7 +34,8 @@ _ROW_GENERATORS = (exp.Explode, exp.ExplodeOuter, exp.Inline)
 
 
 def check_output_types(columns: tuple[tuple[str, str], ...]) -> None:
-    """Only scalar outputs: their values are compared and rewritten as literals."""
+    """Only scalar outputs: a refresh's MERGE compares the table's rows with the change's
+    column by column."""
     for name, type_sql in columns:
         if not is_scalar(type_sql):
             raise CannotRefreshIncrementallyError(

@@ -342,14 +342,12 @@ class ChangeDeriver:
         none. No literal list and no cap: how many keys a change touches only matters
         through the cost rule (the change's size)."""
         names = [KEY.format(i) for i in range(count)]
-        parts: list[exp.Query] = [
+        first, *others = [
             exp.select(*quoted_columns(names)).from_(aliased(change, "k")) for change in changes
         ]
-        distinct: exp.Query = parts[0]
-        for part in parts[1:]:
-            distinct = exp.union(distinct, part, distinct=True)
-        if len(parts) == 1:
-            distinct = exp.select(*quoted_columns(names)).from_(aliased(distinct, "k")).distinct()
+        distinct: exp.Query = first.distinct()
+        for other in others:
+            distinct = exp.union(distinct, other, distinct=True)
         touched, (found,) = self.summarized(distinct, [exp.func("count", exp.Star())])
         return touched if found else None
 
