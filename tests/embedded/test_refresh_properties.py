@@ -72,6 +72,17 @@ KEYED_QUERIES = {
     "ranked": "SELECT order_id, customer_id,"
     " row_number() OVER (PARTITION BY customer_id ORDER BY order_id, amount, status) AS rn,"
     " sum(amount) OVER (PARTITION BY customer_id) AS customer_total FROM orders",
+    # Keys in output columns: the table's rows of each touched key are replaced.
+    "customer_lines": "SELECT o.customer_id, o.order_id, c.region FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id",
+    # A CTE's GROUP BY restricted to the touched keys inside, before it groups; with its
+    # key in the output (replaced) and without (netted).
+    "paid_counts": "WITH paid AS (SELECT customer_id, count(*) AS paid FROM orders"
+    " WHERE status = 'paid' GROUP BY customer_id) SELECT c.customer_id, c.region, p.paid"
+    " FROM customers c LEFT JOIN paid p ON p.customer_id = c.customer_id",
+    "region_counts": "SELECT c.region, p.n, p.hi FROM customers c LEFT JOIN"
+    " (SELECT customer_id, count(*) AS n, max(amount) AS hi FROM orders GROUP BY customer_id)"
+    " p ON p.customer_id = c.customer_id",
     "tags": "SELECT order_id, tag FROM orders LATERAL VIEW explode(array(status, 'any')) t AS tag",
     "repeat_buyers": "SELECT q.customer_id FROM (SELECT customer_id, count(*) AS n FROM orders"
     " GROUP BY customer_id) q WHERE q.n > 1",

@@ -12,7 +12,14 @@ from dyntables.catalog import Definition, ObjectKind
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
 from dyntables.planner.capabilities import is_linear
-from dyntables.planner.structure import check_structure, group_keys, inline_ctes, parse_query
+from dyntables.planner.structure import (
+    check_structure,
+    group_keys,
+    inline_ctes,
+    key_definitions,
+    key_outputs,
+    parse_query,
+)
 from dyntables.refresh.changes import ChangeDeriver, Versions, touched_by
 from dyntables.sql.dialect import to_spark_sql as spark
 
@@ -177,6 +184,81 @@ def test_group_keys_map_to_output_columns() -> None:
     hidden = parse_query("SELECT count(*) AS n FROM shop.customers GROUP BY region")
     assert isinstance(hidden, exp.Select)
     assert group_keys(hidden) is None  # recomputed by key instead (a keyed change)
+
+
+@pytest.mark.parametrize(
+    ("query", "outputs"),
+    [
+        ("SELECT cid, rank() OVER (PARTITION BY cid ORDER BY id) AS r FROM shop.orders", ["cid"]),
+        ("SELECT id, rank() OVER (PARTITION BY cid ORDER BY id) AS r FROM shop.orders", None),
+        # A LEFT JOIN's key read from its left side, or a RIGHT JOIN's from its right side.
+        (
+            "SELECT o.cid AS k, c.region FROM shop.orders o"
+            " LEFT JOIN shop.customers c ON o.cid = c.cid",
+            ["k"],
+        ),
+        (
+            "SELECT c.cid, c.region FROM shop.orders o"
+            " RIGHT JOIN shop.customers c ON o.cid = c.cid",
+            ["cid"],
+        ),
+        # The padded side's key is NULL on the rows it did not match.
+        (
+            "SELECT c.cid, c.region FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid",
+            None,
+        ),
+        (
+            "SELECT o.cid, c.region FROM shop.orders o FULL JOIN shop.customers c ON o.cid = c.cid",
+            None,
+        ),
+        ("SELECT id, amount FROM shop.orders WHERE amount > 1", None),  # not keyed
+    ],
+)
+def test_keys_held_by_output_columns(query: str, outputs: list[str] | None) -> None:
+    select = parse_query(query)
+    assert isinstance(select, exp.Select)
+    assert key_outputs(select, COLUMNS.__getitem__) == outputs
+
+
+@pytest.mark.parametrize(
+    ("inner", "definitions"),
+    [
+        ("SELECT cid AS k, count(*) AS n FROM shop.orders GROUP BY cid", ["cid"]),
+        ("SELECT upper(region) AS k FROM shop.customers", ["UPPER(region)"]),
+        ("SELECT DISTINCT cid AS k FROM shop.orders", ["cid"]),
+        ("SELECT count(*) AS k FROM shop.orders GROUP BY cid", None),  # an aggregate
+        ("SELECT cid AS k, count(*) AS n FROM shop.orders GROUP BY cid, id", ["cid"]),
+        ("SELECT cid + 1 AS k, count(*) AS n FROM shop.orders GROUP BY cid", None),
+        ("SELECT max(cid) AS k FROM shop.orders", None),  # a scalar aggregate
+        ("SELECT cid AS k, rank() OVER (ORDER BY id) AS r FROM shop.orders", None),
+        ("SELECT cid AS k FROM shop.orders LIMIT 3", None),
+        ("SELECT * FROM shop.orders", None),
+    ],
+)
+def test_a_derived_tables_key_is_restricted_inside_where_it_is_one_of_its_rows_columns(
+    inner: str, definitions: list[str] | None
+) -> None:
+    select = parse_query(inner)
+    assert isinstance(select, exp.Select)
+    found = key_definitions(select, [exp.column("k", table="d")])
+    assert (None if found is None else [spark(d) for d in found]) == definitions
+
+
+def test_an_outer_joins_grouped_input_is_restricted_before_it_groups() -> None:
+    changes, session = _feeds_deriver()  # orders changed
+    session.values = (3,)
+    change = changes.change(
+        inline_ctes(
+            parse_query(
+                "WITH n AS (SELECT cid, count(*) AS n FROM shop.orders GROUP BY cid)"
+                " SELECT o.id, n.n FROM shop.orders o LEFT JOIN n ON n.cid = o.cid"
+            )
+        )
+    )
+    assert change is not None
+    sql = spark(change)
+    restricted = "IS NOT DISTINCT FROM cid) GROUP BY cid"
+    assert sql.count(restricted) == 2, sql  # the new and old recomputes
 
 
 def test_touched_keys_are_matched_null_safely_through_a_relation() -> None:

@@ -140,7 +140,8 @@ def test_lateral_view_and_window_rows() -> None:
         ("LATERAL VIEW EXPLODE(tags)", "apply the generator to changed rows"),
         (
             "window RANK() OVER (PARTITION BY tag ORDER BY ts)",
-            "recompute the changed partitions: their input rows, old and new",
+            "recompute the changed partitions: their input rows (new only, when the table's"
+            " rows of a partition are replaced)",
         ),
     ]
 

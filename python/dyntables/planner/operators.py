@@ -53,11 +53,17 @@ STRATEGIES: Mapping[str, str] = {
     "UNION_ALL": "union of each side's changes",
     "INNER_JOIN": "ΔL ⋈ R + L ⋈ ΔR",
     "CROSS_JOIN": "ΔL × R + L × ΔR",  # noqa: RUF001 (the product sign is meant)
-    "OUTER_JOIN": "recompute the touched join keys: each input's rows of them, old and new",
+    "OUTER_JOIN": (
+        "recompute the touched join keys: each input's rows of them (new only, when the"
+        " table's rows of a key are replaced)"
+    ),
     "GROUP_BY": "recompute the affected groups from their input rows",
     "SCALAR_AGGREGATE": "recompute the aggregate whenever its input changes",
     "DISTINCT": "recompute the affected distinct rows: their input rows",
-    "WINDOW": "recompute the changed partitions: their input rows, old and new",
+    "WINDOW": (
+        "recompute the changed partitions: their input rows (new only, when the table's"
+        " rows of a partition are replaced)"
+    ),
     "LATERAL_VIEW": "apply the generator to changed rows",
     "CTE": "changes of its query, computed once for every reference",
 }

@@ -441,6 +441,105 @@ def _side(expression: exp.Expr, aliases: list[str], names: list[set[str] | None]
     return sides.pop() if len(sides) == 1 else None
 
 
+def key_outputs(select: exp.Select, columns_of: Callable[[str], list[str]]) -> list[str] | None:
+    """For a keyed block (windows, GROUP BY, DISTINCT) or a block with an outer join: the
+    output column that holds each recompute key on every output row, in the keys' order;
+    None if some key has none. Then the table's rows of a key are exactly the rows whose
+    output columns hold it, and a key's rows can be replaced without computing what the
+    block held before.
+
+    An outer join's key is read from an input no join pads with NULLs (a padded side's key
+    column is NULL on the rows it did not match)."""
+    shape = select_shape(select)
+    if shape == "linear":
+        return None
+    inputs = select_inputs(select)
+    aliases = [item.alias_or_name for item in inputs]
+    names = [_output_names(item, columns_of) for item in inputs]
+    if shape == "keyed":
+        candidates = [[key] for key in recompute_keys(select)]
+    else:
+        sides = equi_keys(select, columns_of)
+        kept = _unpadded_inputs(select)
+        candidates = [
+            [sides[i][position] for i in kept] for position in range(len(sides[0]) if sides else 0)
+        ]
+    outputs = []
+    for expressions in candidates:
+        found = next(
+            (
+                projection.alias_or_name
+                for projection in select.expressions
+                if any(_holds(projection, e, aliases, names) for e in expressions)
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        outputs.append(found)
+    return outputs or None
+
+
+def _unpadded_inputs(select: exp.Select) -> list[int]:
+    """The positions of the inputs whose rows no outer join of ``select`` pads with NULLs."""
+    padded: set[int] = set()
+    for position, join in enumerate(select.args.get("joins") or [], start=1):
+        side = (join.side or "").upper()
+        if side in ("LEFT", "FULL"):
+            padded.add(position)
+        if side in ("RIGHT", "FULL"):
+            padded.update(range(position))
+    return [i for i in range(len(select_inputs(select))) if i not in padded]
+
+
+def _holds(
+    projection: exp.Expr, key: exp.Expr, aliases: list[str], names: list[set[str] | None]
+) -> bool:
+    """Whether the output ``projection`` is the key expression ``key`` itself (a column of
+    the same input and name, or the same expression)."""
+    inner = projection.this if isinstance(projection, exp.Alias) else projection
+    if to_spark_sql(inner) == to_spark_sql(key):
+        return True
+    if not isinstance(inner, exp.Column) or not isinstance(key, exp.Column):
+        return False
+    side = _side(key, aliases, names)
+    return (
+        side is not None
+        and _side(inner, aliases, names) == side
+        and inner.name.lower() == key.name.lower()
+    )
+
+
+def key_definitions(inner: exp.Select, keys: list[exp.Expr]) -> list[exp.Expr] | None:
+    """For a derived table's query ``inner`` and key columns read from its output: the
+    expressions over ``inner``'s own rows that compute them, such that keeping those rows
+    whose expressions are touched keeps exactly the output rows whose keys are touched;
+    None where that does not hold (a key that is not a plain output column, an aggregate
+    or window in it, a GROUP BY it is not a key of, a LIMIT, windows, a scalar aggregate,
+    LATERAL VIEWs, a star)."""
+    if inner.args.get("limit") or inner.args.get("offset") or inner.args.get("laterals"):
+        return None
+    if _windows(inner) or any(p.is_star for p in inner.expressions):
+        return None
+    grouped = inner.args.get("group")
+    if _has_aggregate(inner) and not grouped:
+        return None
+    group_sql = {to_spark_sql(g) for g in _group_expressions(inner)} if grouped else None
+    by_name = {p.alias_or_name.lower(): p for p in inner.expressions}
+    definitions = []
+    for key in keys:
+        projection = by_name.get(key.name.lower()) if isinstance(key, exp.Column) else None
+        if projection is None:
+            return None
+        definition = projection.this if isinstance(projection, exp.Alias) else projection
+        if any(True for _ in definition.find_all(exp.AggFunc, exp.Window)):
+            return None
+        if group_sql is not None and to_spark_sql(definition) not in group_sql:
+            return None
+        definitions.append(definition.copy())
+    return definitions
+
+
 def group_keys(select: exp.Select) -> list[tuple[exp.Expr, str]] | None:
     """For a GROUP BY or DISTINCT block without windows whose keys are all output columns:
     each key with the output column that holds it; None otherwise."""

@@ -42,6 +42,7 @@ from dyntables.planner.structure import (
     KEY,
     equi_keys,
     expand_stars,
+    key_definitions,
     key_probe,
     recompute_keys,
     select_inputs,
@@ -165,12 +166,9 @@ class ChangeDeriver:
             parts = [part for part in (self.change(node.left), self.change(node.right)) if part]
             return union_all(parts) if parts else None
         if isinstance(node, exp.Select):
-            shape = select_shape(node)
-            if shape == "keyed":
-                return self.keyed_change(node)
-            if shape == "outer":
-                return self.outer_join_change(node)
-            return self.linear_change(node)
+            if select_shape(node) == "linear":
+                return self.linear_change(node)
+            return self.keyed_change(node)
         raise CannotRefreshIncrementallyError(
             f"{type(node).__name__.upper()} is not incremental yet"
         )
@@ -296,7 +294,23 @@ class ChangeDeriver:
         return union_all(terms) if terms else None
 
     def keyed_change(self, select: exp.Select) -> exp.Query | None:
-        """Recompute the keys the input's change touches, at the new and the old versions."""
+        """A keyed block's change: its rows of the touched keys at the new versions, less
+        its rows of those keys at the old versions."""
+        recompute = self.recompute(select)
+        if recompute is None:
+            return None
+        return union_all(
+            [
+                self.recomputed(select, recompute, "new", sign=1),
+                self.recomputed(select, recompute, "old", sign=-1),
+            ]
+        )
+
+    def recompute(self, select: exp.Select) -> Recompute | None:
+        """The keys a keyed block's (or an outer join's) input changes touch, and how its
+        rows are restricted to them; None when no input changed."""
+        if select_shape(select) == "outer":
+            return self._join_recompute(select)
         keys = recompute_keys(select)
         delta = self.change(key_probe(select, keys))
         if delta is None:
@@ -304,17 +318,11 @@ class ChangeDeriver:
         touched = self._touched_keys([delta], len(keys))
         if touched is None:
             return None
-        restriction = touched_by(keys, touched)
-        return union_all(
-            [
-                self._recomputed(select, "new", 1, where=restriction),
-                self._recomputed(select, "old", -1, where=restriction),
-            ]
-        )
+        return Recompute(touched, block_keys=keys)
 
-    def outer_join_change(self, select: exp.Select) -> exp.Query | None:
-        """Recompute the join keys either side's change touches, with both inputs
-        restricted to those keys (a key's output rows come from its input rows alone)."""
+    def _join_recompute(self, select: exp.Select) -> Recompute | None:
+        """The join keys either side's change touches; both inputs are restricted to
+        those keys (a key's output rows come from its input rows alone)."""
         sides = equi_keys(select, self.columns_of)
         changes: list[exp.Query] = []
         for item, keys in zip(select_inputs(select), sides, strict=True):
@@ -328,13 +336,7 @@ class ChangeDeriver:
         touched = self._touched_keys(changes, len(sides[0])) if changes else None
         if touched is None:
             return None
-        filters = [touched_by(keys, touched) for keys in sides]
-        return union_all(
-            [
-                self._recomputed(select, "new", 1, input_filters=filters),
-                self._recomputed(select, "old", -1, input_filters=filters),
-            ]
-        )
+        return Recompute(touched, input_keys=sides)
 
     def _touched_keys(self, changes: list[exp.Query], count: int) -> exp.Query | None:
         """The distinct ``__dt_key…`` values (``count`` of them) the ``changes`` hold, as a
@@ -351,29 +353,53 @@ class ChangeDeriver:
         touched, (found,) = self.summarized(distinct, [exp.func("count", exp.Star())])
         return touched if found else None
 
-    def _recomputed(
-        self,
-        select: exp.Select,
-        side: str,
-        sign: int,
-        *,
-        where: exp.Expr | None = None,
-        input_filters: list[exp.Expr] | None = None,
+    def recomputed(
+        self, select: exp.Select, recompute: Recompute, side: str, *, sign: int | None = None
     ) -> exp.Select:
-        """The block over its inputs at ``side``, restricted (in WHERE, or on each input),
-        each row signed ``sign``."""
+        """The block over its inputs at ``side``, restricted to the touched keys (in its
+        WHERE, or on each input), each row signed ``sign`` (None: no sign column)."""
         term = select.copy()
         for position, item in enumerate(select_inputs(term)):
             pinned = self._pinned_input(item, side)
-            if input_filters is not None:
-                rows = exp.select("*").from_(pinned).where(input_filters[position].copy())
-                pinned = aliased(rows, item.alias_or_name)
+            if recompute.input_keys is not None:
+                keys = recompute.input_keys[position]
+                pinned = restricted_input(pinned, keys, recompute.touched, item.alias_or_name)
             item.replace(pinned)
-        if where is not None:
-            term = term.where(where.copy(), copy=False)
-        signed = exp.alias_(exp.Literal.number(sign), SIGN)
-        term.set("expressions", [*term.expressions, signed])
+        if recompute.block_keys is not None:
+            term = term.where(touched_by(recompute.block_keys, recompute.touched), copy=False)
+        if sign is not None:
+            signed = exp.alias_(exp.Literal.number(sign), SIGN)
+            term.set("expressions", [*term.expressions, signed])
         return term
+
+
+@dataclass(frozen=True)
+class Recompute:
+    """A keyed recompute: the touched keys (a relation of ``__dt_key…`` columns) and where
+    they restrict the block: its rows, by the block's keys (``block_keys``: a GROUP BY,
+    DISTINCT or windows), or each input's rows, by that input's keys (``input_keys``: an
+    outer join)."""
+
+    touched: exp.Query
+    block_keys: list[exp.Expr] | None = None
+    input_keys: list[list[exp.Expr]] | None = None
+
+
+def restricted_input(
+    pinned: exp.Expr, keys: list[exp.Expr], touched: exp.Query, alias: str
+) -> exp.Expr:
+    """An input (at a version) keeping the rows whose ``keys`` are touched. A derived
+    table that computes each key as a column of its own rows (a GROUP BY key, a projected
+    column) is restricted inside, before it groups: a GROUP BY over a whole source would
+    otherwise be computed in full to keep a few of its groups."""
+    inner = pinned.this if isinstance(pinned, exp.Subquery) else None
+    if isinstance(inner, exp.Select):
+        defining = key_definitions(inner, keys)
+        if defining is not None:
+            inner.where(touched_by(defining, touched), copy=False)
+            return pinned
+    rows = exp.select("*").from_(pinned).where(touched_by(keys, touched))
+    return aliased(rows, alias)
 
 
 def _observed(rows: Any, summary: Sequence[exp.Expr]) -> tuple[Any, Callable[[], tuple[Any, ...]]]:

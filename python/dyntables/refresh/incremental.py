@@ -33,7 +33,13 @@ from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import Commit, TableFormat
 from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
 from dyntables.planner.capabilities import format_limit
-from dyntables.planner.structure import KEY, group_keys, inlined_query, with_output_names
+from dyntables.planner.structure import (
+    KEY,
+    group_keys,
+    inlined_query,
+    key_outputs,
+    with_output_names,
+)
 from dyntables.refresh import rules
 from dyntables.refresh.aggregates import (
     change_summaries,
@@ -49,6 +55,7 @@ from dyntables.refresh.changes import (
     aliased,
     null_safe_equal,
     quoted_columns,
+    touched_by,
     union_all,
 )
 from dyntables.refresh.context import RefreshContext, counted
@@ -127,6 +134,10 @@ class IncrementalRefresh:
     # -- rows: SELECT / JOIN / UNION ALL / keyed operators --
 
     def _apply_rows(self, tree: exp.Query, watermark: str, expected: int | None) -> Applied:
+        key_names = self._replaceable_keys(tree)
+        if key_names is not None:
+            assert isinstance(tree, exp.Select)
+            return self._replace_keys(tree, key_names, watermark, expected)
         delta = self.deriver.change(tree)
         if delta is None:
             return Applied(0, 0, committed=False)
@@ -197,6 +208,50 @@ class IncrementalRefresh:
         copies = copies.where(exp.GT(this=after.copy(), expression=_number(0)))
         made = self._merge(names, removed, copies, watermark, expected)
         return Applied(int(inserted or 0), int(deleted or 0), committed=True, made=made)
+
+    # -- keys: a keyed block or an outer join at the top, its keys in output columns --
+
+    def _replaceable_keys(self, tree: exp.Query) -> list[str] | None:
+        """The output columns holding a top-level keyed block's (or outer join's) recompute
+        keys, where its touched keys' rows are replaced rather than netted; None where
+        they are netted (no such block or columns, or a frozen region: its rows of a
+        touched key may not be replaced)."""
+        if self.active is not None or not isinstance(tree, exp.Select):
+            return None
+        return key_outputs(tree, self.deriver.columns_of)
+
+    def _replace_keys(
+        self, tree: exp.Select, key_names: list[str], watermark: str, expected: int | None
+    ) -> Applied:
+        """Replace the table's rows of every touched key by the block's rows of those keys
+        at the new versions, in one MERGE on the key columns: what the block held before is
+        never computed (no second read of the sources at the old versions) and no row is
+        netted or counted against the table."""
+        recompute = self.deriver.recompute(tree)
+        if recompute is None:
+            return Applied(0, 0, committed=False)
+        names = [name for name, _ in self.columns]
+        rows: exp.Query = exp.select(*quoted_columns(names)).from_(
+            aliased(self.deriver.recomputed(tree, recompute, "new"), "q")
+        )
+        removed = exp.select(
+            *[
+                exp.alias_(exp.column(KEY.format(i), quoted=True), name, quoted=True)
+                for i, name in enumerate(key_names)
+            ]
+        ).from_(aliased(recompute.touched, "k"))
+        inserted = deleted = None
+        if not self.fmt.reports_row_counts:  # counted by the jobs that compute them
+            rows, (inserted,) = self.deriver.summarized(rows, [exp.func("count", exp.Star())])
+            deleted = self._count_rows(
+                exp.select("*")
+                .from_(self.table.copy())
+                .where(
+                    touched_by([exp.column(n, quoted=True) for n in key_names], recompute.touched)
+                )
+            )
+        made = self._merge(key_names, removed, rows, watermark, expected)
+        return Applied(inserted, deleted, committed=True, made=made)
 
     def _append(
         self, net: exp.Query, names: list[str], watermark: str, expected: int | None
