@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from dyntables.catalog import NameCache, ObjectKind, table_key
+from dyntables.catalog import Definition, NameCache, ObjectKind, key_to_table, table_key
 from dyntables.ddl.lifecycle import Lifecycle
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError, first_line
@@ -54,6 +54,18 @@ _SHOW_SCHEMA = (
     " refresh_mode_reason STRING, warehouse STRING, comment STRING, text STRING,"
     " scheduling_state STRING, suspend_reason STRING, data_timestamp TIMESTAMP,"
     " initialize STRING, immutable_where STRING, kind STRING"
+)
+# information_schema.materialized_views; invalid / invalid_reason as in Snowflake's
+# SHOW MATERIALIZED VIEWS.
+_MATERIALIZED_VIEW_COLUMNS = (
+    ("table_catalog", "STRING"),
+    ("table_schema", "STRING"),
+    ("table_name", "STRING"),
+    ("last_refresh_time", "STRING"),
+    ("refresh_watermark", "STRING"),
+    ("is_stale", "BOOLEAN"),
+    ("invalid", "BOOLEAN"),
+    ("invalid_reason", "STRING"),
 )
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
 _WRITE_WORDS = {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE"}
@@ -425,46 +437,42 @@ class DynamicTables:
         return graph.build(self.engine, self.system, self.lifecycle)
 
     def _materialized_views_query(self, alias: str) -> exp.Expr:
+        """One row per materialized view; one that cannot be read (a source was dropped)
+        gets its own row, ``invalid`` with the reason, instead of failing the listing."""
         rows = []
         for table, definition in self.lifecycle.managed_tables():
             if definition.kind is not ObjectKind.MATERIALIZED_VIEW:
                 continue
-            watermark = self.lifecycle.watermark_of(table)
             parts = table_key(table).split(".")
+            watermark = self.lifecycle.watermark_of(table)
+            problem = self._materialized_view_problem(table, definition)
+            stale = None if problem is not None else self.lifecycle.is_stale(table, definition)
             rows.append(
-                exp.Tuple(
-                    expressions=[
-                        exp.Literal.string(parts[-3] if len(parts) > 2 else "spark_catalog"),
-                        exp.Literal.string(parts[-2]),
-                        exp.Literal.string(parts[-1]),
-                        exp.Literal.string(watermark.data_timestamp) if watermark else exp.Null(),
-                        exp.Literal.string(watermark.to_json()) if watermark else exp.Null(),
-                        exp.Boolean(this=self.lifecycle.is_stale(table, definition)),
-                    ]
-                )
+                [
+                    parts[-3] if len(parts) > 2 else "spark_catalog",
+                    parts[-2],
+                    parts[-1],
+                    watermark.data_timestamp if watermark else None,
+                    watermark.to_json() if watermark else None,
+                    stale,
+                    problem is not None,
+                    problem,
+                ]
             )
-        columns = [
-            "table_catalog",
-            "table_schema",
-            "table_name",
-            "last_refresh_time",
-            "refresh_watermark",
-            "is_stale",
+        return _typed_rows(rows, _MATERIALIZED_VIEW_COLUMNS, alias or "materialized_views")
+
+    def _materialized_view_problem(self, table: exp.Table, definition: Definition) -> str | None:
+        """Why a materialized view cannot be refreshed now (a source that no longer exists),
+        or None when it can."""
+        missing = [
+            key for key in definition.sources if not self.engine.table_exists(key_to_table(key))
         ]
-        if not rows:
-            empty = exp.select(*[exp.alias_(exp.Null(), c) for c in columns]).where(exp.false())
-            return exp.Subquery(
-                this=empty,
-                alias=exp.TableAlias(this=exp.to_identifier(alias or "materialized_views")),
+        if missing:
+            return (
+                f"source {', '.join(missing)} does not exist: recreate it, or replace the view"
+                " (CREATE OR REPLACE MATERIALIZED VIEW)"
             )
-        values = exp.Values(
-            expressions=rows,
-            alias=exp.TableAlias(
-                this=exp.to_identifier(alias or "materialized_views"),
-                columns=[exp.to_identifier(c) for c in columns],
-            ),
-        )
-        return values
+        return None
 
     # ---- results ----
 

@@ -20,6 +20,22 @@ def dt(tmp_path: Path) -> DynamicTables:
     return tables
 
 
+def test_a_materialized_view_whose_source_was_dropped_is_listed_as_invalid(
+    dt: DynamicTables,
+) -> None:
+    dt.sql("CREATE TABLE kept (x INT) USING delta")
+    dt.sql("CREATE MATERIALIZED VIEW broken AS SELECT order_id FROM orders")
+    dt.sql("CREATE MATERIALIZED VIEW fine AS SELECT x FROM kept")
+    dt.sql("DROP TABLE orders")
+    rows = dt.sql(
+        "SELECT table_name, is_stale, invalid, invalid_reason"
+        " FROM information_schema.materialized_views ORDER BY table_name"
+    ).collect()
+    assert [tuple(row)[:3] for row in rows] == [("broken", None, True), ("fine", False, False)]
+    assert rows[0].invalid_reason.startswith("source default.orders does not exist")
+    assert rows[1].invalid_reason is None
+
+
 def test_explain_of_a_full_table_says_it_recomputes_the_whole_query(dt: DynamicTables) -> None:
     query = "SELECT status, count(*) AS n FROM orders WHERE order_id > 0 GROUP BY status"
     dt.sql(f"CREATE DYNAMIC TABLE whole TARGET_LAG = '1 minute' REFRESH_MODE = FULL AS {query}")
