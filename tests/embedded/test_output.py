@@ -51,3 +51,20 @@ def test_explain_of_a_full_table_says_it_recomputes_the_whole_query(dt: DynamicT
     assert parts[0] == ("refresh_mode", "", "INCREMENTAL")
     assert parts[2][2] == "changed rows only, read from the change feed"
     assert parts[4][2] == "recompute the affected groups from their input rows"
+
+
+def test_the_graph_prints_as_text_in_a_plain_repl(dt: DynamicTables) -> None:
+    dt.sql("CREATE DYNAMIC TABLE paid TARGET_LAG = '1 minute' AS SELECT * FROM orders")
+    dt.sql(
+        "CREATE DYNAMIC TABLE counted TARGET_LAG = DOWNSTREAM REFRESH_MODE = FULL"
+        " AS SELECT count(*) AS n FROM paid"
+    )
+    graph = dt.graph()
+    assert repr(graph) == str(graph) == graph.to_text()
+    first, second = repr(graph).splitlines()
+    assert first.startswith("default.paid  lag 1 minute (every 48 s)")
+    assert "mode INCREMENTAL" in first
+    assert first.endswith("reads default.orders")
+    assert second.startswith("default.counted  lag DOWNSTREAM  mode FULL  ACTIVE")
+    assert second.endswith("reads default.paid")
+    assert graph._repr_svg_().lstrip().startswith("<svg")  # notebooks still draw it
