@@ -48,12 +48,36 @@ _REFRESH_RESULT_SCHEMA = (
     "name STRING, action STRING, reason STRING, state STRING, data_timestamp TIMESTAMP,"
     " rows_inserted BIGINT, rows_deleted BIGINT"
 )
-_SHOW_SCHEMA = (
-    "created_on STRING, name STRING, database_name STRING, schema_name STRING,"
-    " cluster_by STRING, rows BIGINT, target_lag STRING, refresh_mode STRING,"
-    " refresh_mode_reason STRING, warehouse STRING, comment STRING, text STRING,"
-    " scheduling_state STRING, suspend_reason STRING, data_timestamp TIMESTAMP,"
-    " initialize STRING, immutable_where STRING, kind STRING"
+# SHOW FULL DYNAMIC TABLES: Snowflake's columns (those that mean something here).
+_SHOW_FULL_COLUMNS = (
+    ("created_on", "STRING"),
+    ("name", "STRING"),
+    ("database_name", "STRING"),
+    ("schema_name", "STRING"),
+    ("cluster_by", "STRING"),
+    ("rows", "BIGINT"),
+    ("target_lag", "STRING"),
+    ("refresh_mode", "STRING"),
+    ("refresh_mode_reason", "STRING"),
+    ("warehouse", "STRING"),
+    ("comment", "STRING"),
+    ("text", "STRING"),
+    ("scheduling_state", "STRING"),
+    ("suspend_reason", "STRING"),
+    ("data_timestamp", "TIMESTAMP"),
+    ("initialize", "STRING"),
+    ("immutable_where", "STRING"),
+    ("kind", "STRING"),
+)
+# SHOW DYNAMIC TABLES: the columns of the full set that fit a terminal's line.
+_SHOW_COLUMNS = (
+    "name",
+    "schema_name",
+    "target_lag",
+    "refresh_mode",
+    "scheduling_state",
+    "data_timestamp",
+    "rows",
 )
 # information_schema.materialized_views; invalid / invalid_reason as in Snowflake's
 # SHOW MATERIALIZED VIEWS.
@@ -540,7 +564,10 @@ class DynamicTables:
                 )
             )
         rows.sort(key=lambda row: (row[3], row[1]))
-        return self._frame(rows, _SHOW_SCHEMA)
+        names = [name for name, _ in _SHOW_FULL_COLUMNS]
+        kept = range(len(names)) if statement.full else [names.index(n) for n in _SHOW_COLUMNS]
+        schema = ", ".join(" ".join(_SHOW_FULL_COLUMNS[i]) for i in kept)
+        return self._frame([tuple(row[i] for i in kept) for row in rows], schema)
 
     def _row_count(self, table: exp.Table) -> int:
         """A table's rows: from its newest commit or its metadata where the format keeps

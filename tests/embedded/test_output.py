@@ -20,6 +20,37 @@ def dt(tmp_path: Path) -> DynamicTables:
     return tables
 
 
+def test_show_lists_the_columns_a_terminal_fits_and_show_full_every_one(
+    dt: DynamicTables,
+) -> None:
+    dt.sql(
+        "CREATE DYNAMIC TABLE paid TARGET_LAG = '1 minute' WAREHOUSE = wh"
+        " AS SELECT order_id FROM orders WHERE status = 'paid'"
+    )
+    shown = dt.sql("SHOW DYNAMIC TABLES")
+    assert shown.columns == [
+        "name",
+        "schema_name",
+        "target_lag",
+        "refresh_mode",
+        "scheduling_state",
+        "data_timestamp",
+        "rows",
+    ]
+    row = shown.collect()[0]
+    assert (row.name, row.schema_name, row.target_lag) == ("paid", "default", "1 minute")
+    assert (row.refresh_mode, row.scheduling_state, row.rows) == ("INCREMENTAL", "ACTIVE", 1)
+    assert row.data_timestamp is not None
+
+    full = dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'pa%'")
+    assert len(full.columns) == 18
+    assert set(shown.columns) <= set(full.columns)
+    row = full.collect()[0]
+    assert (row.name, row.warehouse, row.kind) == ("paid", "wh", "DYNAMIC_TABLE")
+    assert row.text.startswith("CREATE DYNAMIC TABLE paid")
+    assert dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'nothing%'").collect() == []
+
+
 def test_a_materialized_view_whose_source_was_dropped_is_listed_as_invalid(
     dt: DynamicTables,
 ) -> None:
