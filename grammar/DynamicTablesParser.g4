@@ -21,7 +21,7 @@ statement
     | CREATE OR ALTER anyToken*                                            #createOrAlterDynamicTable
     | ALTER DYNAMIC TABLE (IF EXISTS)? multipartIdentifier alterAction     #alterDynamicTable
     | DROP DYNAMIC TABLE (IF EXISTS)? multipartIdentifier                  #dropDynamicTable
-    | SHOW DYNAMIC TABLES (LIKE pattern=STRING)?
+    | SHOW FULL? DYNAMIC TABLES (LIKE pattern=STRING)?
         (IN (ACCOUNT
             | (SCHEMA | DATABASE) schema=multipartIdentifier?
             | schema=multipartIdentifier))?                                #showDynamicTables

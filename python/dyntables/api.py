@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from dyntables.catalog import NameCache, ObjectKind, table_key
+from dyntables.catalog import Definition, NameCache, ObjectKind, key_to_table, table_key
 from dyntables.ddl.lifecycle import Lifecycle
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError, first_line
@@ -48,12 +48,48 @@ _REFRESH_RESULT_SCHEMA = (
     "name STRING, action STRING, reason STRING, state STRING, data_timestamp TIMESTAMP,"
     " rows_inserted BIGINT, rows_deleted BIGINT"
 )
-_SHOW_SCHEMA = (
-    "created_on STRING, name STRING, database_name STRING, schema_name STRING,"
-    " cluster_by STRING, rows BIGINT, target_lag STRING, refresh_mode STRING,"
-    " refresh_mode_reason STRING, warehouse STRING, comment STRING, text STRING,"
-    " scheduling_state STRING, suspend_reason STRING, data_timestamp TIMESTAMP,"
-    " initialize STRING, immutable_where STRING, kind STRING"
+# SHOW FULL DYNAMIC TABLES: Snowflake's columns (those that mean something here).
+_SHOW_FULL_COLUMNS = (
+    ("created_on", "STRING"),
+    ("name", "STRING"),
+    ("database_name", "STRING"),
+    ("schema_name", "STRING"),
+    ("cluster_by", "STRING"),
+    ("rows", "BIGINT"),
+    ("target_lag", "STRING"),
+    ("refresh_mode", "STRING"),
+    ("refresh_mode_reason", "STRING"),
+    ("warehouse", "STRING"),
+    ("comment", "STRING"),
+    ("text", "STRING"),
+    ("scheduling_state", "STRING"),
+    ("suspend_reason", "STRING"),
+    ("data_timestamp", "TIMESTAMP"),
+    ("initialize", "STRING"),
+    ("immutable_where", "STRING"),
+    ("kind", "STRING"),
+)
+# SHOW DYNAMIC TABLES: the columns of the full set that fit a terminal's line.
+_SHOW_COLUMNS = (
+    "name",
+    "schema_name",
+    "target_lag",
+    "refresh_mode",
+    "scheduling_state",
+    "data_timestamp",
+    "rows",
+)
+# information_schema.materialized_views; invalid / invalid_reason as in Snowflake's
+# SHOW MATERIALIZED VIEWS.
+_MATERIALIZED_VIEW_COLUMNS = (
+    ("table_catalog", "STRING"),
+    ("table_schema", "STRING"),
+    ("table_name", "STRING"),
+    ("last_refresh_time", "STRING"),
+    ("refresh_watermark", "STRING"),
+    ("is_stale", "BOOLEAN"),
+    ("invalid", "BOOLEAN"),
+    ("invalid_reason", "STRING"),
 )
 _DML = (exp.Insert, exp.Update, exp.Delete, exp.Merge, exp.TruncateTable)
 _WRITE_WORDS = {"INSERT", "UPDATE", "DELETE", "MERGE", "TRUNCATE"}
@@ -425,46 +461,42 @@ class DynamicTables:
         return graph.build(self.engine, self.system, self.lifecycle)
 
     def _materialized_views_query(self, alias: str) -> exp.Expr:
+        """One row per materialized view; one that cannot be read (a source was dropped)
+        gets its own row, ``invalid`` with the reason, instead of failing the listing."""
         rows = []
         for table, definition in self.lifecycle.managed_tables():
             if definition.kind is not ObjectKind.MATERIALIZED_VIEW:
                 continue
-            watermark = self.lifecycle.watermark_of(table)
             parts = table_key(table).split(".")
+            watermark = self.lifecycle.watermark_of(table)
+            problem = self._materialized_view_problem(table, definition)
+            stale = None if problem is not None else self.lifecycle.is_stale(table, definition)
             rows.append(
-                exp.Tuple(
-                    expressions=[
-                        exp.Literal.string(parts[-3] if len(parts) > 2 else "spark_catalog"),
-                        exp.Literal.string(parts[-2]),
-                        exp.Literal.string(parts[-1]),
-                        exp.Literal.string(watermark.data_timestamp) if watermark else exp.Null(),
-                        exp.Literal.string(watermark.to_json()) if watermark else exp.Null(),
-                        exp.Boolean(this=self.lifecycle.is_stale(table, definition)),
-                    ]
-                )
+                [
+                    parts[-3] if len(parts) > 2 else "spark_catalog",
+                    parts[-2],
+                    parts[-1],
+                    watermark.data_timestamp if watermark else None,
+                    watermark.to_json() if watermark else None,
+                    stale,
+                    problem is not None,
+                    problem,
+                ]
             )
-        columns = [
-            "table_catalog",
-            "table_schema",
-            "table_name",
-            "last_refresh_time",
-            "refresh_watermark",
-            "is_stale",
+        return _typed_rows(rows, _MATERIALIZED_VIEW_COLUMNS, alias or "materialized_views")
+
+    def _materialized_view_problem(self, table: exp.Table, definition: Definition) -> str | None:
+        """Why a materialized view cannot be refreshed now (a source that no longer exists),
+        or None when it can."""
+        missing = [
+            key for key in definition.sources if not self.engine.table_exists(key_to_table(key))
         ]
-        if not rows:
-            empty = exp.select(*[exp.alias_(exp.Null(), c) for c in columns]).where(exp.false())
-            return exp.Subquery(
-                this=empty,
-                alias=exp.TableAlias(this=exp.to_identifier(alias or "materialized_views")),
+        if missing:
+            return (
+                f"source {', '.join(missing)} does not exist: recreate it, or replace the view"
+                " (CREATE OR REPLACE MATERIALIZED VIEW)"
             )
-        values = exp.Values(
-            expressions=rows,
-            alias=exp.TableAlias(
-                this=exp.to_identifier(alias or "materialized_views"),
-                columns=[exp.to_identifier(c) for c in columns],
-            ),
-        )
-        return values
+        return None
 
     # ---- results ----
 
@@ -532,7 +564,10 @@ class DynamicTables:
                 )
             )
         rows.sort(key=lambda row: (row[3], row[1]))
-        return self._frame(rows, _SHOW_SCHEMA)
+        names = [name for name, _ in _SHOW_FULL_COLUMNS]
+        kept = range(len(names)) if statement.full else [names.index(n) for n in _SHOW_COLUMNS]
+        schema = ", ".join(" ".join(_SHOW_FULL_COLUMNS[i]) for i in kept)
+        return self._frame([tuple(row[i] for i in kept) for row in rows], schema)
 
     def _row_count(self, table: exp.Table) -> int:
         """A table's rows: from its newest commit or its metadata where the format keeps

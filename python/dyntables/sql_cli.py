@@ -3,7 +3,10 @@
 ``-e`` runs the given SQL, ``-f`` a script file; with neither, an interactive prompt reads
 statements until ``quit;``, ``exit;`` or end of input. Each statement's rows print as
 tab-separated values (``NULL`` for nulls), as ``spark-sql`` prints them, and a
-``Time taken: … seconds, Fetched N row(s)`` line follows on standard error. Errors print
+``Time taken: … seconds, Fetched N row(s)`` line follows on standard error. The column
+names print first when asked (``--print-header``, ``SET hive.cli.print.header=true`` or
+``spark.sql.cli.print.header``), and always for a refresh (``ALTER DYNAMIC TABLE …
+REFRESH``, ``REFRESH MATERIALIZED VIEW``), whose values alone do not say what they are. Errors print
 as ``Error: …``; in ``-e``/``-f`` mode the first one stops the run with exit status 1.
 ``--debug`` shows the traceback.
 
@@ -28,8 +31,9 @@ from dyntables.errors import DynamicTableError
 
 PROMPT = "spark-sql"
 _QUIT_COMMANDS = ("quit", "exit")
-# spark.sql.cli.print.header is Spark's own switch for what --print-header does.
-_PRINT_HEADER_CONF = "spark.sql.cli.print.header"
+# What --print-header does, as session settings: spark-sql honours Hive's key (SET
+# hive.cli.print.header=true, --hiveconf) and Spark's own; either one set to true is enough.
+_PRINT_HEADER_CONFS = ("hive.cli.print.header", "spark.sql.cli.print.header")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,6 +73,15 @@ def build_argument_parser() -> argparse.ArgumentParser:
         help="a SQL script to run first, before -e, -f or the prompt (repeatable)",
     )
     add_engine_arguments(parser)
+    parser.add_argument(
+        "--hiveconf",
+        dest="conf",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        type=_key_value,
+        help="as --conf (spark-sql's spelling, e.g. --hiveconf hive.cli.print.header=true)",
+    )
     parser.add_argument(
         "--print-header",
         action="store_true",
@@ -227,15 +240,20 @@ class Shell:
             self.run_statement(statement, timings=timings)
 
     def run_statement(self, statement: str, *, timings: bool = True) -> None:
+        from dyntables.parser import parse  # lazy: loads ANTLR
+
         started = time.monotonic()
         try:
-            frame = self.tables.sql(statement)
+            parsed = parse(statement)
+            frame = self.tables.run(parsed, statement)
+            if frame is None:
+                raise DynamicTableError("no SQL statement to run: the text is empty")
             columns = list(frame.columns)
             rows = frame.collect() if columns else []
         except Exception as error:
             raise StatementError(error) from error
         if columns:
-            if self.print_header or self._conf_says_header():
+            if self.print_header or self._conf_says_header() or _is_refresh(parsed[-1]):
                 print("\t".join(columns), file=self.stdout)
             types = [field.dataType for field in frame.schema.fields]
             for row in rows:
@@ -247,11 +265,15 @@ class Shell:
             print(f"Time taken: {taken} seconds{fetched}", file=self.stderr)
 
     def _conf_says_header(self) -> bool:
-        try:
-            value = self.tables.session.conf.get(_PRINT_HEADER_CONF, "false")
-        except Exception:
-            return False
-        return str(value).strip().lower() == "true"
+        conf = self.tables.session.conf
+        for key in _PRINT_HEADER_CONFS:
+            try:
+                value = conf.get(key, "false")
+            except Exception:  # a session that refuses the key: not set
+                continue
+            if str(value).strip().lower() == "true":
+                return True
+        return False
 
     # ---- the prompt ----
 
@@ -299,6 +321,17 @@ class Shell:
                         )
                     print(f"Error: {failure}", file=self.stderr)
                     self.stderr.flush()
+
+
+def _is_refresh(statement: Any) -> bool:
+    """Whether ``statement`` is a manual refresh, whose result (name, action, reason, state,
+    data timestamp, rows inserted and deleted) prints with its header: unlike Spark's
+    results, its values do not say what they are."""
+    from dyntables.statements import AlterAction, AlterDynamicTable, RefreshMaterializedView
+
+    if isinstance(statement, AlterDynamicTable):
+        return statement.action is AlterAction.REFRESH
+    return isinstance(statement, RefreshMaterializedView)
 
 
 def _read_line(stdin: TextIO, stdout: TextIO, prompt: str) -> str | None:

@@ -230,16 +230,19 @@ class DropDynamicTable(Statement):
 
 @dataclass(frozen=True)
 class ShowDynamicTables(Statement):
-    """``SHOW DYNAMIC TABLES [LIKE 'pattern'] [IN {ACCOUNT | [SCHEMA | DATABASE] name}]``.
+    """``SHOW [FULL] DYNAMIC TABLES [LIKE 'pattern'] [IN {ACCOUNT | [SCHEMA | DATABASE]
+    name}]``.
 
     ``like`` is the SQL LIKE pattern (``%`` and ``_``), matched case-insensitively as in
     Snowflake. ``in_schema`` names the schema (a Spark database) to list; ``in_account``
-    asks for every schema; neither means the current schema.
+    asks for every schema; neither means the current schema. ``full`` asks for every
+    column (Snowflake's set) instead of the few that fit a terminal.
     """
 
     like: str | None = None
     in_schema: TableName | None = None
     in_account: bool = False
+    full: bool = False
     span: Span | None = _span()
 
 

@@ -121,6 +121,48 @@ def test_header_is_printed_only_when_asked(
     assert run_cli(capsys, tmp_path, "--print-header", "-e", sql)[1] == ["a\tb", "1\tx"]
 
 
+def test_set_hive_cli_print_header_turns_the_header_on_and_off(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # spark-sql honours Hive's key as well as spark.sql.cli.print.header.
+    status, out, _ = run_cli(
+        capsys,
+        tmp_path,
+        "-e",
+        "SELECT 1 AS a; SET hive.cli.print.header=true; SELECT 2 AS b;"
+        " SET hive.cli.print.header=false; SELECT 3 AS c",
+    )
+    assert status == 0
+    assert [line for line in out if "hive.cli" not in line] == ["1", "key\tvalue", "b", "2", "3"]
+    status, out, _ = run_cli(
+        capsys, tmp_path, "--hiveconf", "hive.cli.print.header=true", "-e", "SELECT 4 AS d"
+    )
+    assert (status, out) == (0, ["d", "4"])
+
+
+def test_a_refresh_prints_its_header(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, _ = run_cli(
+        capsys,
+        tmp_path,
+        "-e",
+        "CREATE TABLE t (x INT) USING DELTA; INSERT INTO t VALUES (1);"
+        " CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT x FROM t;"
+        " INSERT INTO t VALUES (2); ALTER DYNAMIC TABLE d REFRESH;"
+        " CREATE MATERIALIZED VIEW v AS SELECT x FROM t; REFRESH MATERIALIZED VIEW v;"
+        " SELECT count(*) FROM d",
+    )
+    assert status == 0
+    header = "name\taction\treason\tstate\tdata_timestamp\trows_inserted\trows_deleted"
+    assert out[0] == "Dynamic table d successfully created."
+    assert out[1] == header
+    assert out[2].startswith("default.d\tINCREMENTAL\tNULL\tSUCCEEDED\t")
+    assert out[2].endswith("\t1\t0")
+    assert out[3] == "Materialized view v successfully created."
+    assert out[4] == header
+    assert out[5].startswith("default.v\t")
+    assert out[6:] == ["2"]  # other results print no header unless asked
+
+
 def test_silent_drops_the_timings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, out, err = run_cli(capsys, tmp_path, "-S", "-e", "SELECT 1")
     assert (status, out, err) == (0, ["1"], "")
@@ -253,9 +295,10 @@ def test_dynamic_table_script(capsys: pytest.CaptureFixture[str], tmp_path: Path
     status, out, err = run_cli(capsys, tmp_path / "wh", "-f", str(script))
     assert status == 0, err
     assert out[0] == "Dynamic table dt_orders successfully created."
-    refreshed = out[1].split("\t")
+    assert out[1].split("\t")[:4] == ["name", "action", "reason", "state"]  # a refresh's header
+    refreshed = out[2].split("\t")
     assert refreshed[:4] == ["default.dt_orders", "INCREMENTAL", "NULL", "SUCCEEDED"]
-    assert out[2:] == ["1\t10.00", "3\t2.25", "dt_orders"]
+    assert out[3:] == ["1\t10.00", "3\t2.25", "dt_orders"]
 
 
 # ---- the prompt ----

@@ -306,8 +306,31 @@ def test_explain_rows_full() -> None:
         ("refresh_mode", "", "FULL"),
         ("reason", "SOURCE_WITHOUT_CHANGE_FEED", "source legacy.accounts has no change feed"),
     ]
-    assert rows[2:] == [(op.operator, op.kind, op.strategy) for op in plan.operators]
-    assert rows[-1] == ("UNION ALL", "UNION_ALL", "union of each side's changes")
+    # A FULL refresh recomputes the whole query: no step claims to read changed rows only.
+    assert rows[2:] == [
+        ("FROM shop.orders", "SOURCE", "read in full"),
+        ("FROM legacy.accounts", "SOURCE", "read in full"),
+        ("SELECT id", "PROJECT_FILTER", "recomputed over all its input rows"),
+        ("SELECT id", "PROJECT_FILTER", "recomputed over all its input rows"),
+        ("UNION ALL", "UNION_ALL", "recomputed over all its input rows"),
+    ]
+    assert plan.operators[-1].strategy == "union of each side's changes"  # the plan keeps it
+
+
+def test_explain_rows_of_a_requested_full_plan() -> None:
+    plan = plan_refresh(
+        "SELECT customer_id, count(*) AS n FROM shop.orders WHERE paid GROUP BY customer_id",
+        requested="FULL",
+        change_feed=DEFAULT_CHANGE_FEED,
+        output_types=[],
+        supported=OPERATOR_KINDS,
+    )
+    assert explain_rows(plan)[1:] == [
+        ("reason", "REFRESH_MODE_FULL", "REFRESH_MODE = FULL was requested"),
+        ("FROM shop.orders", "SOURCE", "read in full"),
+        ("WHERE paid", "PROJECT_FILTER", "recomputed over all its input rows"),
+        ("GROUP BY customer_id", "GROUP_BY", "recomputed over all its input rows"),
+    ]
 
 
 def test_explain_rows_of_a_hand_made_plan() -> None:

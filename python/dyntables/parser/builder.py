@@ -333,6 +333,7 @@ class StatementBuilder:
             like=None if pattern is None else unquote_string(pattern.text),
             in_schema=None if ctx.schema is None else self.table_name(ctx.schema),
             in_account=ctx.ACCOUNT() is not None,
+            full=ctx.FULL() is not None,
             span=self.span(ctx),
         )
 

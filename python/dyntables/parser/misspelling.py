@@ -46,7 +46,7 @@ _HEADS: tuple[tuple[_Slot, ...], ...] = (
         _slot("VIEW"),
     ),
     (_slot("ALTER", "DROP", "DESCRIBE", "DESC", "EXPLAIN"), _slot("DYNAMIC"), _slot("TABLE")),
-    (_slot("SHOW"), _slot("DYNAMIC"), _slot("TABLES")),
+    (_slot("SHOW"), _slot("FULL", optional=True), _slot("DYNAMIC"), _slot("TABLES")),
     (_slot("DROP", "REFRESH"), _slot("MATERIALIZED"), _slot("VIEW")),
 )
 # The last keyword of the one head that makes a whole statement (SHOW DYNAMIC TABLES).

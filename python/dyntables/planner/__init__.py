@@ -9,10 +9,11 @@ strategies. EXPLAIN prints it through `explain_rows`.
 * ``AUTO``: INCREMENTAL when no rule fires, else FULL with the first rule's code.
 * ``INCREMENTAL``: INCREMENTAL, or `NotIncrementalError` naming the construct.
 
-Each operator's strategy is the one it has on its own, whatever the plan's mode: in a FULL
-plan EXPLAIN still shows which parts would refresh incrementally, and the blocking operator
-says "recompute everything", "full scan" or "not incremental yet". The ``refresh_mode`` row
-says what a refresh really does.
+The plan keeps each operator's own strategy, whatever the plan's mode (the rules read them).
+EXPLAIN (`explain_rows`) prints what a refresh really does: an INCREMENTAL plan shows per
+operator what it reads and recomputes; a FULL plan recomputes the whole query, so each
+source says it is read in full and each operator that it is recomputed over all its input
+rows, and the ``reason`` row names what keeps the query from refreshing incrementally.
 
 >>> plan = plan_refresh(
 ...     "SELECT region, count(*) AS n FROM shop.orders GROUP BY region",
@@ -36,7 +37,12 @@ from dyntables.planner.capabilities import (
     INCREMENTAL_KINDS,
     unsupported_reason,
 )
-from dyntables.planner.operators import OPERATOR_KINDS, OperatorStrategy, walk_operators
+from dyntables.planner.operators import (
+    CONSTANT_ROWS,
+    OPERATOR_KINDS,
+    OperatorStrategy,
+    walk_operators,
+)
 from dyntables.planner.reasons import (
     REASON_CODES,
     REFRESH_MODE_FULL,
@@ -160,6 +166,24 @@ def plan_definition(
 
 
 def explain_rows(plan: Plan) -> list[tuple[str, str, str]]:
-    """Rows for EXPLAIN: the mode, the reason, then (operator, kind, strategy) per operator."""
+    """Rows for EXPLAIN: the mode, the reason, then (operator, kind, strategy) per operator,
+    the strategy being what a refresh in the plan's mode does with it.
+
+    >>> plan = plan_refresh("SELECT a FROM db.t ORDER BY a LIMIT 5", requested="AUTO",
+    ...                     change_feed={"db.t": True}, output_types=[], supported=OPERATOR_KINDS)
+    >>> for row in explain_rows(plan)[2:]:
+    ...     print(row)
+    ('FROM db.t', 'SOURCE', 'read in full')
+    ('SELECT a', 'PROJECT_FILTER', 'recomputed over all its input rows')
+    """
     header = [("refresh_mode", "", plan.mode), ("reason", plan.reason_code or "", plan.reason)]
+    if plan.mode == FULL:
+        return header + [(op.operator, op.kind, _in_full(op)) for op in plan.operators]
     return header + [(op.operator, op.kind, op.strategy) for op in plan.operators]
+
+
+def _in_full(operator: OperatorStrategy) -> str:
+    """What a FULL refresh does with one operator of the query: it recomputes it all."""
+    if operator.kind == "SOURCE":
+        return CONSTANT_ROWS if operator.strategy == CONSTANT_ROWS else "read in full"
+    return "recomputed over all its input rows"

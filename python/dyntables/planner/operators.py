@@ -7,7 +7,8 @@ listed once however often it is referenced. Subqueries outside FROM are not walk
 that has them refreshes FULL and the reason names them.
 
 Each row carries the strategy the operator has on its own. It does not depend on the plan's
-mode: in a FULL plan EXPLAIN still shows which parts are incremental and which one blocks.
+mode (the rules read it to find what blocks an incremental refresh); EXPLAIN prints a FULL
+plan's operators as recomputed in full (``explain_rows``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ from dyntables.planner.analysis import (
     window_has_partition,
 )
 
-__all__ = ["OPERATOR_KINDS", "STRATEGIES", "OperatorStrategy", "SourceScan", "walk_operators"]
+__all__ = [
+    "CONSTANT_ROWS",
+    "OPERATOR_KINDS",
+    "STRATEGIES",
+    "OperatorStrategy",
+    "SourceScan",
+    "walk_operators",
+]
 
 OPERATOR_KINDS = frozenset(
     {
@@ -68,7 +76,7 @@ STRATEGIES: Mapping[str, str] = {
     "CTE": "changes of its query, computed once for every reference",
 }
 _NO_CHANGE_FEED = "full scan every refresh (no change feed)"
-_CONSTANT = "constant rows, never change"
+CONSTANT_ROWS = "constant rows, never change"
 _WINDOW_WITHOUT_PARTITION = "recompute everything (no PARTITION BY)"
 
 
@@ -171,7 +179,7 @@ def _relation(walk: _Walk, node: exp.Expr, scope: _Scope) -> str:
         walk.scans.append(SourceScan(key, operator))
         return key + suffix
     if isinstance(node, exp.Values):
-        walk.sources.append(OperatorStrategy(f"VALUES{suffix}", "SOURCE", _CONSTANT))
+        walk.sources.append(OperatorStrategy(f"VALUES{suffix}", "SOURCE", CONSTANT_ROWS))
         return f"VALUES{suffix}"
     if isinstance(node, exp.Subquery):
         _query(walk, node.this, scope)

@@ -103,7 +103,8 @@ class DagView:
     # ---- text ----
 
     def to_text(self) -> str:
-        """One line per dynamic table, upstream first: lag, state, last refresh, inputs."""
+        """One line per dynamic table, upstream first: lag, refresh mode, state, last
+        refresh, inputs (``str()`` and ``repr()`` print it)."""
         if not self.dynamic_tables:
             return "no dynamic tables"
         lines = []
@@ -116,6 +117,9 @@ class DagView:
         return "\n".join(lines)
 
     def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:  # a plain REPL prints the text picture, not the nodes
         return self.to_text()
 
     # ---- pictures ----
@@ -265,7 +269,8 @@ def _status_line(node: DagNode) -> str:
     lag = f"lag {node.target_lag}{period}"
     if node.lag.maximum_lag is not None and node.target_lag_sec is not None:
         lag += f", max {node.lag.maximum_lag:.1f} s"
-    return f"{node.name}  {lag}  {state}  {last}{inputs}"
+    mode = f"  mode {node.refresh_mode}" if node.refresh_mode else ""
+    return f"{node.name}  {lag}{mode}  {state}  {last}{inputs}"
 
 
 def build(
