@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 from pyspark.errors import PySparkException
 from sqlglot import exp
 
-from sparkshim import deletion_vectors, delta, dml
+from sparkshim import deletion_vectors, delta, dml, sources
 from sparkshim.catalog import ObjectName, is_delta_table
 from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
@@ -445,9 +445,7 @@ def _renamed_view_body(
 def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
-    entry = session.catalog_store.lookup(name)
-    if entry is None or entry.location is None:
-        raise table_not_found(target.db, target.name)
+    location = target_location(session, target)
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)
@@ -460,14 +458,14 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
         rows = run_query(session, source)
     if tree.args.get("overwrite") and _overwrites_schema(session, tree):
         delta.write(
-            entry.location,
+            location,
             rows,
             overwrite=True,
             options=session.commit_options(),
             overwrite_schema=True,
         )
         return EMPTY
-    table_schema = delta.latest_schema(entry.location)
+    table_schema = delta.latest_schema(location)
     columns = (
         [column.name.lower() for column in tree.this.expressions]
         if isinstance(tree.this, exp.Schema)
@@ -483,10 +481,10 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     if replace_where is not None:
         if isinstance(replace_where, exp.Where):
             replace_where = replace_where.this
-        dml.replace_where(session, target, replace_where, data, entry.location)
+        dml.replace_where(session, target, replace_where, data, location)
         return EMPTY
     overwrite = bool(tree.args.get("overwrite"))
-    delta.write(entry.location, data, overwrite=overwrite, options=session.commit_options())
+    delta.write(location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
 
 
@@ -531,6 +529,20 @@ def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
         raise UnsupportedSqlError(f"the ALTER TABLE statement {tree.sql('spark')}")
     delta.set_properties(location, properties, session.commit_options())
     return EMPTY
+
+
+def target_location(session: SessionProtocol, table: exp.Table) -> Path:
+    """Where the Delta table a statement writes is: a table's name, or ``delta.`path```."""
+    name = session.qualify(table)
+    if session.catalog_store.lookup(name) is None:
+        source = sources.addressed(table)
+        if source is not None and source.format == sources.DELTA:
+            if not is_delta_table(source.path):
+                raise AnalysisException(
+                    message=f"[DELTA_MISSING_DELTA_TABLE] {source.path} is not a Delta table."
+                )
+            return source.path
+    return table_location(session, name)
 
 
 def table_location(session: SessionProtocol, name: ObjectName) -> Path:
@@ -757,17 +769,17 @@ def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def update(session: SessionProtocol, tree: exp.Update) -> pa.Table:
-    dml.update(session, tree, table_location(session, session.qualify(tree.this)))
+    dml.update(session, tree, target_location(session, tree.this))
     return EMPTY
 
 
 def delete(session: SessionProtocol, tree: exp.Delete) -> pa.Table:
-    dml.delete(session, tree, table_location(session, session.qualify(tree.this)))
+    dml.delete(session, tree, target_location(session, tree.this))
     return EMPTY
 
 
 def merge(session: SessionProtocol, tree: exp.Merge) -> pa.Table:
-    dml.merge(session, tree, table_location(session, session.qualify(tree.this)))
+    dml.merge(session, tree, target_location(session, tree.this))
     return EMPTY
 
 
