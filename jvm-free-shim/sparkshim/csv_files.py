@@ -147,7 +147,6 @@ def _parsed(column: pa.ChunkedArray, target: pa.DataType, time_zone: str) -> pa.
     if pa.types.is_string(target):
         return column.combine_chunks()
     values = [
-        None if text is None else parse_text(text, target, time_zone)
-        for text in column.to_pylist()
+        None if text is None else parse_text(text, target, time_zone) for text in column.to_pylist()
     ]
     return pa.array(values, target)

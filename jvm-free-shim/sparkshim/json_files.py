@@ -8,8 +8,8 @@ Values of different kinds under one key widen (BIGINT and DOUBLE to DOUBLE) or, 
 that, are all read as STRINGs holding their JSON text. A declared schema picks the keys by
 name, and a value that is not one of its column's type is NULL.
 
->>> infer({"b": 1, "a": [1.5]}), infer({"b": 2.5})
-(StructType(struct<a: list<item: double>, b: int64>), DataType(double))
+>>> str(infer({"b": 1, "a": [1.5]})), str(_merge(infer(1), infer(2.5)))
+('struct<a: list<item: double>, b: int64>', 'double')
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def infer(value: Any) -> pa.DataType:
             return pa.int64()
         digits = len(str(abs(value)))
         return pa.decimal128(digits, 0) if digits <= _MAX_PRECISION else pa.float64()
-    if isinstance(value, decimal.Decimal):
+    if isinstance(value, decimal.Decimal | float):
         return pa.float64()
     if isinstance(value, str):
         return pa.string()
@@ -136,7 +136,9 @@ def _merge(first: pa.DataType, second: pa.DataType) -> pa.DataType:
 
 
 def _is_number(kind: pa.DataType) -> bool:
-    return bool(pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind))
+    return bool(
+        pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
+    )
 
 
 def _settled(kind: pa.DataType) -> pa.DataType | None:
@@ -163,7 +165,9 @@ def _value(value: Any, target: pa.DataType, time_zone: str) -> Any:
     if isinstance(target, pa.StructType):
         if not isinstance(value, dict):
             return None
-        return {field.name: _value(value.get(field.name), field.type, time_zone) for field in target}
+        return {
+            field.name: _value(value.get(field.name), field.type, time_zone) for field in target
+        }
     if isinstance(target, pa.ListType):
         if not isinstance(value, list):
             return None

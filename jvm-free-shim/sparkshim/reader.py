@@ -66,7 +66,7 @@ class DataFrameReader:
     def load(
         self,
         path: str | None = None,
-        format: str | None = None,  # noqa: A002  (PySpark's name)
+        format: str | None = None,  # PySpark's name
         schema: StructType | str | None = None,
         **options: Any,
     ) -> DataFrame:
@@ -91,17 +91,13 @@ class DataFrameReader:
     def parquet(self, path: str, **options: Any) -> DataFrame:
         return self.load(path, format="parquet", **options)
 
-    def csv(
-        self, path: str, schema: StructType | str | None = None, **options: Any
-    ) -> DataFrame:
+    def csv(self, path: str, schema: StructType | str | None = None, **options: Any) -> DataFrame:
         """PySpark's keyword options (``header=True``, ``inferSchema=True``, ``sep=";"``,
         ``nullValue="NA"``); those left None are not set, as in PySpark."""
         given = {key: value for key, value in options.items() if value is not None}
         return self.load(path, format="csv", schema=schema, **given)
 
-    def json(
-        self, path: str, schema: StructType | str | None = None, **options: Any
-    ) -> DataFrame:
+    def json(self, path: str, schema: StructType | str | None = None, **options: Any) -> DataFrame:
         given = {key: value for key, value in options.items() if value is not None}
         return self.load(path, format="json", schema=schema, **given)
 

@@ -6,8 +6,8 @@ DECIMAL(n, 0), else a DOUBLE when it is a number; a DATE written ``yyyy-MM-dd``;
 TIMESTAMP written ``yyyy-MM-dd HH:mm[:ss[.f]]`` (or with ``T``, with an optional zone); a
 BOOLEAN written ``true`` or ``false`` in any case; else a STRING.
 
->>> [text_type(text) for text in ("7", "3000000000", "1.5e3", "2024-01-02", "TRUE", "x")]
-[DataType(int32), DataType(int64), DataType(double), DataType(date32[day]), DataType(bool), DataType(string)]
+>>> [str(text_type(text)) for text in ("7", "3000000000", "1.5e3", "2024-01-02", "TRUE", "x")]
+['int32', 'int64', 'double', 'date32[day]', 'bool', 'string']
 >>> widest(pa.int32(), pa.decimal128(20, 0)), widest(pa.date32(), pa.bool_())
 (Decimal128Type(decimal128(20, 0)), DataType(string))
 """

@@ -117,7 +117,7 @@ def test_a_missing_path_is_spark_s_error(spark: ShimSession, files: Path) -> Non
 
 
 def test_an_unsupported_option_is_refused_by_name(spark: ShimSession, files: Path) -> None:
-    with pytest.raises(UnsupportedSqlError, match="'dateformat'.*header, inferschema"):
+    with pytest.raises(UnsupportedSqlError, match=r"'dateformat'.*header, inferschema"):
         spark.read.option("dateFormat", "dd/MM/yyyy").csv(str(files / "people.csv"))
 
 
@@ -163,9 +163,7 @@ def test_a_folder_without_a_delta_log_is_no_delta_table(spark: ShimSession, file
 # ---- CREATE TABLE ... LOCATION ----
 
 
-def test_create_table_registers_an_existing_delta_table(
-    spark: ShimSession, outside: Path
-) -> None:
+def test_create_table_registers_an_existing_delta_table(spark: ShimSession, outside: Path) -> None:
     spark.sql(f"CREATE TABLE sales USING delta LOCATION '{outside}'")
     assert spark.sql("SELECT count(*) AS n FROM sales").collect()[0].n == 3
     assert spark.table("sales").dtypes == [("a", "bigint"), ("b", "string")]
@@ -177,9 +175,9 @@ def test_a_declared_column_list_must_be_the_table_s(spark: ShimSession, outside:
     spark.sql(f"CREATE TABLE same (A BIGINT, b STRING) USING delta LOCATION '{outside}'")
     with pytest.raises(AnalysisException, match="`b` is string in the table, declared int"):
         spark.sql(f"CREATE TABLE other (a BIGINT, b INT) USING delta LOCATION '{outside}'")
-    with pytest.raises(AnalysisException, match="`c` is not a column.*not declared: `b`"):
+    with pytest.raises(AnalysisException, match=r"`c` is not a column.*not declared: `b`"):
         spark.sql(f"CREATE TABLE other (a BIGINT, c STRING) USING delta LOCATION '{outside}'")
-    with pytest.raises(AnalysisException, match="has delta.appendOnly=None, not 'true'"):
+    with pytest.raises(AnalysisException, match=r"has delta\.appendOnly=None, not 'true'"):
         spark.sql(
             f"CREATE TABLE other USING delta LOCATION '{outside}'"
             " TBLPROPERTIES ('delta.appendOnly' = 'true')"
@@ -278,5 +276,14 @@ def test_a_dynamic_table_over_a_path_says_to_register_it(tmp_path: Path) -> None
     write_deltalake(location, pa.table({"k": [1]}))
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
     with pytest.raises(DynamicTableError, match="CREATE TABLE name USING delta LOCATION"):
-        dt.sql(f"CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT k FROM delta.`{location}`")
+        dt.sql(
+            f"CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT k FROM delta.`{location}`"
+        )
     assert not dt.sql("SHOW TABLES").collect()
+
+
+def test_an_untyped_map_is_refused(spark: ShimSession) -> None:
+    """Spark's ``map()`` is a map<void,void>, which Arrow cannot hold (its map keys are
+    never null); cast it to a typed map instead."""
+    with pytest.raises(UnsupportedSqlError, match=r"such as map\(\)"):
+        spark.sql("SELECT map() AS m")
