@@ -151,8 +151,12 @@ def test_dml_on_a_delta_path(spark: ShimSession, outside: Path) -> None:
     spark.sql(f"INSERT INTO delta.`{outside}` VALUES (4, 'w')")
     spark.sql(f"DELETE FROM delta.`{outside}` WHERE a = 1")
     spark.sql(f"UPDATE delta.`{outside}` SET b = 'Y' WHERE a = 2")
+    spark.sql(
+        f"MERGE INTO delta.`{outside}` AS t USING (SELECT 3 AS a, 'Z' AS b) AS s ON t.a = s.a"
+        " WHEN MATCHED THEN UPDATE SET b = s.b"
+    )
     rows = DeltaTable(outside).to_pyarrow_table().sort_by("a").to_pylist()
-    assert rows == [{"a": 2, "b": "Y"}, {"a": 3, "b": "z"}, {"a": 4, "b": "w"}]
+    assert rows == [{"a": 2, "b": "Y"}, {"a": 3, "b": "Z"}, {"a": 4, "b": "w"}]
 
 
 def test_a_folder_without_a_delta_log_is_no_delta_table(spark: ShimSession, files: Path) -> None:
@@ -246,21 +250,21 @@ def test_range_with_four_arguments(spark: ShimSession, pyspark_session: SparkSes
 # ---- dynamic tables over data written outside ----
 
 
+@pytest.mark.parametrize("feed", [{"delta.enableChangeDataFeed": "true"}, None])
 def test_a_dynamic_table_over_a_registered_table_refreshes_incrementally(
-    tmp_path: Path,
+    tmp_path: Path, feed: dict[str, str] | None
 ) -> None:
+    """With or without a change data feed written by its writer: CREATE enables it on
+    the source, as on any other (DESIGN.md, change source)."""
     location = tmp_path / "events"
-    write_deltalake(
-        location,
-        pa.table({"k": [1, 2, 3], "v": [10, 20, 30]}),
-        configuration={"delta.enableChangeDataFeed": "true"},
-    )
+    write_deltalake(location, pa.table({"k": [1, 2, 3], "v": [10, 20, 30]}), configuration=feed)
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
     dt.sql(f"CREATE TABLE events USING delta LOCATION '{location}'")
     dt.sql(
         "CREATE DYNAMIC TABLE big TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
         " AS SELECT k, v FROM events WHERE v > 15"
     )
+    assert DeltaTable(location).metadata().configuration["delta.enableChangeDataFeed"] == "true"
     write_deltalake(location, pa.table({"k": [4, 5], "v": [40, 5]}), mode="append")
     refreshed = dt.sql("ALTER DYNAMIC TABLE big REFRESH").collect()[0]
     assert refreshed.action == "INCREMENTAL"
