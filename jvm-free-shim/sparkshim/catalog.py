@@ -159,8 +159,10 @@ class Catalog:
             return CatalogEntry(name, view_sql=kinds["view"])
         if "external" in kinds:
             return CatalogEntry(name, location=Path(kinds["external"]))
+        if "/" in name.name:  # `delta`.`/a/path`: a path, never a table's name
+            return None
         managed = self.managed_location(name)
-        if _is_delta_table(managed):
+        if is_delta_table(managed):
             return CatalogEntry(name, location=managed)
         return None
 
@@ -213,7 +215,7 @@ class Catalog:
             shutil.rmtree(managed)
 
 
-def _is_delta_table(location: Path) -> bool:
+def is_delta_table(location: Path) -> bool:
     """Whether a Delta table is at ``location``: a stat or two when its first commit or a
     checkpoint is there (delta-rs's own check lists the log, about 1 ms)."""
     log = location / "_delta_log"

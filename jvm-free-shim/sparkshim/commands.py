@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 from pyspark.errors import PySparkException
 from sqlglot import exp
 
-from sparkshim import deletion_vectors, delta, dml
-from sparkshim.catalog import ObjectName
+from sparkshim import deletion_vectors, delta, dml, sources
+from sparkshim.catalog import ObjectName, is_delta_table
 from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
@@ -196,12 +196,18 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     if existing is not None and existing.is_view:
         raise AnalysisException(message=f"`{name}` is a view: DROP VIEW it first")
     location = options.location or session.catalog_store.managed_location(name)
+    if options.location is not None and not replace and is_delta_table(location):
+        _register_existing(session, tree, name, options)
+        return EMPTY
     data = run_query(session, tree.expression) if tree.expression is not None else None
     if data is not None:
         _check_unique_names(data.column_names)
     schema = _declared_schema(tree) or (data.schema if data is not None else None)
     if schema is None:
-        raise AnalysisException(message=f"CREATE TABLE {name} needs a column list or AS <query>")
+        where = f": no Delta table is at {location}" if options.location is not None else ""
+        raise AnalysisException(
+            message=f"CREATE TABLE {name} needs a column list or AS <query>{where}"
+        )
     if data is not None and _declared_schema(tree) is not None:
         raise AnalysisException(message="CREATE TABLE ... AS SELECT cannot also declare columns")
     try:
@@ -225,6 +231,70 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     if data is not None and data.num_rows:
         delta.write(location, data, overwrite=False, options=session.commit_options())
     return EMPTY
+
+
+def _register_existing(
+    session: SessionProtocol, tree: exp.Create, name: ObjectName, options: _TableOptions
+) -> None:
+    """``CREATE TABLE t [(columns)] USING delta LOCATION 'p'`` where p holds a Delta table:
+    t names that table, with the schema, partitioning and properties of its log (those the
+    statement declares must be the log's). Nothing is written to the table."""
+    assert options.location is not None
+    location = options.location
+    if tree.expression is not None:
+        raise AnalysisException(
+            message=f"[DELTA_TABLE_LOCATION_MISMATCH] {location} already holds a Delta table:"
+            f" CREATE TABLE {name} USING delta LOCATION '{location}' without AS <query>"
+            " registers it; INSERT INTO adds rows to it"
+        )
+    declared = _declared_schema(tree)
+    table = delta.open_table(location)
+    if declared is not None:
+        differences = _schema_differences(declared, delta.arrow_schema(table))
+        if differences:
+            raise AnalysisException(
+                message=f"[DELTA_CREATE_TABLE_SCHEMA_MISMATCH] The columns declared for {name}"
+                f" are not those of the Delta table at {location}: {'; '.join(differences)}."
+                " Declare the table's columns, or leave the column list out to take them"
+                " from the table"
+            )
+    partitioning = [column.lower() for column in table.metadata().partition_columns]
+    if options.partition_by and options.partition_by != partitioning:
+        raise AnalysisException(
+            message=f"[DELTA_CREATE_TABLE_WITH_DIFFERENT_PARTITIONING] The Delta table at"
+            f" {location} is partitioned by ({', '.join(partitioning)}), not by"
+            f" ({', '.join(options.partition_by)}): leave PARTITIONED BY out"
+        )
+    existing = dict(table.metadata().configuration)
+    for key, value in options.properties.items():
+        if existing.get(key) != value:
+            raise AnalysisException(
+                message=f"[DELTA_CREATE_TABLE_WITH_DIFFERENT_PROPERTY] The Delta table at"
+                f" {location} has {key}={existing.get(key)!r}, not {value!r}: leave"
+                " TBLPROPERTIES out, and change properties with ALTER TABLE ... SET"
+                " TBLPROPERTIES"
+            )
+    session.catalog_store.register_external_table(name, location)
+
+
+def _schema_differences(declared: pa.Schema, existing: pa.Schema) -> list[str]:
+    """How a declared column list differs from a table's columns (names in any case,
+    types as Spark names them; nullability is not compared)."""
+    declared_types = {f.name.lower(): to_spark_type(f.type).simpleString() for f in declared}
+    existing_types = {f.name.lower(): to_spark_type(f.type).simpleString() for f in existing}
+    differences = []
+    for column, spark_type in declared_types.items():
+        actual = existing_types.get(column)
+        if actual is None:
+            differences.append(f"`{column}` is not a column of the table")
+        elif actual != spark_type:
+            differences.append(f"`{column}` is {actual} in the table, declared {spark_type}")
+    missing = [f"`{column}`" for column in existing_types if column not in declared_types]
+    if missing:
+        differences.append(f"the table's columns not declared: {', '.join(missing)}")
+    if not differences and list(declared_types) != list(existing_types):
+        differences.append(f"the table's column order is {', '.join(existing_types)}")
+    return differences
 
 
 def _check_unique_names(names: list[str]) -> None:
@@ -375,9 +445,7 @@ def _renamed_view_body(
 def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
-    entry = session.catalog_store.lookup(name)
-    if entry is None or entry.location is None:
-        raise table_not_found(target.db, target.name)
+    location = target_location(session, target)
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)
@@ -390,14 +458,14 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
         rows = run_query(session, source)
     if tree.args.get("overwrite") and _overwrites_schema(session, tree):
         delta.write(
-            entry.location,
+            location,
             rows,
             overwrite=True,
             options=session.commit_options(),
             overwrite_schema=True,
         )
         return EMPTY
-    table_schema = delta.latest_schema(entry.location)
+    table_schema = delta.latest_schema(location)
     columns = (
         [column.name.lower() for column in tree.this.expressions]
         if isinstance(tree.this, exp.Schema)
@@ -413,10 +481,10 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     if replace_where is not None:
         if isinstance(replace_where, exp.Where):
             replace_where = replace_where.this
-        dml.replace_where(session, target, replace_where, data, entry.location)
+        dml.replace_where(session, target, replace_where, data, location)
         return EMPTY
     overwrite = bool(tree.args.get("overwrite"))
-    delta.write(entry.location, data, overwrite=overwrite, options=session.commit_options())
+    delta.write(location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
 
 
@@ -461,6 +529,20 @@ def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
         raise UnsupportedSqlError(f"the ALTER TABLE statement {tree.sql('spark')}")
     delta.set_properties(location, properties, session.commit_options())
     return EMPTY
+
+
+def target_location(session: SessionProtocol, table: exp.Table) -> Path:
+    """Where the Delta table a statement writes is: a table's name, or ``delta.`path```."""
+    name = session.qualify(table)
+    if session.catalog_store.lookup(name) is None:
+        source = sources.addressed(table)
+        if source is not None and source.format == sources.DELTA:
+            if not is_delta_table(source.path):
+                raise AnalysisException(
+                    message=f"[DELTA_MISSING_DELTA_TABLE] {source.path} is not a Delta table."
+                )
+            return source.path
+    return table_location(session, name)
 
 
 def table_location(session: SessionProtocol, name: ObjectName) -> Path:
@@ -687,17 +769,17 @@ def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def update(session: SessionProtocol, tree: exp.Update) -> pa.Table:
-    dml.update(session, tree, table_location(session, session.qualify(tree.this)))
+    dml.update(session, tree, target_location(session, tree.this))
     return EMPTY
 
 
 def delete(session: SessionProtocol, tree: exp.Delete) -> pa.Table:
-    dml.delete(session, tree, table_location(session, session.qualify(tree.this)))
+    dml.delete(session, tree, target_location(session, tree.this))
     return EMPTY
 
 
 def merge(session: SessionProtocol, tree: exp.Merge) -> pa.Table:
-    dml.merge(session, tree, table_location(session, session.qualify(tree.this)))
+    dml.merge(session, tree, target_location(session, tree.this))
     return EMPTY
 
 

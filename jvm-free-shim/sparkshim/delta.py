@@ -307,7 +307,7 @@ def plain_data_files(table: DeltaTable) -> list[str] | None:
         return None
     if table.metadata().partition_columns:
         return None
-    files = table.file_uris()
+    files = [unquote(uri) for uri in table.file_uris()]  # URL-encoded: `a b` is `a%20b`
     return files or None
 
 

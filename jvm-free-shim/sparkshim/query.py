@@ -26,7 +26,8 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import append, deletion_vectors, delta, row_index
+from sparkshim import append, deletion_vectors, delta, row_index, sources
+from sparkshim.catalog import is_delta_table
 from sparkshim.config import (
     ALLOW_PRECISION_LOSS_CONF,
     HAVING_AS_WHERE_CONF,
@@ -724,7 +725,10 @@ def _resolve_reference(
     name = session.qualify(table)
     entry = session.catalog_store.lookup(name)
     if entry is None:
-        raise table_not_found(table.db, table.name)
+        source = sources.addressed(table)
+        if source is None:
+            raise table_not_found(table.db, table.name)
+        return _resolve_path(session, source, version, registrations)
     if entry.view_sql is not None:
         if version is not None:
             raise AnalysisException(message=f"Cannot time travel views: {name}")
@@ -734,6 +738,29 @@ def _resolve_reference(
     if version is None and entry.location == registrations.files_of:
         return registrations.delta_snapshot(snapshot, located=True)
     return registrations.delta_snapshot(snapshot)
+
+
+def _resolve_path(
+    session: SessionProtocol,
+    source: sources.FileSource,
+    version: exp.Expr | None,
+    registrations: Registrations,
+) -> exp.Expr:
+    """What a ``format.`path``` reference stands for, as a FROM item: a Delta table (at
+    the version asked for), or the files' rows."""
+    if source.format == sources.DELTA:
+        if not is_delta_table(source.path):
+            raise AnalysisException(
+                message=f"[DELTA_MISSING_DELTA_TABLE] {source.path} is not a Delta table."
+            )
+        snapshot = _open_snapshot(source.path, version)
+        located = version is None and source.path == registrations.files_of
+        return registrations.delta_snapshot(snapshot, located=located)
+    if version is not None:
+        raise AnalysisException(
+            message=f"Cannot time travel {source.format} files: only Delta tables have versions"
+        )
+    return registrations.arrow(sources.read_files(source, session.time_zone))
 
 
 def _open_snapshot(path: Path, version: exp.Expr | None) -> DeltaTable:

@@ -30,6 +30,7 @@ from sparkshim.config import (
 )
 from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
+from sparkshim.reader import DataFrameReader
 from sparkshim.types import from_python
 
 _NO_DEFAULT = object()
@@ -174,6 +175,11 @@ class ShimSession:
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         return self.sql(f"SELECT * FROM {exp.to_table(tableName).sql('spark')}")
+
+    @property
+    def read(self) -> DataFrameReader:
+        """``spark.read``: a reader of files and tables (reader.py)."""
+        return DataFrameReader(self)
 
     def createDataFrame(self, data: Any, schema: Any = None) -> DataFrame:  # noqa: N802
         return DataFrame(self, from_python(data, schema, time_zone=self.time_zone))

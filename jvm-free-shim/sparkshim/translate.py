@@ -1435,6 +1435,16 @@ def _check_alias_unreferenced(alias: exp.Alias) -> None:
             )
 
 
+def _is_empty_collection(value: exp.Expr) -> bool:
+    """Whether ``value`` is ``array()`` or ``map()`` (as translated for DuckDB)."""
+    if isinstance(value, exp.Array):
+        return not value.expressions
+    if isinstance(value, exp.VarMap):
+        keys = value.args.get("keys")
+        return isinstance(keys, exp.Array) and not keys.expressions
+    return False
+
+
 def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) -> exp.Expr:
     """``value`` cast to ``target`` the way Spark does it with ANSI mode off."""
     kind = to.this if to is not None else exp.DataType.build(target, dialect="duckdb").this
@@ -1448,6 +1458,8 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
         if isinstance(value, exp.Null):
             return _cast(exp.Null(), target)  # a typed NULL: no element to cast
+        if _is_empty_collection(value):
+            return _cast(value, target)  # array() or map(): no element to cast either
         raise UnsupportedSqlError(f"CAST to {target}", "element-wise cast rules differ")
     folded = _literal_cast(value, name, target)
     if folded is not None:

@@ -109,6 +109,7 @@ class QueryAnalyzer:
                 f"the query reads {to_spark_sql(reference)} at a fixed version; a dynamic table"
                 " reads its sources at each refresh's data timestamp"
             )
+        _check_not_a_path(reference)
         bare = exp.table_(
             reference.name, db=reference.db or None, catalog=reference.catalog or None
         )
@@ -261,3 +262,30 @@ def _apply_column_list(
         )
     )
     return to_spark_sql(wrapped), final
+
+
+# Spark's formats of data read by path (``parquet.`/data/p```, spark.sql.runSQLOnFiles).
+_PATH_FORMATS = frozenset({"delta", "parquet", "csv", "json", "orc", "avro", "text"})
+
+
+def _check_not_a_path(reference: exp.Table) -> None:
+    """Refuse a source named by its path: a dynamic table records its sources by name
+    (in its properties, its watermark and its upstream list), so a path is registered as
+    a table first."""
+    kind = reference.db.lower()
+    if kind not in _PATH_FORMATS or not ("/" in reference.name or ":" in reference.name):
+        return
+    if kind == "delta":
+        way_out = (
+            f"register it as a table (CREATE TABLE name USING delta LOCATION"
+            f" '{reference.name}') and select from that name"
+        )
+    else:
+        way_out = (
+            f"copy the files into a Delta table (CREATE TABLE name AS SELECT * FROM"
+            f" {kind}.`{reference.name}`) and select from that table"
+        )
+    raise DynamicTableError(
+        f"the query reads {kind}.`{reference.name}` by its path; a dynamic table reads tables"
+        f" by name, so that each refresh can pin their versions: {way_out}"
+    )
