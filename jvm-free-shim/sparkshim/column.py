@@ -185,7 +185,7 @@ class Column:
         return Column(exp.Anonymous(this="contains", expressions=self._with(other)))
 
     def substr(self, startPos: Any, length: Any) -> Column:  # noqa: N803
-        return Column(exp.Anonymous(this="substr", expressions=self._with(startPos, length)))
+        return Column(exp.Anonymous(this="substring", expressions=self._with(startPos, length)))
 
     def getItem(self, key: Any) -> Column:  # noqa: N802 - PySpark's name
         return Column(exp.Bracket(this=self.expression, expressions=[to_expression(key)]))

@@ -29,6 +29,9 @@ _MODES = {
     "ignore": "ignore",
 }
 
+# Options that change nothing here: overwrite replaces the schema anyway.
+_OPTIONS = {"overwriteschema"}
+
 
 class _Catalog(Protocol):
     def tableExists(self, tableName: str) -> bool: ...  # noqa: N802, N803
@@ -145,6 +148,13 @@ class DataFrameWriter:
         return exp.Insert(this=target, expression=frame.plan.query.copy(), overwrite=overwrite)
 
     def _run(self, statement: exp.Expr) -> None:
+        unsupported = sorted(key for key in self._options if key.lower() not in _OPTIONS)
+        if unsupported:
+            raise AnalysisException(
+                message=f"sparkshim's writer does not support the option '{unsupported[0]}'"
+                " (it would change what is written): leave it out, or write with SQL"
+                " (INSERT, MERGE, CREATE TABLE ... AS)"
+            )
         self._frame.run_statement(statement)
 
     def _catalog(self) -> _Catalog:
