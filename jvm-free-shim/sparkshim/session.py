@@ -30,6 +30,7 @@ from sparkshim.config import (
 )
 from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
+from sparkshim.plan import Plan
 from sparkshim.reader import DataFrameReader
 from sparkshim.types import from_python
 
@@ -174,7 +175,8 @@ class ShimSession:
         return DataFrame(self, execute(self, sqlQuery))
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
-        return self.sql(f"SELECT * FROM {exp.to_table(tableName).sql('spark')}")
+        """The table (or view) as a DataFrame whose every action reads it again."""
+        return DataFrame.of_plan(self, Plan.over_relation(exp.to_table(tableName)))
 
     @property
     def read(self) -> DataFrameReader:
