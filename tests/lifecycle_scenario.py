@@ -52,7 +52,7 @@ class Env:
         return [(row[0], row[1], row[2]) for row in ordered]
 
     def show(self, like: str) -> dict[str, Any]:
-        rows = self.dt.sql(f"SHOW FULL DYNAMIC TABLES LIKE '{like}'").collect()
+        rows = self.dt.sql(f"SHOW DYNAMIC TABLES LIKE '{like}'").collect()
         assert len(rows) == 1, rows
         return rows[0].asDict()
 

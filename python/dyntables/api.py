@@ -48,8 +48,8 @@ _REFRESH_RESULT_SCHEMA = (
     "name STRING, action STRING, reason STRING, state STRING, data_timestamp TIMESTAMP,"
     " rows_inserted BIGINT, rows_deleted BIGINT"
 )
-# SHOW FULL DYNAMIC TABLES: Snowflake's columns (those that mean something here).
-_SHOW_FULL_COLUMNS = (
+# SHOW DYNAMIC TABLES: Snowflake's columns (those that mean something here), FULL or not.
+_SHOW_COLUMNS = (
     ("created_on", "STRING"),
     ("name", "STRING"),
     ("database_name", "STRING"),
@@ -69,8 +69,10 @@ _SHOW_FULL_COLUMNS = (
     ("immutable_where", "STRING"),
     ("kind", "STRING"),
 )
-# SHOW DYNAMIC TABLES: the columns of the full set that fit a terminal's line.
-_SHOW_COLUMNS = (
+_SHOW_SCHEMA = ", ".join(f"{name} {kind}" for name, kind in _SHOW_COLUMNS)
+# What a terminal prints of SHOW DYNAMIC TABLES (the dyntables-sql shell, the magics): the
+# columns of the full set that fit a line. SHOW FULL prints every column.
+SHOW_TERMINAL_COLUMNS = (
     "name",
     "schema_name",
     "target_lag",
@@ -564,10 +566,7 @@ class DynamicTables:
                 )
             )
         rows.sort(key=lambda row: (row[3], row[1]))
-        names = [name for name, _ in _SHOW_FULL_COLUMNS]
-        kept = range(len(names)) if statement.full else [names.index(n) for n in _SHOW_COLUMNS]
-        schema = ", ".join(" ".join(_SHOW_FULL_COLUMNS[i]) for i in kept)
-        return self._frame([tuple(row[i] for i in kept) for row in rows], schema)
+        return self._frame(rows, _SHOW_SCHEMA)
 
     def _row_count(self, table: exp.Table) -> int:
         """A table's rows: from its newest commit or its metadata where the format keeps
@@ -591,6 +590,23 @@ class DynamicTables:
         return self._frame(
             rows, "name STRING, type STRING, kind STRING, `null?` STRING, comment STRING"
         )
+
+
+def terminal_columns(statement: Statement) -> tuple[str, ...] | None:
+    """The columns a terminal prints of ``statement``'s result (the ``dyntables-sql``
+    shell, the magics), or None for every one. The result itself, ``dt.sql``'s
+    DataFrame, always has them all: ``SHOW DYNAMIC TABLES`` returns Snowflake's full set
+    and prints the few that fit a line; ``SHOW FULL DYNAMIC TABLES`` prints every one.
+
+    >>> terminal_columns(ShowDynamicTables())  # doctest: +NORMALIZE_WHITESPACE
+    ('name', 'schema_name', 'target_lag', 'refresh_mode', 'scheduling_state',
+     'data_timestamp', 'rows')
+    >>> terminal_columns(ShowDynamicTables(full=True)) is None
+    True
+    """
+    if isinstance(statement, ShowDynamicTables) and not statement.full:
+        return SHOW_TERMINAL_COLUMNS
+    return None
 
 
 def _dml_targets(tree: exp.Expr) -> list[exp.Table]:

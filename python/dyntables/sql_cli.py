@@ -6,8 +6,11 @@ tab-separated values (``NULL`` for nulls), as ``spark-sql`` prints them, and a
 ``Time taken: … seconds, Fetched N row(s)`` line follows on standard error. The column
 names print first when asked (``--print-header``, ``SET hive.cli.print.header=true`` or
 ``spark.sql.cli.print.header``), and always for a refresh (``ALTER DYNAMIC TABLE …
-REFRESH``, ``REFRESH MATERIALIZED VIEW``), whose values alone do not say what they are. Errors print
-as ``Error: …``; in ``-e``/``-f`` mode the first one stops the run with exit status 1.
+REFRESH``, ``REFRESH MATERIALIZED VIEW``), whose values alone do not say what they are.
+``SHOW DYNAMIC TABLES`` prints the columns that fit a line (name, schema, target lag, mode,
+state, data timestamp, rows) and ``SHOW FULL DYNAMIC TABLES`` every column of its result.
+Errors print as ``Error: …``; in ``-e``/``-f`` mode the first one stops the run with exit
+status 1.
 ``--debug`` shows the traceback.
 
 By default the statements run on the embedded JVM-free engine over ``--warehouse``;
@@ -253,11 +256,13 @@ class Shell:
         except Exception as error:
             raise StatementError(error) from error
         if columns:
+            shown = _shown_columns(parsed[-1], columns)
             if self.print_header or self._conf_says_header() or _is_refresh(parsed[-1]):
-                print("\t".join(columns), file=self.stdout)
-            types = [field.dataType for field in frame.schema.fields]
+                print("\t".join(columns[i] for i in shown), file=self.stdout)
+            fields = frame.schema.fields
+            types = [fields[i].dataType for i in shown]
             for row in rows:
-                print(format_row(row, types), file=self.stdout)
+                print(format_row([row[i] for i in shown], types), file=self.stdout)
         self.stdout.flush()
         if timings and not self.silent:
             taken = round(time.monotonic() - started, 3)
@@ -332,6 +337,17 @@ def _is_refresh(statement: Any) -> bool:
     if isinstance(statement, AlterDynamicTable):
         return statement.action is AlterAction.REFRESH
     return isinstance(statement, RefreshMaterializedView)
+
+
+def _shown_columns(statement: Any, columns: list[str]) -> list[int]:
+    """The positions of the columns printed of ``statement``'s result: all of them, except
+    where a terminal prints fewer (``dyntables.api.terminal_columns``)."""
+    from dyntables.api import terminal_columns
+
+    wanted = terminal_columns(statement)
+    if wanted is None:
+        return list(range(len(columns)))
+    return [columns.index(name) for name in wanted]
 
 
 def _read_line(stdin: TextIO, stdout: TextIO, prompt: str) -> str | None:

@@ -235,8 +235,9 @@ class ShowDynamicTables(Statement):
 
     ``like`` is the SQL LIKE pattern (``%`` and ``_``), matched case-insensitively as in
     Snowflake. ``in_schema`` names the schema (a Spark database) to list; ``in_account``
-    asks for every schema; neither means the current schema. ``full`` asks for every
-    column (Snowflake's set) instead of the few that fit a terminal.
+    asks for every schema; neither means the current schema. The result has Snowflake's
+    columns either way; ``full`` asks a terminal (the ``dyntables-sql`` shell, the magics)
+    to print every one of them instead of the few that fit a line.
     """
 
     like: str | None = None

@@ -59,7 +59,7 @@ def _create(dt: DynamicTables, mode: str, frozen: str = "order_date < '2025-01-1
 @pytest.mark.parametrize("mode", ["INCREMENTAL", "FULL"])
 def test_refreshes_touch_only_the_active_region(dt: DynamicTables, mode: str) -> None:
     _create(dt, mode, "order_date < '2025-01-16'::TIMESTAMP_NTZ")
-    shown = dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'dt_orders'").collect()[0]
+    shown = dt.sql("SHOW DYNAMIC TABLES LIKE 'dt_orders'").collect()[0]
     assert shown.immutable_where == "order_date < CAST('2025-01-16' AS TIMESTAMP_NTZ)"
     frozen_before = _rows(dt, "SELECT * FROM dt_orders WHERE order_date < '2025-01-16'")
     # Changes on both sides of the boundary: updates, inserts and deletes.
@@ -147,7 +147,7 @@ def test_removing_the_region_recomputes_everything(dt: DynamicTables) -> None:
     refreshed = dt.sql("ALTER DYNAMIC TABLE dt_orders REFRESH").collect()[0]
     assert (refreshed.action, refreshed.reason) == ("REINITIALIZE", "FROZEN_REGION_REMOVED")
     assert _rows(dt, "SELECT * FROM dt_orders") == _rows(dt, QUERY)
-    assert dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where is None
+    assert dt.sql("SHOW DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where is None
     flags = dt.sql("SELECT DISTINCT METADATA$IS_FROZEN AS f FROM dt_orders").collect()
     assert [row.f for row in flags] == [False]
 
@@ -169,10 +169,10 @@ def test_bad_predicates_are_refused_and_change_nothing(
         _create(dt, "INCREMENTAL", predicate)
     assert not dt.session.catalog.tableExists("dt_orders")
     _create(dt, "INCREMENTAL")
-    before = dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where
+    before = dt.sql("SHOW DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where
     with pytest.raises(DynamicTableError, match=message):
         dt.sql(f"ALTER DYNAMIC TABLE dt_orders SET FROZEN WHERE ({predicate})")
-    after = dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where
+    after = dt.sql("SHOW DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where
     assert after == before
 
 
@@ -249,7 +249,7 @@ def test_rely_keys_must_hold_the_frozen_predicate_columns(dt: DynamicTables) -> 
     # So does a predicate on a column outside the key.
     with pytest.raises(DynamicTableError, match="LINE_TOTAL is not part of every RELY"):
         dt.sql("ALTER DYNAMIC TABLE dt_orders SET FROZEN WHERE (line_total > 10)")
-    assert dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where == (
+    assert dt.sql("SHOW DYNAMIC TABLES LIKE 'dt_orders'").collect()[0].immutable_where == (
         "order_date < '2025-01-01'"
     )
     with pytest.raises(DynamicTableError, match="add RELY"):

@@ -80,7 +80,7 @@ def test_auto_makes_every_keyed_operator_incremental(dt: DynamicTables) -> None:
         "kinds": "SELECT DISTINCT status FROM orders",
     }.items():
         dt.sql(f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute' AS {query}")
-        shown = dt.sql(f"SHOW FULL DYNAMIC TABLES LIKE '{name}'").collect()[0]
+        shown = dt.sql(f"SHOW DYNAMIC TABLES LIKE '{name}'").collect()[0]
         assert shown.refresh_mode == "INCREMENTAL", (name, shown.refresh_mode_reason)
         dt.sql("UPDATE orders SET amount = amount + 1 WHERE order_id = 1")
         dt.sql(f"INSERT INTO orders VALUES ({len(name) + 10}, 2.00, 'open', NULL)")

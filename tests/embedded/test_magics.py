@@ -110,6 +110,39 @@ def test_output_option_stores_the_dataframe(shell: InteractiveShell) -> None:
     assert shell.user_ns["one"].collect()[0].x == 1
 
 
+def test_show_displays_the_columns_that_fit_and_show_full_every_one(
+    shell: InteractiveShell,
+) -> None:
+    cell(shell, "%load_ext dyntables")
+    cell(
+        shell,
+        "%%sql\nCREATE TABLE t (x INT) USING DELTA;\n"
+        "CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' WAREHOUSE = wh AS SELECT x FROM t",
+    )
+    compact = [
+        "name",
+        "schema_name",
+        "target_lag",
+        "refresh_mode",
+        "scheduling_state",
+        "data_timestamp",
+        "rows",
+    ]
+    bundle = shown(shell, cell(shell, "%%sql -o stored\nSHOW DYNAMIC TABLES"))
+    header = "".join(f"<th>{name}</th>" for name in compact)
+    assert f"<thead><tr>{header}</tr></thead>" in bundle["text/html"]
+    assert "<td>wh</td>" not in bundle["text/html"]
+    title = bundle["text/plain"].splitlines()[1]
+    assert [part.strip() for part in title.strip("|").split("|")] == compact
+    assert len(shell.user_ns["stored"].columns) == 18  # -o keeps the DataFrame whole
+
+    bundle = shown(shell, cell(shell, "%sql SHOW FULL DYNAMIC TABLES"))
+    assert "<th>refresh_mode_reason</th>" in bundle["text/html"]
+    assert "<td>wh</td>" in bundle["text/html"]
+    assert "<td>CREATE DYNAMIC TABLE d" in bundle["text/html"]
+    assert "refresh_mode_reason" in bundle["text/plain"]
+
+
 def test_python_variables_are_substituted(shell: InteractiveShell) -> None:
     cell(shell, "%load_ext dyntables")
     cell(shell, "low = 2\nword = 'paid'")

@@ -1,4 +1,4 @@
-"""What users read back on the embedded engine: SHOW's two column sets, the materialized
+"""What users read back on the embedded engine: SHOW's columns, the materialized
 views listing with a broken view in it, EXPLAIN in each refresh mode, the graph's text."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from dyntables import DynamicTables
+from dyntables.api import SHOW_TERMINAL_COLUMNS
 
 pytestmark = pytest.mark.embedded
 
@@ -20,35 +21,52 @@ def dt(tmp_path: Path) -> DynamicTables:
     return tables
 
 
-def test_show_lists_the_columns_a_terminal_fits_and_show_full_every_one(
-    dt: DynamicTables,
-) -> None:
+# Snowflake's SHOW DYNAMIC TABLES columns, in its order: what code reading the result uses.
+SNOWFLAKE_SHOW_COLUMNS = [
+    "created_on",
+    "name",
+    "database_name",
+    "schema_name",
+    "cluster_by",
+    "rows",
+    "target_lag",
+    "refresh_mode",
+    "refresh_mode_reason",
+    "warehouse",
+    "comment",
+    "text",
+    "scheduling_state",
+    "suspend_reason",
+    "data_timestamp",
+    "initialize",
+    "immutable_where",
+    "kind",
+]
+
+
+def test_show_returns_snowflakes_columns_with_or_without_full(dt: DynamicTables) -> None:
+    """FULL changes what a terminal prints (tests/embedded/test_sql_cli.py, test_magics.py),
+    never the DataFrame."""
     dt.sql(
         "CREATE DYNAMIC TABLE paid TARGET_LAG = '1 minute' WAREHOUSE = wh"
         " AS SELECT order_id FROM orders WHERE status = 'paid'"
     )
     shown = dt.sql("SHOW DYNAMIC TABLES")
-    assert shown.columns == [
-        "name",
-        "schema_name",
-        "target_lag",
-        "refresh_mode",
-        "scheduling_state",
-        "data_timestamp",
-        "rows",
-    ]
+    assert shown.columns == SNOWFLAKE_SHOW_COLUMNS
     row = shown.collect()[0]
     assert (row.name, row.schema_name, row.target_lag) == ("paid", "default", "1 minute")
     assert (row.refresh_mode, row.scheduling_state, row.rows) == ("INCREMENTAL", "ACTIVE", 1)
+    assert (row.warehouse, row.kind, row.immutable_where) == ("wh", "DYNAMIC_TABLE", None)
+    assert row.refresh_mode_reason
+    assert row.text.startswith("CREATE DYNAMIC TABLE paid")
     assert row.data_timestamp is not None
 
     full = dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'pa%'")
-    assert len(full.columns) == 18
-    assert set(shown.columns) <= set(full.columns)
-    row = full.collect()[0]
-    assert (row.name, row.warehouse, row.kind) == ("paid", "wh", "DYNAMIC_TABLE")
-    assert row.text.startswith("CREATE DYNAMIC TABLE paid")
+    assert full.columns == SNOWFLAKE_SHOW_COLUMNS
+    assert full.collect() == shown.collect()
     assert dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'nothing%'").collect() == []
+    # What a terminal prints of SHOW is a part of the result.
+    assert set(SHOW_TERMINAL_COLUMNS) < set(SNOWFLAKE_SHOW_COLUMNS)
 
 
 def test_a_materialized_view_whose_source_was_dropped_is_listed_as_invalid(

@@ -40,7 +40,7 @@ def history(dt: DynamicTables, name: str) -> list[Any]:
 
 
 def show(dt: DynamicTables) -> dict[str, Any]:
-    return {row["name"]: row for row in dt.sql("SHOW FULL DYNAMIC TABLES").collect()}
+    return {row["name"]: row for row in dt.sql("SHOW DYNAMIC TABLES").collect()}
 
 
 def test_rows_inserted_into_a_source_reach_a_two_level_chain_within_the_target_lag(

@@ -163,6 +163,52 @@ def test_a_refresh_prints_its_header(capsys: pytest.CaptureFixture[str], tmp_pat
     assert out[6:] == ["2"]  # other results print no header unless asked
 
 
+def test_show_prints_the_columns_that_fit_and_show_full_every_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The DataFrame has Snowflake's 18 columns either way (tests/embedded/test_output.py);
+    the shell prints 7 of them for SHOW, all of them for SHOW FULL."""
+    status, _, err = run_cli(
+        capsys,
+        tmp_path,
+        "-e",
+        "CREATE TABLE t (x INT) USING DELTA; INSERT INTO t VALUES (1), (2);"
+        " CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' WAREHOUSE = wh"
+        " AS SELECT x FROM t WHERE x > 1",
+    )
+    assert status == 0, err
+    status, out, _ = run_cli(capsys, tmp_path, "--print-header", "-e", "SHOW DYNAMIC TABLES")
+    assert status == 0
+    assert out[0].split("\t") == [
+        "name",
+        "schema_name",
+        "target_lag",
+        "refresh_mode",
+        "scheduling_state",
+        "data_timestamp",
+        "rows",
+    ]
+    values = out[1].split("\t")
+    assert values[:5] == ["d", "default", "1 minute", "INCREMENTAL", "ACTIVE"]
+    assert values[6] == "1"
+    assert len(out) == 2
+    # Without a header too: the same 7 values.
+    status, out, _ = run_cli(capsys, tmp_path, "-e", "SHOW DYNAMIC TABLES LIKE 'd'")
+    assert (status, len(out), len(out[0].split("\t"))) == (0, 1, 7)
+
+    status, out, _ = run_cli(
+        capsys, tmp_path, "--print-header", "-e", "SHOW FULL DYNAMIC TABLES LIKE 'd'"
+    )
+    assert status == 0
+    header = out[0].split("\t")
+    assert len(header) == 18
+    assert header[:2] == ["created_on", "name"]
+    assert {"text", "refresh_mode_reason", "warehouse", "immutable_where"} <= set(header)
+    row = dict(zip(header, out[1].split("\t"), strict=True))
+    assert (row["name"], row["warehouse"], row["kind"]) == ("d", "wh", "DYNAMIC_TABLE")
+    assert row["text"].startswith("CREATE DYNAMIC TABLE d")
+
+
 def test_silent_drops_the_timings(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     status, out, err = run_cli(capsys, tmp_path, "-S", "-e", "SELECT 1")
     assert (status, out, err) == (0, ["1"], "")

@@ -31,7 +31,7 @@ import importlib
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -94,28 +94,37 @@ def render_html(table: Cells) -> str:
 
 
 class ResultTable:
-    """A statement's result as notebooks and terminals show it; ``frame`` is the
-    DataFrame itself."""
+    """A statement's result as notebooks and terminals show it: ``columns`` of it (every
+    one when None); ``frame`` is the DataFrame itself, every column included."""
 
-    def __init__(self, frame: Any, limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self, frame: Any, limit: int = DEFAULT_LIMIT, columns: Sequence[str] | None = None
+    ) -> None:
         self.frame = frame
         self.limit = limit
+        self.columns = None if columns is None else list(columns)
+
+    def shown(self) -> Any:
+        """The DataFrame displayed: ``frame``, or its ``columns``."""
+        return self.frame if self.columns is None else self.frame.select(*self.columns)
 
     def _repr_html_(self) -> str:
-        return html_table(self.frame, self.limit)
+        return html_table(self.shown(), self.limit)
 
     def __repr__(self) -> str:
         # Spark's own showString, "only showing top N rows" note included.
         shown = min(self.limit, 20)
-        return str(self.frame._show_string(shown, TEXT_CHARACTERS)).rstrip("\n")
+        return str(self.shown()._show_string(shown, TEXT_CHARACTERS)).rstrip("\n")
 
 
-def displayable(frame: Any, limit: int = DEFAULT_LIMIT) -> ResultTable | None:
+def displayable(
+    frame: Any, limit: int = DEFAULT_LIMIT, columns: Sequence[str] | None = None
+) -> ResultTable | None:
     """What a magic shows for ``frame``: nothing for a statement without columns (most
-    DDL on Spark), else its table."""
+    DDL on Spark), else its table (of ``columns`` only, when given)."""
     if frame is None or not list(frame.columns):
         return None
-    return ResultTable(frame, limit)
+    return ResultTable(frame, limit, columns)
 
 
 def register_formatters(shell: Any) -> None:

@@ -6,7 +6,9 @@
   (``%dtsql --claim-sql``).
 
 A cell holds one or more ``;``-separated statements; they run in order and the last one's
-result is displayed (an HTML table in notebooks, ``show()`` text in terminals). Options,
+result is displayed (an HTML table in notebooks, ``show()`` text in terminals): every
+column, except for ``SHOW DYNAMIC TABLES``, which shows the few that fit a line (``SHOW
+FULL DYNAMIC TABLES`` shows them all; ``-o`` stores every column either way). Options,
 on the magic's line before any SQL:
 
 * ``-o NAME`` / ``--output NAME``: also store the last result DataFrame in ``NAME``;
@@ -30,6 +32,7 @@ from typing import Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class, no_var_expand
 
+from dyntables.api import terminal_columns
 from dyntables.errors import DynamicTableError
 from dyntables.notebook import display
 from dyntables.notebook.install import Installation, install, installation, statements_of
@@ -141,7 +144,7 @@ class DynamicTableMagics(Magics):
             shell.user_ns[options.output] = result
         if options.quiet:
             return None
-        return display.displayable(result, options.limit)
+        return display.displayable(result, options.limit, terminal_columns(statements[-1]))
 
     def _user_shell(self) -> Any:
         if self.shell is None:
