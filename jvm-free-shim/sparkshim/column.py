@@ -18,7 +18,7 @@ import datetime
 import decimal
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pyspark.errors import PySparkValueError
 from pyspark.sql.types import DataType
@@ -247,9 +247,7 @@ class Column:
     def over(self, window: Any) -> Column:
         """This (window or aggregate) function over ``window`` (a ``sparkshim.window.Window``
         specification)."""
-        from sparkshim.window import WindowSpec
-
-        if not isinstance(window, WindowSpec):
+        if not isinstance(window, WindowSpecLike):
             raise PySparkValueError(
                 error_class="NOT_WINDOWSPEC",
                 message_parameters={"arg_name": "window", "arg_type": type(window).__name__},
@@ -258,6 +256,16 @@ class Column:
 
 
 ColumnOrName = Column | str
+
+
+@runtime_checkable
+class WindowSpecLike(Protocol):
+    """What ``Column.over`` takes: a window specification (``sparkshim.window.WindowSpec``,
+    which imports this module, so it is named here by what it does)."""
+
+    def over(self, function: exp.Expr) -> exp.Window: ...
+
+    def rowsBetween(self, start: int, end: int) -> Any: ...  # noqa: N802 - PySpark's name
 
 
 def col(name: str) -> Column:
