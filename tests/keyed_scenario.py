@@ -1,7 +1,8 @@
 """Keyed recomputes on every engine tier: a window with PARTITION BY, an outer join, a
 GROUP BY below the top, and outer joins among other joins on one key (a dbt mart's shape)
 are refreshed by recomputing the keys a change touches, restricted by a relation of those
-keys (a null-safe EXISTS, which each engine runs as a semi join). The changes touch NULL
+keys (a null-safe EXISTS, which each engine runs as a semi join), and joins on several
+keys by their last join's key. The changes touch NULL
 keys, move rows between keys and delete; the oracle of every refresh is the defining query
 itself."""
 
@@ -24,6 +25,15 @@ QUERIES = {
     " SELECT c.customer_id, c.region, counts.n, counts.first_order, totals.total"
     " FROM customers c LEFT JOIN counts ON c.customer_id = counts.customer_id"
     " LEFT JOIN totals ON totals.customer_id = c.customer_id",
+    # Joins on several keys: the last join, on another key than the earlier one's, is
+    # recomputed for its keys (seed 002's factoring), its prefix by its own rules; the key
+    # read from a side the earlier LEFT JOIN pads with NULLs, and an inner last join.
+    "region_peers": "SELECT o.order_id, c.region, r.customer_id AS peer FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id"
+    " LEFT JOIN customers r ON r.region = c.region",
+    "same_amount": "SELECT o.order_id, c.region, p.order_id AS twin FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id"
+    " JOIN orders p ON p.amount = o.amount",
 }
 
 CHANGES = (

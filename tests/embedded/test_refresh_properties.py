@@ -69,6 +69,13 @@ KEYED_QUERIES = {
     "region_orders": "SELECT c.region, o.order_id, p.amount FROM customers c"
     " JOIN orders o ON o.customer_id = c.customer_id"
     " FULL JOIN orders p ON p.customer_id = o.customer_id AND p.status = 'paid'",
+    # Joins on several keys: recomputed by the last join's key, its prefix by its own.
+    "status_peers": "SELECT o.order_id, c.region, p.order_id AS peer FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id"
+    " LEFT JOIN orders p ON p.status = o.status AND p.order_id <> o.order_id",
+    "region_peers": "SELECT c.region, o.order_id, r.customer_id AS peer FROM orders o"
+    " JOIN customers c ON o.customer_id = c.customer_id"
+    " LEFT JOIN customers r ON r.region <=> c.region",
     "ranked": "SELECT order_id, customer_id,"
     " row_number() OVER (PARTITION BY customer_id ORDER BY order_id, amount, status) AS rn,"
     " sum(amount) OVER (PARTITION BY customer_id) AS customer_total FROM orders",

@@ -89,22 +89,16 @@ def test_union_all_distributes_and_ctes_are_inlined_per_use() -> None:
             "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid > c.cid",
             "equality between its two sides",
         ),
+        # Joins on several keys whose last join is FULL (or RIGHT), or has no equality
+        # with the joins before it.
         (
             "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
-            " JOIN shop.orders d ON d.id = o.id",
+            " FULL JOIN shop.orders d ON d.id = o.id",
             "every join of its SELECT matches on one key",
         ),
-        # The class of cid reaches every input, but the first join matches on another
-        # column: it pairs an order with customers of other cids.
-        (
-            "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.amount = c.region"
-            " LEFT JOIN shop.orders d ON d.cid = o.cid AND d.cid = c.cid",
-            "every join of its SELECT matches on one key",
-        ),
-        # `<=>` among several joins would match a NULL-padded side to every NULL key.
         (
             "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
-            " LEFT JOIN shop.orders d ON d.cid <=> c.cid",
+            " LEFT JOIN shop.orders d ON d.amount > o.amount",
             "every join of its SELECT matches on one key",
         ),
         (
@@ -139,6 +133,17 @@ def test_constructs_not_incremental_yet_are_refused(query: str, reason: str) -> 
         # equalities)
         "SELECT o.id, c.region, d.region AS r2 FROM shop.orders o"
         " LEFT JOIN shop.customers c ON o.cid = c.cid JOIN shop.customers d ON c.cid = d.cid",
+        # joins on several keys, the last an inner or LEFT join on an equality with the
+        # joins before it (which are incremental by the same rules): another key than the
+        # earlier joins', two equalities, a key from a side the earlier join pads, `<=>`
+        "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
+        " JOIN shop.orders d ON d.id = o.id",
+        "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.amount = c.region"
+        " LEFT JOIN shop.orders d ON d.cid = o.cid AND d.cid = c.cid",
+        "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
+        " LEFT JOIN shop.orders d ON d.cid <=> c.cid",
+        "SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
+        " LEFT JOIN shop.orders d ON d.amount = o.amount LEFT JOIN shop.orders e ON e.id = d.id",
         # windows sharing a PARTITION BY column, under a filter
         "SELECT id, rank() OVER (PARTITION BY cid ORDER BY amount) AS r,"
         " sum(amount) OVER (PARTITION BY cid, id) AS s FROM shop.orders WHERE amount > 0",

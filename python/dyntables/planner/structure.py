@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from sqlglot import exp
 
@@ -363,10 +364,113 @@ def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> lis
     if not spanning:
         raise CannotRefreshIncrementallyError(
             "an outer join among other joins is incremental when every join of its SELECT"
-            " matches on one key (ON a.k = b.k … AND b.k = c.k); these do not: move the"
-            " joins on other keys into a CTE"
+            " matches on one key (ON a.k = b.k … AND b.k = c.k), or when the last join is"
+            " an inner or LEFT join on an equality with the inputs before it; these are"
+            " not: move the joins on other keys into a CTE"
         )
     return [[found[position].copy() for found in spanning] for position in range(len(inputs))]
+
+
+@dataclass(frozen=True)
+class KeyedJoin:
+    """How a block with an outer join is recomputed key by key.
+
+    ``probes``: queries (``__dt_key…`` columns) whose changes hold the touched keys;
+    ``input_keys[i]``: the key expressions input ``i`` is restricted by before joining
+    (None: read whole); ``row_keys``: the key expressions the joined rows are restricted
+    by (None: none)."""
+
+    probes: list[exp.Select]
+    input_keys: list[list[exp.Expr] | None]
+    row_keys: list[exp.Expr] | None = None
+
+
+def keyed_join(select: exp.Select, columns_of: Callable[[str], list[str]]) -> KeyedJoin:
+    """How ``select`` (a block with an outer join) is recomputed: on one key class every
+    join matches on (``equi_keys``: every input restricted by it), else by its last join
+    (``last_join_keys``)."""
+    inputs = select_inputs(select)
+    try:
+        sides = equi_keys(select, columns_of)
+    except CannotRefreshIncrementallyError:
+        if len(inputs) < 3:
+            raise
+        factored = last_join_keys(select, columns_of)
+        if factored is None:
+            raise
+        return factored
+    probes = [
+        exp.select(*_key_columns(keys)).from_(item.copy())
+        for item, keys in zip(inputs, sides, strict=True)
+    ]
+    return KeyedJoin(probes, [list(keys) for keys in sides])
+
+
+def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> KeyedJoin | None:
+    """A block whose last join is an inner or LEFT join on equalities between the inputs
+    before it (the prefix) and the input it joins, seen as that join of two relations (seed
+    002's factoring of joins): an output row comes from one prefix row and the joined
+    input's rows of its key, so the rows of the touched keys are recomputed, the joined
+    input restricted to them and the joined rows restricted by the prefix side's key (on
+    rows a LEFT join keeps whole, so this equals restricting the prefix before joining).
+    The touched keys come from the joined input's change and the prefix's change (the
+    prefix is a block of its own, incremental by the same rules). None where the last join
+    is RIGHT or FULL, or has no such equality."""
+    inputs = select_inputs(select)
+    joins = select.args.get("joins") or []
+    last = joins[-1]
+    if (last.side or "").upper() not in ("", "LEFT") or last.args.get("using"):
+        return None
+    aliases = [item.alias_or_name for item in inputs]
+    names = [_output_names(item, columns_of) for item in inputs]
+    joined = len(inputs) - 1
+    prefix_keys: list[exp.Expr] = []
+    joined_keys: list[exp.Expr] = []
+    on = last.args.get("on")
+    for conjunct in on.flatten() if isinstance(on, exp.And) else [on]:
+        if not isinstance(conjunct, (exp.EQ, exp.NullSafeEQ)):
+            continue
+        for mine, theirs in (
+            (conjunct.this, conjunct.expression),
+            (conjunct.expression, conjunct.this),
+        ):
+            if _inputs_of(theirs, aliases, names) == {joined} and _within_prefix(
+                mine, aliases, names, joined
+            ):
+                prefix_keys.append(mine.copy())
+                joined_keys.append(theirs.copy())
+                break
+    if not prefix_keys:
+        return None
+    prefix = select.copy()
+    for arg in ("where", "group", "having", "distinct", "order", "qualify", "windows"):
+        prefix.set(arg, None)
+    prefix.set("joins", [join.copy() for join in joins[:-1]])
+    prefix.set("laterals", None)
+    prefix.set("expressions", _key_columns(prefix_keys))
+    joined_probe = exp.select(*_key_columns(joined_keys)).from_(inputs[joined].copy())
+    input_keys: list[list[exp.Expr] | None] = [None] * joined
+    return KeyedJoin([prefix, joined_probe], [*input_keys, joined_keys], prefix_keys)
+
+
+def _key_columns(keys: list[exp.Expr]) -> list[exp.Expr]:
+    return [exp.alias_(key.copy(), KEY.format(i), quoted=True) for i, key in enumerate(keys)]
+
+
+def _inputs_of(
+    expression: exp.Expr, aliases: list[str], names: list[set[str] | None]
+) -> set[int | None]:
+    """The inputs the columns of ``expression`` belong to (None for one that cannot be
+    placed); empty for an expression without columns."""
+    return {_side(column, aliases, names) for column in expression.find_all(exp.Column)}
+
+
+def _within_prefix(
+    expression: exp.Expr, aliases: list[str], names: list[set[str] | None], joined: int
+) -> bool:
+    """Whether ``expression`` reads columns, all of inputs before ``joined``."""
+    found = _inputs_of(expression, aliases, names)
+    return bool(found) and all(i is not None and i < joined for i in found)
 
 
 def _links(
@@ -459,11 +563,16 @@ def key_outputs(select: exp.Select, columns_of: Callable[[str], list[str]]) -> l
     if shape == "keyed":
         candidates = [[key] for key in recompute_keys(select)]
     else:
-        sides = equi_keys(select, columns_of)
-        kept = _unpadded_inputs(select)
-        candidates = [
-            [sides[i][position] for i in kept] for position in range(len(sides[0]) if sides else 0)
-        ]
+        plan = keyed_join(select, columns_of)
+        if plan.row_keys is not None:
+            candidates = [[key] for key in plan.row_keys]
+        else:  # one key class: each unpadded input's expressions of it
+            unpadded = [
+                keys
+                for i, keys in enumerate(plan.input_keys)
+                if keys is not None and i in _unpadded_inputs(select)
+            ]
+            candidates = [list(expressions) for expressions in zip(*unpadded, strict=True)]
     outputs = []
     for expressions in candidates:
         found = next(
@@ -586,7 +695,9 @@ def check_structure(node: exp.Expr, columns_of: Callable[[str], list[str]]) -> N
             check_structure(key_probe(node, recompute_keys(node)), columns_of)
             return
         if shape == "outer":
-            equi_keys(node, columns_of)
+            for probe in keyed_join(node, columns_of).probes:
+                check_structure(probe, columns_of)
+            return
         for item in select_inputs(node):
             check_structure(item, columns_of)
     else:

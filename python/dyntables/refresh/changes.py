@@ -40,10 +40,10 @@ from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import TableFormat
 from dyntables.planner.structure import (
     KEY,
-    equi_keys,
     expand_stars,
     key_definitions,
     key_probe,
+    keyed_join,
     recompute_keys,
     select_inputs,
     select_shape,
@@ -321,22 +321,15 @@ class ChangeDeriver:
         return Recompute(touched, block_keys=keys)
 
     def _join_recompute(self, select: exp.Select) -> Recompute | None:
-        """The join keys either side's change touches; both inputs are restricted to
-        those keys (a key's output rows come from its input rows alone)."""
-        sides = equi_keys(select, self.columns_of)
-        changes: list[exp.Query] = []
-        for item, keys in zip(select_inputs(select), sides, strict=True):
-            delta = self.change(item)
-            if delta is None:
-                continue
-            projected = [
-                exp.alias_(k.copy(), KEY.format(i), quoted=True) for i, k in enumerate(keys)
-            ]
-            changes.append(exp.select(*projected).from_(aliased(delta, item.alias_or_name)))
-        touched = self._touched_keys(changes, len(sides[0])) if changes else None
+        """The join keys the changes of the block's inputs (or of its joins' prefix) touch,
+        and the inputs and rows restricted to them (``keyed_join``)."""
+        plan = keyed_join(select, self.columns_of)
+        changes = [delta for delta in map(self.change, plan.probes) if delta is not None]
+        count = len(plan.probes[0].expressions)  # each probe's __dt_key… columns
+        touched = self._touched_keys(changes, count) if changes else None
         if touched is None:
             return None
-        return Recompute(touched, input_keys=sides)
+        return Recompute(touched, block_keys=plan.row_keys, input_keys=plan.input_keys)
 
     def _touched_keys(self, changes: list[exp.Query], count: int) -> exp.Query | None:
         """The distinct ``__dt_key…`` values (``count`` of them) the ``changes`` hold, as a
@@ -361,8 +354,8 @@ class ChangeDeriver:
         term = select.copy()
         for position, item in enumerate(select_inputs(term)):
             pinned = self._pinned_input(item, side)
-            if recompute.input_keys is not None:
-                keys = recompute.input_keys[position]
+            keys = recompute.input_keys[position] if recompute.input_keys else None
+            if keys is not None:
                 pinned = restricted_input(pinned, keys, recompute.touched, item.alias_or_name)
             item.replace(pinned)
         if recompute.block_keys is not None:
@@ -382,7 +375,7 @@ class Recompute:
 
     touched: exp.Query
     block_keys: list[exp.Expr] | None = None
-    input_keys: list[list[exp.Expr]] | None = None
+    input_keys: list[list[exp.Expr] | None] | None = None
 
 
 def restricted_input(
