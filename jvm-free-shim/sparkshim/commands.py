@@ -41,7 +41,8 @@ EMPTY = pa.table({})
 _Result = TypeVar("_Result")
 
 # Utility statements sqlglot does not parse; matched on their text.
-_NAME = r"(?P<name>[\w`.]+)"
+# A table name, or ``delta.`path``` (a backtick-quoted part may hold any character).
+_NAME = r"(?P<name>(?:`(?:[^`]|``)*`|[\w.])+)"
 _SHOW_TABLES = re.compile(
     r"SHOW\s+TABLES(?:\s+(?:IN|FROM)\s+(?P<db>[\w`]+))?(?:\s+(?:LIKE\s+)?'(?P<like>[^']*)')?\s*$",
     re.IGNORECASE,
@@ -516,8 +517,7 @@ def _overwrites_schema(session: SessionProtocol, tree: exp.Insert) -> bool:
 
 
 def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
-    name = session.qualify(tree.this)
-    location = table_location(session, name)
+    location = target_location(session, tree.this)
     properties: dict[str, str] = {}
     for action in tree.args.get("actions") or []:
         if not isinstance(action, exp.AlterSet):
@@ -535,13 +535,9 @@ def target_location(session: SessionProtocol, table: exp.Table) -> Path:
     """Where the Delta table a statement writes is: a table's name, or ``delta.`path```."""
     name = session.qualify(table)
     if session.catalog_store.lookup(name) is None:
-        source = sources.addressed(table)
-        if source is not None and source.format == sources.DELTA:
-            if not is_delta_table(source.path):
-                raise AnalysisException(
-                    message=f"[DELTA_MISSING_DELTA_TABLE] {source.path} is not a Delta table."
-                )
-            return source.path
+        location = sources.delta_location(table)
+        if location is not None:
+            return location
     return table_location(session, name)
 
 
@@ -586,10 +582,9 @@ def show_config(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def describe(session: SessionProtocol, tree: exp.Describe) -> pa.Table:
-    name = session.qualify(tree.this)
     style = str(tree.args.get("style") or "").upper()
     if style == "HISTORY":
-        return describe_history(table_location(session, name))
+        return describe_history(target_location(session, tree.this))
     if style not in ("", "EXTENDED", "FORMATTED"):
         raise UnsupportedSqlError(f"DESCRIBE {style}")
     schema = run_query(session, exp.select("*").from_(tree.this.copy()).limit(0)).schema
@@ -603,9 +598,7 @@ def describe(session: SessionProtocol, tree: exp.Describe) -> pa.Table:
 
 
 def describe_history_limit(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = table_location(
-        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
-    )
+    location = target_location(session, exp.to_table(match["name"], dialect="spark"))
     return describe_history(location, limit=int(match["limit"]))
 
 
@@ -713,8 +706,9 @@ def show_databases(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def show_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    name = session.qualify(exp.to_table(match["name"], dialect="spark"))
-    properties = delta.properties(table_location(session, name))
+    table = exp.to_table(match["name"], dialect="spark")
+    name = session.qualify(table)
+    properties = delta.properties(target_location(session, table))
     key = match["key"]
     if key is not None:
         key = key.strip("'")
@@ -724,9 +718,7 @@ def show_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Tab
 
 
 def unset_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = table_location(
-        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
-    )
+    location = target_location(session, exp.to_table(match["name"], dialect="spark"))
     keys = [key.strip().strip("'\"`") for key in match["keys"].split(",") if key.strip()]
     if not keys:
         raise ParseException(message="[PARSE_SYNTAX_ERROR] UNSET TBLPROPERTIES needs a key")
@@ -736,9 +728,7 @@ def unset_tblproperties(session: SessionProtocol, match: re.Match[str]) -> pa.Ta
 
 
 def optimize_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = table_location(
-        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
-    )
+    location = target_location(session, exp.to_table(match["name"], dialect="spark"))
     zorder = (match["zorder"] or "").strip().strip("()")
     columns = [column.strip().strip("`") for column in zorder.split(",") if column.strip()]
     if match["zorder"] is not None and not columns:
@@ -747,16 +737,12 @@ def optimize_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
 
 
 def reorg_purge(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = table_location(
-        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
-    )
+    location = target_location(session, exp.to_table(match["name"], dialect="spark"))
     return optimize(location, match["where"], [], session.commit_options(), purge=True)
 
 
 def vacuum_table(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
-    location = table_location(
-        session, session.qualify(exp.to_table(match["name"], dialect="spark"))
-    )
+    location = target_location(session, exp.to_table(match["name"], dialect="spark"))
     hours = match["hours"]
     check = str(session.conf.get(RETENTION_CHECK_CONF, "true")).lower() != "false"
     return vacuum(

@@ -16,7 +16,7 @@ from pyspark.sql.types import StructType
 from sqlglot import exp
 
 from sparkshim import delta
-from sparkshim.commands import describe_history, table_location
+from sparkshim.commands import describe_history, target_location
 from sparkshim.dataframe import DataFrame
 
 if TYPE_CHECKING:
@@ -61,6 +61,4 @@ class DeltaMetadata:
         return len(delta.open_table(self._location(name)).file_uris())
 
     def _location(self, name: str) -> Path:
-        return table_location(
-            self.session, self.session.qualify(exp.to_table(name, dialect="spark"))
-        )
+        return target_location(self.session, exp.to_table(name, dialect="spark"))

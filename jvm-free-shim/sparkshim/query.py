@@ -27,7 +27,6 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim import append, deletion_vectors, delta, row_index, sources
-from sparkshim.catalog import is_delta_table
 from sparkshim.config import (
     ALLOW_PRECISION_LOSS_CONF,
     HAVING_AS_WHERE_CONF,
@@ -749,11 +748,7 @@ def _resolve_path(
     """What a ``format.`path``` reference stands for, as a FROM item: a Delta table (at
     the version asked for), or the files' rows."""
     if source.format == sources.DELTA:
-        if not is_delta_table(source.path):
-            raise AnalysisException(
-                message=f"[DELTA_MISSING_DELTA_TABLE] {source.path} is not a Delta table."
-            )
-        snapshot = _open_snapshot(source.path, version)
+        snapshot = _open_snapshot(sources.delta_table_at(source.path), version)
         located = version is None and source.path == registrations.files_of
         return registrations.delta_snapshot(snapshot, located=located)
     if version is not None:
@@ -804,19 +799,33 @@ def _range_table(call: exp.Anonymous) -> pa.Table:
 
 
 def _table_function(session: SessionProtocol, call: exp.Anonymous) -> pa.Table:
-    if call.name.lower() == "range":
+    function = call.name.lower()
+    if function == "range":
         return _range_table(call)
-    if call.name.lower() != "table_changes":
+    if function not in ("table_changes", "table_changes_by_path"):
         raise UnsupportedSqlError(f"the table-valued function {call.name}")
     arguments = [argument.name for argument in call.expressions]
     if len(arguments) not in (2, 3):
-        raise AnalysisException(message="table_changes takes (table, start[, end])")
-    name = session.qualify(exp.to_table(arguments[0]))
+        raise AnalysisException(message=f"{function} takes (table, start[, end])")
+    if function == "table_changes_by_path":
+        location = sources.delta_table_at(sources.local_path(arguments[0]))
+    else:
+        location = _changes_location(session, exp.to_table(arguments[0], dialect="spark"))
+    end = int(arguments[2]) if len(arguments) == 3 else None
+    return delta.changes(location, int(arguments[1]), end)
+
+
+def _changes_location(session: SessionProtocol, table: exp.Table) -> Path:
+    """Where the table ``table_changes`` names is: a table's name, or ``delta.`path```."""
+    name = session.qualify(table)
     entry = session.catalog_store.lookup(name)
+    if entry is None:
+        location = sources.delta_location(table)
+        if location is not None:
+            return location
     if entry is None or entry.location is None:
         raise AnalysisException(message=f"[TABLE_OR_VIEW_NOT_FOUND] `{name}` is not a table")
-    end = int(arguments[2]) if len(arguments) == 3 else None
-    return delta.changes(entry.location, int(arguments[1]), end)
+    return entry.location
 
 
 def _inline_view(session: SessionProtocol, view_sql: str, registrations: Registrations) -> exp.Expr:

@@ -17,8 +17,8 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import conv, decimals, delta
-from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName
+from sparkshim import conv, decimals, delta, sources
+from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName, is_delta_table
 from sparkshim.commands import execute
 from sparkshim.config import (
     DEFAULTS,
@@ -127,10 +127,16 @@ class CatalogApi:
         return tables
 
     def tableExists(self, tableName: str, dbName: str | None = None) -> bool:  # noqa: N802, N803
-        table = exp.to_table(tableName if dbName is None else f"{dbName}.{tableName}")
+        """Whether the name is a table or view, or (as with Delta on Spark) names a Delta
+        table by its path: ``delta.`/data/events```."""
+        text = tableName if dbName is None else f"{dbName}.{tableName}"
+        table = exp.to_table(text, dialect="spark")
         if not table.db and self._session.temp_view(table.name) is not None:
             return True
-        return self._session.catalog_store.lookup(self._session.qualify(table)) is not None
+        if self._session.catalog_store.lookup(self._session.qualify(table)) is not None:
+            return True
+        source = sources.addressed(table)
+        return source is not None and source.format == sources.DELTA and is_delta_table(source.path)
 
     def dropTempView(self, viewName: str) -> bool:  # noqa: N802, N803
         return self._session.drop_temp_view(viewName)

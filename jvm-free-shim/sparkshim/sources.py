@@ -18,6 +18,7 @@ import pyarrow.dataset as ds
 from sqlglot import exp
 
 from sparkshim import csv_files, json_files
+from sparkshim.catalog import is_delta_table
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.types import normalize_table
 
@@ -57,6 +58,22 @@ def addressed(table: exp.Table) -> FileSource | None:
     if kind not in FORMATS:
         return None
     return FileSource(kind, local_path(table.name))
+
+
+def delta_location(table: exp.Table) -> Path | None:
+    """The folder a ``delta.`path``` reference names, checked to hold a Delta table;
+    None for any other reference."""
+    source = addressed(table)
+    if source is None or source.format != DELTA:
+        return None
+    return delta_table_at(source.path)
+
+
+def delta_table_at(path: Path) -> Path:
+    """``path``, checked to hold a Delta table (Spark's error when it does not)."""
+    if not is_delta_table(path):
+        raise AnalysisException(message=f"[DELTA_MISSING_DELTA_TABLE] {path} is not a Delta table.")
+    return path
 
 
 def local_path(text: str) -> Path:

@@ -4,7 +4,8 @@ A dynamic table is an ordinary Delta or Iceberg table whose definition lives in 
 table properties under the prefix ``dynamic_table.``: another process, or another
 engine, can refresh it from the table alone. ``Definition`` is that record, typed
 (read from and written to the properties); ``table_key`` and ``key_to_table`` turn table
-names into the ``db.table`` keys used everywhere else; ``NameCache`` keeps the names of the
+names into the keys used everywhere else (``db.table``, or ``delta.`path``` for a Delta
+table named by its path); ``NameCache`` keeps the names of the
 tables that carry a definition, so that ordinary SQL can be checked for references to
 them without a catalog round trip.
 """
@@ -48,8 +49,8 @@ class Definition:
     ``query`` is the defining query as Spark SQL (translated from the user's dialect
     once, at CREATE); ``text`` is the CREATE statement as the user wrote it.
     ``columns`` are the output columns with their Spark types; ``sources`` every table
-    the query reads (qualified, lower case), ``upstreams`` those of them that are
-    dynamic tables or materialized views.
+    the query reads, by ``table_key`` (qualified and lower case, or ``delta.`path```),
+    ``upstreams`` those of them that are dynamic tables or materialized views.
     """
 
     kind: ObjectKind
@@ -188,12 +189,63 @@ def format_lag(seconds: int) -> str:
     raise AssertionError("every lag is a whole number of seconds")
 
 
+# The format of the tables a source may name by path (``delta.`/data/events```):
+# Delta, whose log gives the versions and change feed a dynamic table reads.
+PATH_FORMAT = "delta"
+_PATH_KEY_START = f"{PATH_FORMAT}.`"
+
+
+def path_of(table: exp.Table) -> str | None:
+    """The path a ``delta.`path``` reference names, as written; None for a table name.
+
+    A path is told from a database ``delta``'s table by a ``/`` or ``:`` in it, which a
+    table name does not hold.
+
+    >>> path_of(exp.to_table("delta.`/data/Events.v2`", dialect="spark"))
+    '/data/Events.v2'
+    >>> path_of(exp.to_table("delta.events")) is None
+    True
+    """
+    if table.args.get("catalog") is not None or table.db.lower() != PATH_FORMAT:
+        return None
+    return table.name if is_path(table.name) else None
+
+
+def is_path(text: str) -> bool:
+    """Whether a name read as a table (``format.`text```) is a path."""
+    return "/" in text or ":" in text
+
+
+def path_table(path: str) -> exp.Table:
+    """The reference ``delta.`path``` (the path kept exactly)."""
+    return exp.table_(exp.to_identifier(path, quoted=True), db=exp.to_identifier(PATH_FORMAT))
+
+
 def table_key(table: exp.Table) -> str:
-    """A qualified table's identity: its dotted parts in lower case."""
+    """A table's identity, used wherever sources are recorded (properties, watermarks,
+    ``table_changes``, the upstream list): a named table's dotted parts in lower case; a
+    Delta table named by path, ``delta.`path``` with the path as written (paths are case
+    sensitive and hold dots; a backtick in one is doubled).
+
+    >>> table_key(exp.to_table("Sales.Orders"))
+    'sales.orders'
+    >>> table_key(exp.to_table("delta.`/data/Events.v2`", dialect="spark"))
+    'delta.`/data/Events.v2`'
+    """
+    path = path_of(table)
+    if path is not None:
+        return _PATH_KEY_START + path.replace("`", "``") + "`"
     return ".".join(part.name.lower() for part in table.parts)
 
 
 def key_to_table(key: str) -> exp.Table:
+    """The table a ``table_key`` names (``table_key(key_to_table(key)) == key``).
+
+    >>> key_to_table("delta.`/data/a.b`").sql("spark")
+    'delta.`/data/a.b`'
+    """
+    if key.startswith(_PATH_KEY_START) and key.endswith("`"):
+        return path_table(key[len(_PATH_KEY_START) : -1].replace("``", "`"))
     parts = key.split(".")
     return exp.table_(
         exp.to_identifier(parts[-1], quoted=True),

@@ -1,12 +1,15 @@
 """Data written outside the product: Delta tables registered with CREATE TABLE ...
 LOCATION, files read by path in SQL (``parquet.`p```, ``csv.`p```, ``json.`p```,
-``delta.`p```) and through ``spark.read``, and dynamic tables over a registered table.
+``delta.`p```) and through ``spark.read``, and dynamic tables over a registered table
+and over a Delta table named by its path.
 
 Files are read by real PySpark 3.5 too, and both must give the same columns, types and
 rows (Delta paths cannot be: there are no Delta jars here)."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -159,6 +162,25 @@ def test_dml_on_a_delta_path(spark: ShimSession, outside: Path) -> None:
     assert rows == [{"a": 2, "b": "Y"}, {"a": 3, "b": "Z"}, {"a": 4, "b": "w"}]
 
 
+def test_a_delta_path_s_metadata_and_change_feed(spark: ShimSession, outside: Path) -> None:
+    """As with Delta on Spark: properties, history and the change feed of a table named
+    by its path (``table_changes`` by name, ``table_changes_by_path``)."""
+    name = f"delta.`{outside}`"
+    assert spark.catalog.tableExists(name)
+    assert not spark.catalog.tableExists(f"delta.`{outside.parent / 'nothing'}`")
+    spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ('delta.enableChangeDataFeed' = 'true')")
+    properties = {row.key: row.value for row in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+    assert properties["delta.enableChangeDataFeed"] == "true"
+    spark.sql(f"DELETE FROM {name} WHERE a = 1")
+    history = spark.sql(f"DESCRIBE HISTORY {name} LIMIT 1").collect()
+    assert [row.version for row in history] == [3]
+    by_name = spark.sql(f"SELECT a, _change_type FROM table_changes('{name}', 3, 3)").collect()
+    by_path = spark.sql(
+        f"SELECT a, _change_type FROM table_changes_by_path('{outside}', 3)"
+    ).collect()
+    assert [tuple(row) for row in by_name] == [tuple(row) for row in by_path] == [(1, "delete")]
+
+
 def test_a_folder_without_a_delta_log_is_no_delta_table(spark: ShimSession, files: Path) -> None:
     with pytest.raises(AnalysisException, match="is not a Delta table"):
         spark.sql(f"SELECT * FROM delta.`{files}/parquet`")
@@ -275,15 +297,135 @@ def test_a_dynamic_table_over_a_registered_table_refreshes_incrementally(
     ]
 
 
-def test_a_dynamic_table_over_a_path_says_to_register_it(tmp_path: Path) -> None:
-    location = tmp_path / "events"
-    write_deltalake(location, pa.table({"k": [1]}))
+# ---- dynamic tables over a Delta table named by its path ----
+
+
+def _appended(location: Path) -> None:
+    write_deltalake(location, pa.table({"k": [4, 1], "v": [40, 1]}), mode="append")
+
+
+def _deleted(location: Path) -> None:
+    DeltaTable(location).delete("k = 2")
+
+
+def _updated(location: Path) -> None:
+    DeltaTable(location).update({"v": "v + 100"}, predicate="k = 3")
+
+
+OUTSIDE_CHANGES = [_appended, _deleted, _updated]
+PATH_QUERIES = {
+    "aliased": "SELECT e.k, e.v FROM delta.`{path}` AS e WHERE e.v > 15",
+    "unaliased": "SELECT k, v * 2 AS w FROM delta.`{path}` WHERE v > 15",
+    "joined": "SELECT d.name, sum(e.v) AS total, count(*) AS n FROM delta.`{path}` e"
+    " JOIN dims d ON d.k = e.k GROUP BY d.name",
+}
+
+
+def _rows(dt: DynamicTables, query: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(row) for row in dt.sql(query).collect())
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> Path:
+    """A Delta table written by deltalake without a change data feed, at a path with
+    capitals, dots and a space."""
+    location = tmp_path / "Outside Data" / "Events.v2"
+    write_deltalake(location, pa.table({"k": [1, 2, 3], "v": [10, 20, 30]}))
+    return location
+
+
+@pytest.fixture
+def path_dt(tmp_path: Path) -> DynamicTables:
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
-    with pytest.raises(DynamicTableError, match="CREATE TABLE name USING delta LOCATION"):
-        dt.sql(
-            f"CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT k FROM delta.`{location}`"
-        )
-    assert not dt.sql("SHOW TABLES").collect()
+    dt.sql("CREATE TABLE dims (k BIGINT, name STRING) USING DELTA")
+    dt.sql("INSERT INTO dims VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+    return dt
+
+
+@pytest.mark.parametrize("mode", ["INCREMENTAL", "AUTO"])
+@pytest.mark.parametrize("shape", list(PATH_QUERIES))
+def test_a_dynamic_table_over_a_delta_path_refreshes_incrementally(
+    path_dt: DynamicTables, events: Path, mode: str, shape: str
+) -> None:
+    """Outside appends, deletes and updates reach the table incrementally, and it holds
+    what its query gives over the path now (the full recompute is the oracle)."""
+    query = PATH_QUERIES[shape].format(path=events)
+    path_dt.sql(f"CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' REFRESH_MODE = {mode} AS {query}")
+    assert DeltaTable(events).metadata().configuration["delta.enableChangeDataFeed"] == "true"
+    assert path_dt.sql("SHOW DYNAMIC TABLES").collect()[0].refresh_mode == "INCREMENTAL"
+    assert _rows(path_dt, "SELECT * FROM d") == _rows(path_dt, query)
+    for change in OUTSIDE_CHANGES:
+        change(events)
+        refreshed = path_dt.sql("ALTER DYNAMIC TABLE d REFRESH").collect()[0]
+        assert (refreshed.action, change.__name__) == ("INCREMENTAL", change.__name__)
+        assert _rows(path_dt, "SELECT * FROM d") == _rows(path_dt, query), change.__name__
+    assert path_dt.sql("ALTER DYNAMIC TABLE d REFRESH").collect()[0].action == "NO_DATA"
+
+
+def test_a_delta_path_source_is_recorded_by_its_absolute_path(
+    path_dt: DynamicTables, events: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A relative path is read from the working folder at CREATE and recorded absolute:
+    refreshes from another folder read the same table. SHOW, EXPLAIN, the graph and its
+    function name the source by its path."""
+    monkeypatch.chdir(events.parent.parent)
+    path_dt.sql(
+        "CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute'"
+        " AS SELECT k, v FROM delta.`Outside Data/Events.v2`"
+    )
+    monkeypatch.chdir(events.parent)
+    _appended(events)
+    assert path_dt.sql("ALTER DYNAMIC TABLE d REFRESH").collect()[0].action == "INCREMENTAL"
+    assert _rows(path_dt, "SELECT * FROM d") == [(1, 1), (1, 10), (2, 20), (3, 30), (4, 40)]
+    key = f"delta.`{events}`"
+    shown = path_dt.sql("SHOW FULL DYNAMIC TABLES").collect()[0]
+    assert shown.text.endswith("FROM delta.`Outside Data/Events.v2`")  # as written
+    explained = [tuple(row) for row in path_dt.sql("EXPLAIN DYNAMIC TABLE d").collect()]
+    assert (f"FROM {key}", "SOURCE", "changed rows only, read from the change feed") in explained
+    assert f"reads {key}" in path_dt.graph().to_text()
+    graph = path_dt.sql(
+        "SELECT inputs, query_text FROM information_schema.dynamic_table_graph_history()"
+    ).collect()[0]
+    assert json.loads(graph.inputs) == [{"name": key, "kind": "TABLE"}]
+    assert graph.query_text == f"SELECT k, v FROM {key}"
+
+
+def test_the_scheduler_refreshes_a_dynamic_table_over_a_delta_path(
+    path_dt: DynamicTables, events: Path
+) -> None:
+    path_dt.sql(
+        f"CREATE DYNAMIC TABLE d TARGET_LAG = '1 second' AS SELECT k, v FROM delta.`{events}`"
+    )
+    _updated(events)
+    time.sleep(1.6)  # a tick of its 0.75 s period has passed since creation
+    assert path_dt.scheduler_service().run_once() is None
+    actions = path_dt.sql(
+        "SELECT refresh_trigger, refresh_action, state FROM"
+        " information_schema.dynamic_table_refresh_history(NAME => 'd')"
+        " ORDER BY refresh_start_time"
+    ).collect()
+    assert [tuple(row) for row in actions][-1] == ("SCHEDULED", "INCREMENTAL", "SUCCEEDED")
+    assert _rows(path_dt, "SELECT * FROM d") == [(1, 10), (2, 20), (3, 130)]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("delta.`{base}/nothing`", "no Delta table is at .*/nothing: check the path"),
+        ("parquet.`{base}/files`", "files that have no versions: .*CREATE TABLE name AS SELECT"),
+        ("delta.`{events}` VERSION AS OF 0", "at a fixed version"),
+    ],
+)
+def test_a_dynamic_table_over_a_path_it_cannot_read_changes_nothing(
+    path_dt: DynamicTables, events: Path, tmp_path: Path, source: str, message: str
+) -> None:
+    (tmp_path / "files").mkdir()
+    pq.write_table(pa.table({"k": [1]}), tmp_path / "files" / "f.parquet")
+    query = f"SELECT k FROM {source.format(base=tmp_path, events=events)}"
+    with pytest.raises(DynamicTableError, match=message):
+        path_dt.sql(f"CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS {query}")
+    assert [row.tableName for row in path_dt.sql("SHOW TABLES").collect()] == ["dims"]
+    assert DeltaTable(events).version() == 0
 
 
 def test_an_untyped_map_is_refused(spark: ShimSession) -> None:

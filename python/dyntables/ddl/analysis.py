@@ -1,18 +1,28 @@
 """The checks of a defining query at CREATE, which change nothing: it parses and resolves
 on the refresh session, reads only tables (no temporary views, no fixed versions, not
-itself), forms no cycle with its upstreams, respects the target-lag rule, and has distinct,
-typed output columns; a column list renames and casts them. Also the FROZEN WHERE predicate
-checked against the columns, and the change tracking the sources need.
+itself; a Delta table may be named by its path, which is recorded absolute), forms no
+cycle with its upstreams, respects the target-lag rule, and has distinct, typed output
+columns; a column list renames and casts them. Also the FROZEN WHERE predicate checked
+against the columns, and the change tracking the sources need.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, key_to_table, table_key
+from dyntables.catalog import (
+    Definition,
+    is_path,
+    key_to_table,
+    path_of,
+    path_table,
+    table_key,
+)
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError, first_line
 from dyntables.planner.predicates import check_frozen_predicate, to_spark_predicate
@@ -96,11 +106,14 @@ class QueryAnalyzer:
 
     def qualify_source(self, table: exp.Table, reference: exp.Table) -> str:
         """Check a source ``table``'s definition reads (``check_source``), qualify the
-        reference in place with its database (and catalog), and return the source's key."""
+        reference in place with its database (and catalog; a path made absolute), and
+        return the source's key."""
         source = self.check_source(table, reference)
         reference.set("db", source.args.get("db"))
         if source.args.get("catalog") is not None:
             reference.set("catalog", source.args.get("catalog"))
+        if path_of(source) is not None:
+            reference.set("this", source.this.copy())
         return table_key(source)
 
     def check_source(self, table: exp.Table, reference: exp.Table) -> exp.Table:
@@ -109,7 +122,10 @@ class QueryAnalyzer:
                 f"the query reads {to_spark_sql(reference)} at a fixed version; a dynamic table"
                 " reads its sources at each refresh's data timestamp"
             )
-        _check_not_a_path(reference)
+        path = path_of(reference)
+        if path is not None:
+            return self.check_path_source(path)
+        _check_not_files(reference)
         bare = exp.table_(
             reference.name, db=reference.db or None, catalog=reference.catalog or None
         )
@@ -127,6 +143,24 @@ class QueryAnalyzer:
             raise DynamicTableError(
                 f"the query reads the view {table_key(source)}; dynamic tables read tables"
                 " (so that each refresh can pin a version): select from the view's tables"
+            )
+        return source
+
+    def check_path_source(self, path: str) -> exp.Table:
+        """The source ``delta.`path``` with the path made absolute (a dynamic table must not
+        depend on the working folder of whoever refreshes it), checked to be a Delta table
+        this engine reads."""
+        if not self.engine.table_format.reads_delta_paths:
+            raise DynamicTableError(
+                f"the query reads delta.`{path}`, a Delta table named by its path, but this"
+                f" engine's tables are {self.engine.table_format.name}: read a table of its"
+                " catalog instead"
+            )
+        source = path_table(absolute_path(path))
+        if not self.engine.table_exists(source):
+            raise DynamicTableError(
+                f"the query reads {table_key(source)}, but no Delta table is at"
+                f" {path_of(source)}: check the path, or create the table there first"
             )
         return source
 
@@ -264,28 +298,38 @@ def _apply_column_list(
     return to_spark_sql(wrapped), final
 
 
-# Spark's formats of data read by path (``parquet.`/data/p```, spark.sql.runSQLOnFiles).
-_PATH_FORMATS = frozenset({"delta", "parquet", "csv", "json", "orc", "avro", "text"})
+# Spark's formats of files read by path (``parquet.`/data/p```, spark.sql.runSQLOnFiles),
+# which have no versions: a dynamic table cannot read them.
+_FILE_FORMATS = frozenset({"parquet", "csv", "json", "orc", "avro", "text"})
 
 
-def _check_not_a_path(reference: exp.Table) -> None:
-    """Refuse a source named by its path: a dynamic table records its sources by name
-    (in its properties, its watermark and its upstream list), so a path is registered as
-    a table first."""
+def _check_not_files(reference: exp.Table) -> None:
+    """Refuse files named by their path: they have no versions, so a refresh could not
+    pin them nor read what changed."""
     kind = reference.db.lower()
-    if kind not in _PATH_FORMATS or not ("/" in reference.name or ":" in reference.name):
+    if kind not in _FILE_FORMATS or not is_path(reference.name):
         return
-    if kind == "delta":
-        way_out = (
-            f"register it as a table (CREATE TABLE name USING delta LOCATION"
-            f" '{reference.name}') and select from that name"
-        )
-    else:
-        way_out = (
-            f"copy the files into a Delta table (CREATE TABLE name AS SELECT * FROM"
-            f" {kind}.`{reference.name}`) and select from that table"
-        )
     raise DynamicTableError(
-        f"the query reads {kind}.`{reference.name}` by its path; a dynamic table reads tables"
-        f" by name, so that each refresh can pin their versions: {way_out}"
+        f"the query reads {kind}.`{reference.name}`, files that have no versions: a dynamic"
+        " table reads tables, so that each refresh can pin their versions; copy the files"
+        f" into a Delta table (CREATE TABLE name AS SELECT * FROM {kind}.`{reference.name}`)"
+        " and select from that table"
     )
+
+
+def absolute_path(path: str) -> str:
+    """A path as a source records it: a URI (``s3://…``, ``file:/…``) as written, a local
+    path made absolute and normal (relative paths are read from the working folder, as
+    Spark reads them).
+
+    >>> absolute_path("/data/./events/")
+    '/data/events'
+    >>> absolute_path("s3://bucket/Events")
+    's3://bucket/Events'
+    """
+    if _URI_SCHEME.match(path):
+        return path
+    return os.path.abspath(path)
+
+
+_URI_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")

@@ -81,6 +81,8 @@ class TableFormat(Protocol):
     # without a key (``typed_changes``): Delta's update_preimage/postimage do; an Iceberg
     # changelog pairs them only by key.
     pairs_updates: bool
+    # Whether a source may be a Delta table named by its path (``delta.`/data/events```).
+    reads_delta_paths: bool
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The table's latest version, or None before its first commit."""

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
-from dyntables.catalog import table_key
+from dyntables.catalog import path_of, table_key
 from dyntables.errors import ConcurrentRefreshError
 from dyntables.formats import (
     Commit,
@@ -122,6 +122,7 @@ class DeltaFormat:
         self.change_tracking_properties = CHANGE_DATA_FEED
         self.dynamic_table_defaults = DELETION_VECTORS
         self.pairs_updates = True
+        self.reads_delta_paths = True
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         latest = self.history(session, table, limit=1)
@@ -390,12 +391,18 @@ def _added() -> exp.Expr:
 
 
 def _feed(table: exp.Table, old: int, new: int) -> exp.Table:
-    """``table_changes('<table>', old + 1, new)``: the change data feed after ``old``."""
+    """The change data feed after ``old``: ``table_changes('<table>', old + 1, new)``, or
+    for a table named by its path ``table_changes_by_path('<path>', old + 1, new)``."""
+    path = path_of(table)
+    if path is None:
+        function, name = "table_changes", table_key(table)
+    else:
+        function, name = "table_changes_by_path", path
     return exp.Table(
         this=exp.Anonymous(
-            this="table_changes",
+            this=function,
             expressions=[
-                exp.Literal.string(table_key(table)),
+                exp.Literal.string(name),
                 exp.Literal.number(old + 1),
                 exp.Literal.number(new),
             ],

@@ -171,6 +171,8 @@ class IcebergFormat:
     dynamic_table_defaults = COPY_ON_WRITE
     # Without identifier columns a changelog shows an update as a DELETE and an INSERT.
     pairs_updates = False
+    # A source is a table of the Iceberg catalog, never a Delta table named by its path.
+    reads_delta_paths = False
 
     def __init__(self) -> None:
         # The changelog views this adapter made, oldest first (see ``_changelog_view``).

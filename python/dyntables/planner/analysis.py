@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from sqlglot import exp
 
+from dyntables.catalog import table_key
 from dyntables.sql.dialect import to_spark_sql
 
 __all__ = [
@@ -63,9 +64,8 @@ def function_name(func: exp.Func) -> str:
 
 
 def source_key(table: exp.Table) -> str:
-    """The ``db.table`` key of a source, lower case, as the ``change_feed`` mapping uses."""
-    parts = [part for part in (table.db, table.name) if part]
-    return ".".join(parts).lower()
+    """The key of a source, as the ``change_feed`` mapping uses: its ``table_key``."""
+    return table_key(table)
 
 
 def is_cte_reference(table: exp.Table, cte_names: frozenset[str]) -> bool:

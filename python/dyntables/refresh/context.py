@@ -192,7 +192,7 @@ class RefreshContext:
             if not self.engine.table_exists(source):
                 raise DynamicTableError(
                     f"source table {key} of this dynamic table does not exist any more"
-                    " (dropped or renamed): recreate it, or replace the dynamic table"
+                    " (dropped, renamed or moved): recreate it, or replace the dynamic table"
                 )
             current, schema = self._version_and_schema(key)
             chosen = given.get(key) if given else None  # pinned by the scheduler's tick
