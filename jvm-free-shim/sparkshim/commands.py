@@ -538,6 +538,7 @@ def target_location(session: SessionProtocol, table: exp.Table) -> Path:
         location = sources.delta_location(table)
         if location is not None:
             return location
+        raise table_not_found(table.catalog, table.db, table.name)  # named as written
     return table_location(session, name)
 
 
