@@ -203,11 +203,6 @@ def test_agrees_with_pyspark(engines: tuple[Any, ShimSession], name: str) -> Non
     run_both(engines, CASES[name], ordered=ordered)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the shim's SQL puts the USING key columns of SELECT * where the left side has"
-    " them; Spark puts them first (SELECT * FROM a JOIN b USING (k) differs the same way)",
-)
 @pytest.mark.parametrize("how", JOIN_TYPES)
 def test_join_on_names_agrees(engines: tuple[Any, ShimSession], how: str) -> None:
     run_both(engines, lambda s, F, W: _people(s).join(s.table("depts"), "dept", how))
