@@ -6,7 +6,6 @@ must have the same column names, the same Spark types and the same rows."""
 from __future__ import annotations
 
 import math
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -264,14 +263,21 @@ def test_an_unknown_join_type_is_refused_as_in_pyspark(engines: tuple[Any, ShimS
             _people(session).join(session.table("depts"), "dept", "sideways")
 
 
-def test_table_reads_the_table_again_at_each_action(engines: tuple[Any, ShimSession]) -> None:
+@pytest.mark.parametrize("read", ["table", "read.table"])
+def test_table_reads_the_table_again_at_each_action(
+    engines: tuple[Any, ShimSession], read: str
+) -> None:
     _, shim = engines
-    shim.sql("CREATE TABLE grows (n INT) USING delta")
-    frame = shim.table("grows").filter("n > 0")
-    assert frame.count() == 0
-    shim.sql("INSERT INTO grows VALUES (1), (2)")
-    assert frame.count() == 2
-    assert sorted(frame.collect()) == [(1,), (2,)]
+    shim.sql("CREATE TABLE `grows` (n INT) USING delta")
+    try:
+        table = shim.table if read == "table" else shim.read.table
+        frame = table("default.`grows`").filter("n > 0")
+        assert frame.count() == 0
+        shim.sql("INSERT INTO grows VALUES (1), (2)")
+        assert frame.count() == 2
+        assert sorted(frame.collect()) == [(1,), (2,)]
+    finally:
+        shim.sql("DROP TABLE grows")
 
 
 def _write_steps(s: Any, fmt: str, name: str) -> list[list[tuple[Any, ...]]]:
@@ -315,15 +321,60 @@ def test_writes_agree_with_pyspark(engines: tuple[Any, ShimSession]) -> None:
         spark.sql("DROP TABLE IF EXISTS taken")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the shim does not yet create a path-addressed table (delta.`path`); issue 24",
-)
-def test_save_writes_a_delta_table_at_a_path(
+def _save_steps(s: Any, fmt: str, path: str) -> list[list[tuple[Any, ...]]]:
+    """save(path) in each mode, with the data at the path read after each step."""
+    rows = s.sql("SELECT * FROM VALUES (1, 'a'), (2, 'b') AS t(k, v)")
+    seen = []
+    rows.write.format(fmt).save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    rows.filter("k = 1").write.format(fmt).mode("append").save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    rows.write.format(fmt).mode("ignore").save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    rows.filter("k = 2").write.format(fmt).mode("overwrite").save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    with pytest.raises(AnalysisException, match=r"PATH_ALREADY_EXISTS|DELTA_PATH_EXISTS"):
+        rows.write.format(fmt).save(path)
+    return seen
+
+
+def test_save_agrees_with_pyspark(engines: tuple[Any, ShimSession], tmp_path: Path) -> None:
+    spark, shim = engines
+    # No Delta jars in the PySpark session: Spark saves parquet, whose save modes mean
+    # the same as Delta's.
+    expected = _save_steps(spark, "parquet", str(tmp_path / "spark"))
+    assert _save_steps(shim, "delta", str(tmp_path / "shim")) == expected
+    assert (tmp_path / "shim" / "_delta_log").is_dir()
+
+
+def test_save_appends_by_name_and_reads_back_in_sql(
     engines: tuple[Any, ShimSession], tmp_path: Path
 ) -> None:
     _, shim = engines
-    target = tmp_path / "saved"
-    shim.sql("SELECT 1 AS k").write.format("delta").save(str(target))
-    assert (target / "_delta_log").is_dir()
-    shutil.rmtree(target)
+    target = str(tmp_path / "saved")
+    shim.sql("SELECT 1 AS k, 'a' AS v").write.save(target)  # delta is the default
+    shim.sql("SELECT 'b' AS v, 2 AS k").write.mode("append").save(target)
+    assert sorted(shim.sql(f"SELECT * FROM delta.`{target}`").collect()) == [(1, "a"), (2, "b")]
+    assert shim.read.format("delta").load(target).columns == ["k", "v"]
+
+
+def test_create_table_at_a_delta_path(engines: tuple[Any, ShimSession], tmp_path: Path) -> None:
+    _, shim = engines
+    target = tmp_path / "made"
+    shim.sql(f"CREATE TABLE delta.`{target}` AS SELECT 1 AS k")
+    shim.sql(f"CREATE TABLE IF NOT EXISTS delta.`{target}` AS SELECT 2 AS k")
+    with pytest.raises(AnalysisException, match=r"DELTA_TABLE_ALREADY_EXISTS.*CREATE OR REPLACE"):
+        shim.sql(f"CREATE TABLE delta.`{target}` (k INT) USING delta")
+    shim.sql(f"CREATE OR REPLACE TABLE delta.`{target}` AS SELECT 'x' AS s")
+    assert shim.sql(f"SELECT * FROM delta.`{target}`").collect() == [("x",)]
+    assert not shim.catalog.tableExists("made")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_writing_other_formats_is_refused_by_name(
+    engines: tuple[Any, ShimSession], tmp_path: Path, fmt: str
+) -> None:
+    _, shim = engines
+    with pytest.raises(AnalysisException, match=f"writing {fmt} files.*format\\('delta'\\)"):
+        getattr(shim.sql("SELECT 1 AS k").write, fmt)(str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
