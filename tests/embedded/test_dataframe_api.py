@@ -11,12 +11,15 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as spark_functions
 from pyspark.sql.window import Window as SparkWindow
 
+from dyntables import DynamicTables
 from sparkshim import sql_functions as shim_functions
 from sparkshim.session import ShimSession
 from sparkshim.window import Window as ShimWindow
@@ -378,3 +381,46 @@ def test_writing_other_formats_is_refused_by_name(
     with pytest.raises(AnalysisException, match=f"writing {fmt} files.*format\\('delta'\\)"):
         getattr(shim.sql("SELECT 1 AS k").write, fmt)(str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_notebook_flow_through_dyntables(
+    engines: tuple[Any, ShimSession], tmp_path: Path
+) -> None:
+    """What a notebook user does on the embedded engine, all through ``DynamicTables``:
+    read files with ``dt.session.read``, save them as a table, transform ``dt.sql``'s
+    DataFrame (as PySpark does), and keep a dynamic table over the table, refreshed
+    incrementally after a DataFrame append."""
+    spark, _ = engines
+    files = tmp_path / "files"
+    files.mkdir()
+    pq.write_table(
+        pa.table({"region": ["n", "s", "n", "e"], "amount": [10, 3, 7, 12]}),
+        files / "sales.parquet",
+    )
+    pq.write_table(pa.table({"region": ["s", "w"], "amount": [9, 4]}), files / "more.parquet")
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.session.read.parquet(str(files / "sales.parquet")).write.saveAsTable("sales")
+
+    def totals(frame: Any, F: ModuleType) -> Any:
+        big = frame.filter(F.col("amount") > 5)
+        return big.groupBy("region").agg(F.sum("amount").alias("total"), F.count("*"))
+
+    actual = totals(dt.sql("SELECT * FROM sales"), shim_functions)
+    expected = totals(spark.read.parquet(str(files / "sales.parquet")), spark_functions)
+    assert _schema(actual) == _schema(expected)
+    assert _rows(actual, ordered=False) == _rows(expected, ordered=False)
+
+    dt.sql(
+        "CREATE DYNAMIC TABLE region_totals TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+        " AS SELECT region, sum(amount) AS total, count(*) AS n FROM sales GROUP BY region"
+    )
+    more = dt.session.read.parquet(str(files / "more.parquet"))
+    more.write.mode("append").saveAsTable("sales")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE region_totals REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert sorted(dt.sql("SELECT * FROM region_totals").collect()) == [
+        ("e", 12, 1),
+        ("n", 17, 2),
+        ("s", 12, 2),
+        ("w", 4, 1),
+    ]
