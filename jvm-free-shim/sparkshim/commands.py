@@ -186,6 +186,13 @@ def use(session: SessionProtocol, tree: exp.Use) -> pa.Table:
 def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
+    source = sources.addressed(target)  # delta.`path`, unless a table has that name
+    if (
+        source is not None
+        and source.format == sources.DELTA
+        and session.catalog_store.lookup(name) is None
+    ):
+        return _create_at_path(session, tree, source.path)
     session.catalog_store.require_database(name.database)
     options = _table_options(tree)
     existing = session.catalog_store.lookup(name)
@@ -200,17 +207,8 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     if options.location is not None and not replace and is_delta_table(location):
         _register_existing(session, tree, name, options)
         return EMPTY
-    data = run_query(session, tree.expression) if tree.expression is not None else None
-    if data is not None:
-        _check_unique_names(data.column_names)
-    schema = _declared_schema(tree) or (data.schema if data is not None else None)
-    if schema is None:
-        where = f": no Delta table is at {location}" if options.location is not None else ""
-        raise AnalysisException(
-            message=f"CREATE TABLE {name} needs a column list or AS <query>{where}"
-        )
-    if data is not None and _declared_schema(tree) is not None:
-        raise AnalysisException(message="CREATE TABLE ... AS SELECT cannot also declare columns")
+    where = f": no Delta table is at {location}" if options.location is not None else ""
+    schema, data = _new_table_contents(session, tree, str(name), where)
     try:
         delta.create(
             location,
@@ -232,6 +230,57 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     if data is not None and data.num_rows:
         delta.write(location, data, overwrite=False, options=session.commit_options())
     return EMPTY
+
+
+def _create_at_path(session: SessionProtocol, tree: exp.Create, path: Path) -> pa.Table:
+    """``CREATE [OR REPLACE] TABLE [IF NOT EXISTS] delta.`p` [(columns)] [AS query]``: the
+    Delta table at ``p``, named by its path and entered in no catalog (what
+    ``df.write.save(p)`` runs)."""
+    options = _table_options(tree)
+    if options.location is not None and options.location != path.resolve():
+        raise AnalysisException(
+            message=f"CREATE TABLE delta.`{path}` names its location already: leave out"
+            f" LOCATION '{options.location}'"
+        )
+    exists = is_delta_table(path)
+    if exists and not tree.args.get("replace"):
+        if tree.args.get("exists"):
+            return EMPTY
+        raise AnalysisException(
+            message=f"[DELTA_TABLE_ALREADY_EXISTS] Table delta.`{path}` already exists: use"
+            " CREATE OR REPLACE TABLE, or CREATE TABLE IF NOT EXISTS"
+        )
+    schema, data = _new_table_contents(session, tree, f"delta.`{path}`")
+    delta.create(
+        path,
+        schema,
+        partition_by=options.partition_by,
+        properties=options.properties,
+        comment=options.comment,
+        replace=exists,
+    )
+    if data is not None and data.num_rows:
+        delta.write(path, data, overwrite=False, options=session.commit_options())
+    return EMPTY
+
+
+def _new_table_contents(
+    session: SessionProtocol, tree: exp.Create, name: str, where: str = ""
+) -> tuple[pa.Schema, pa.Table | None]:
+    """The schema of the table ``tree`` creates (its column list or its query's) and the
+    rows of its query, if it has one."""
+    data = run_query(session, tree.expression) if tree.expression is not None else None
+    if data is not None:
+        _check_unique_names(data.column_names)
+    declared = _declared_schema(tree)
+    if data is not None and declared is not None:
+        raise AnalysisException(message="CREATE TABLE ... AS SELECT cannot also declare columns")
+    schema = declared or (data.schema if data is not None else None)
+    if schema is None:
+        raise AnalysisException(
+            message=f"CREATE TABLE {name} needs a column list or AS <query>{where}"
+        )
+    return schema, data
 
 
 def _register_existing(

@@ -1,9 +1,9 @@
 """``spark.read``: PySpark's ``DataFrameReader`` on the shim.
 
 Files are read by ``sources.read_files``, the same code that reads ``csv.`path``` in SQL;
-Delta paths and tables go through ``session.sql`` as ``SELECT * FROM delta.`path```
-(``VERSION AS OF`` for the ``versionAsOf`` option). Options Spark knows but the shim does
-not honour are refused by name rather than ignored.
+Delta paths go through ``session.sql`` as ``SELECT * FROM delta.`path``` (``VERSION AS OF``
+for the ``versionAsOf`` option); ``table`` is ``spark.table``. Options Spark knows but the
+shim does not honour are refused by name rather than ignored.
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -102,8 +102,9 @@ class DataFrameReader:
         return self.load(path, format="json", schema=schema, **given)
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803  (PySpark's name)
-        query = exp.select(exp.Star()).from_(exp.to_table(tableName, dialect="spark"))
-        return self._session.sql(query.sql("spark"))
+        """``spark.table(tableName)``: the table as a DataFrame whose every action reads it
+        again."""
+        return self._session.table(tableName)
 
     def _delta(self, source: sources.FileSource) -> DataFrame:
         """``SELECT * FROM delta.`path``` [``VERSION``/``TIMESTAMP AS OF``], through SQL."""

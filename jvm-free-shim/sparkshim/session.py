@@ -32,6 +32,7 @@ from sparkshim.dataframe import DataFrame
 from sparkshim.errors import AnalysisException
 from sparkshim.plan import Plan
 from sparkshim.reader import DataFrameReader
+from sparkshim.translate import ShimSpark
 from sparkshim.types import from_python
 
 _NO_DEFAULT = object()
@@ -182,7 +183,8 @@ class ShimSession:
 
     def table(self, tableName: str) -> DataFrame:  # noqa: N803
         """The table (or view) as a DataFrame whose every action reads it again."""
-        return DataFrame.of_plan(self, Plan.over_relation(exp.to_table(tableName)))
+        table = exp.to_table(tableName, dialect=ShimSpark)
+        return DataFrame.of_plan(self, Plan.over_relation(table))
 
     @property
     def read(self) -> DataFrameReader:

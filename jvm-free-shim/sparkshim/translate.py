@@ -96,6 +96,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
         "an unknown function may mean something else in DuckDB",
     ),
     ("TABLESAMPLE", "different sampling"),
+    ("* over a NATURAL JOIN", "Spark lists the shared columns first; name them with USING"),
     (
         "avg / division of a DECIMAL of an untyped expression",
         "where sparkshim cannot infer an operand's Spark type (e.g. a DECIMAL from a "
@@ -888,6 +889,7 @@ def _replace_grouping_id_column(select: exp.Expr) -> None:
 
 
 def _rewrite_select(node: exp.Expr) -> exp.Expr:
+    _using_columns_first(node)
     _drop_grand_total_of_no_rows(node)
     _replace_grouping_id_column(node)
     for lateral in list(node.args.get("laterals") or []):
@@ -910,6 +912,41 @@ def _rewrite_select(node: exp.Expr) -> exp.Expr:
             # Spark names an unaliased count(*) column count(1); DuckDB, count_star().
             projection.replace(exp.alias_(_c(projection), "count(1)", quoted=True))
     return node
+
+
+def _using_columns_first(select: exp.Expr) -> None:
+    """Expand an unqualified ``*`` over ``JOIN ... USING (k)`` as Spark does: the USING
+    columns first (those of the last USING join first), then the other columns in FROM order.
+
+    DuckDB leaves a USING column where the left side has it; its unqualified name already
+    has Spark's value (the left's, the right's in a RIGHT join, the coalesce of both in a
+    FULL join), so ``*`` becomes ``k, * EXCLUDE (k)``. Without the tables' schemas this also
+    drops a column named ``k`` of a table joined *after* the USING join (Spark keeps it).
+
+    >>> to_duckdb(parse_spark("SELECT * FROM a RIGHT JOIN b USING (k)"))
+    'SELECT "k", * EXCLUDE ("k") FROM a RIGHT JOIN b USING (k)'
+    """
+    if not any(isinstance(item, exp.Star) for item in select.expressions):
+        return
+    joins = select.args.get("joins") or []
+    if any(str(join.args.get("method") or "").upper() == "NATURAL" for join in joins):
+        raise UnsupportedSqlError(
+            "* over a NATURAL JOIN", "name the shared columns: JOIN ... USING (k, ...)"
+        )
+    keys: list[str] = []
+    for join in reversed(joins):
+        for key in join.args.get("using") or []:
+            if key.name.lower() not in {seen.lower() for seen in keys}:
+                keys.append(key.name)
+    if not keys:
+        return
+    items: list[exp.Expr] = []
+    for item in select.expressions:
+        if isinstance(item, exp.Star) and not item.args.get("except_"):
+            items += [exp.column(key, quoted=True) for key in keys]
+            item = exp.Star(except_=[exp.column(key, quoted=True) for key in keys])
+        items.append(item)
+    select.set("expressions", items)
 
 
 def _drop_grand_total_of_no_rows(select: exp.Expr) -> None:
@@ -1171,8 +1208,9 @@ def _rewrite_replace(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_join(node: exp.Expr) -> exp.Expr:
-    # Spark reads `a CROSS JOIN b ON cond` as an inner join on cond.
-    if node.args.get("kind", "").upper() == "CROSS" and node.args.get("on") is not None:
+    # Spark reads `a CROSS JOIN b ON cond` (or USING (k)) as an inner join.
+    criteria = node.args.get("on") is not None or node.args.get("using")
+    if node.args.get("kind", "").upper() == "CROSS" and criteria:
         node.set("kind", None)
     return node
 

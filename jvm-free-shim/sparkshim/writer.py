@@ -3,7 +3,9 @@
 ``saveAsTable`` creates the table (``CREATE TABLE ... USING delta AS <the DataFrame's
 query>``), replaces it (``CREATE OR REPLACE TABLE``), or appends to it (``INSERT INTO``,
 columns matched by name as Spark matches them); ``insertInto`` inserts by position
-(``INSERT INTO`` / ``INSERT OVERWRITE``); ``save(path)`` writes the Delta table at a path.
+(``INSERT INTO`` / ``INSERT OVERWRITE``); ``save(path)`` does what ``saveAsTable`` does to
+the Delta table at a path (``delta.`path```). Other formats (``parquet(path)``, ``csv``,
+``json``) are refused: only Delta is written.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pyspark.errors import AnalysisException, IllegalArgumentException
 from sqlglot import exp
 
+from sparkshim import sources
+from sparkshim.catalog import is_delta_table
+from sparkshim.errors import UnsupportedSqlError
 from sparkshim.translate import ShimSpark
 
 if TYPE_CHECKING:
@@ -48,10 +53,11 @@ class DataFrameWriter:
         self._partitioning: list[str] = []
 
     def format(self, source: str) -> DataFrameWriter:
-        if source.lower() != "delta":
-            raise AnalysisException(
-                message=f"sparkshim writes Delta tables only, not '{source}': use"
-                " format('delta') (the default)"
+        if source.lower() != sources.DELTA:
+            raise UnsupportedSqlError(
+                f"writing {source} files",
+                "sparkshim writes Delta tables only: use format('delta') (the default),"
+                " and spark.read.format('delta').load(path) to read them",
             )
         self._format = "delta"
         return self
@@ -95,13 +101,7 @@ class DataFrameWriter:
                 " different name, drop the existing object, or use mode('append'),"
                 " mode('overwrite') or mode('ignore')."
             )
-        if exists and self._mode == "ignore":
-            return
-        if exists and self._mode == "append":
-            table_columns = self._frame.sparkSession.table(name).columns  # type: ignore[attr-defined]
-            self._run(self._insert(target, self._frame.select(*table_columns), overwrite=False))
-            return
-        self._run(self._create(target, replace=exists))
+        self._write(target, exists)
 
     def insertInto(self, tableName: str, overwrite: bool | None = None) -> None:  # noqa: N802, N803
         """The rows into the existing table, matched by position."""
@@ -116,14 +116,49 @@ class DataFrameWriter:
         mode: str | None = None,
         **options: Any,
     ) -> None:
-        """The rows as the Delta table at ``path`` (``delta.`path```)."""
+        """The rows as the Delta table at ``path`` (``delta.`path```), created there, or
+        appended to, replaced or left alone by the mode when a Delta table is there."""
         self._apply(format, mode, options)
         if path is None:
             raise AnalysisException(message="save() needs a path: save('/some/dir')")
-        target = exp.Table(this=exp.to_identifier(path, quoted=True), db=exp.to_identifier("delta"))
-        self._run(self._create(target, replace=self._mode == "overwrite"))
+        location = sources.local_path(path)
+        exists = is_delta_table(location)
+        if exists and self._mode == "error":
+            raise AnalysisException(
+                message=f"[DELTA_PATH_EXISTS] Cannot write to already existent path"
+                f" {location.as_uri()} without setting OVERWRITE = 'true': use"
+                " mode('append'), mode('overwrite') or mode('ignore')."
+            )
+        target = exp.Table(
+            this=exp.to_identifier(str(location), quoted=True),
+            db=exp.to_identifier(sources.DELTA),
+        )
+        self._write(target, exists)
+
+    def parquet(self, path: str, mode: str | None = None, **options: Any) -> None:
+        self.format("parquet").save(path, mode=mode, **options)  # refused by format()
+
+    def csv(self, path: str, mode: str | None = None, **options: Any) -> None:
+        self.format("csv").save(path, mode=mode, **options)  # refused by format()
+
+    def json(self, path: str, mode: str | None = None, **options: Any) -> None:
+        self.format("json").save(path, mode=mode, **options)  # refused by format()
 
     # ---- the statements ----
+
+    def _write(self, target: exp.Table, exists: bool) -> None:
+        """Create ``target``, or (it exists) append to it, replace it or leave it, by the
+        mode (``error`` was refused by the caller, with its own message)."""
+        if exists and self._mode == "ignore":
+            return
+        if exists and self._mode == "append":
+            current = self._frame.sparkSession.sql(  # type: ignore[attr-defined]
+                exp.select(exp.Star()).from_(target.copy()).limit(0).sql(dialect=ShimSpark)
+            )
+            by_name = self._frame.select(*current.columns)  # Spark appends by name
+            self._run(self._insert(target, by_name, overwrite=False))
+            return
+        self._run(self._create(target, replace=exists))
 
     def _create(self, target: exp.Table, replace: bool) -> exp.Expr:
         properties: list[exp.Expr] = [exp.FileFormatProperty(this=exp.var("DELTA"))]

@@ -6,18 +6,20 @@ must have the same column names, the same Spark types and the same rows."""
 from __future__ import annotations
 
 import math
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as spark_functions
 from pyspark.sql.window import Window as SparkWindow
 
+from dyntables import DynamicTables
 from sparkshim import sql_functions as shim_functions
 from sparkshim.session import ShimSession
 from sparkshim.window import Window as ShimWindow
@@ -203,11 +205,6 @@ def test_agrees_with_pyspark(engines: tuple[Any, ShimSession], name: str) -> Non
     run_both(engines, CASES[name], ordered=ordered)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the shim's SQL puts the USING key columns of SELECT * where the left side has"
-    " them; Spark puts them first (SELECT * FROM a JOIN b USING (k) differs the same way)",
-)
 @pytest.mark.parametrize("how", JOIN_TYPES)
 def test_join_on_names_agrees(engines: tuple[Any, ShimSession], how: str) -> None:
     run_both(engines, lambda s, F, W: _people(s).join(s.table("depts"), "dept", how))
@@ -269,14 +266,21 @@ def test_an_unknown_join_type_is_refused_as_in_pyspark(engines: tuple[Any, ShimS
             _people(session).join(session.table("depts"), "dept", "sideways")
 
 
-def test_table_reads_the_table_again_at_each_action(engines: tuple[Any, ShimSession]) -> None:
+@pytest.mark.parametrize("read", ["table", "read.table"])
+def test_table_reads_the_table_again_at_each_action(
+    engines: tuple[Any, ShimSession], read: str
+) -> None:
     _, shim = engines
-    shim.sql("CREATE TABLE grows (n INT) USING delta")
-    frame = shim.table("grows").filter("n > 0")
-    assert frame.count() == 0
-    shim.sql("INSERT INTO grows VALUES (1), (2)")
-    assert frame.count() == 2
-    assert sorted(frame.collect()) == [(1,), (2,)]
+    shim.sql("CREATE TABLE `grows` (n INT) USING delta")
+    try:
+        table = shim.table if read == "table" else shim.read.table
+        frame = table("default.`grows`").filter("n > 0")
+        assert frame.count() == 0
+        shim.sql("INSERT INTO grows VALUES (1), (2)")
+        assert frame.count() == 2
+        assert sorted(frame.collect()) == [(1,), (2,)]
+    finally:
+        shim.sql("DROP TABLE grows")
 
 
 def _write_steps(s: Any, fmt: str, name: str) -> list[list[tuple[Any, ...]]]:
@@ -320,15 +324,103 @@ def test_writes_agree_with_pyspark(engines: tuple[Any, ShimSession]) -> None:
         spark.sql("DROP TABLE IF EXISTS taken")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the shim does not yet create a path-addressed table (delta.`path`); issue 24",
-)
-def test_save_writes_a_delta_table_at_a_path(
+def _save_steps(s: Any, fmt: str, path: str) -> list[list[tuple[Any, ...]]]:
+    """save(path) in each mode, with the data at the path read after each step."""
+    rows = s.sql("SELECT * FROM VALUES (1, 'a'), (2, 'b') AS t(k, v)")
+    seen = []
+    rows.write.format(fmt).save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    rows.filter("k = 1").write.format(fmt).mode("append").save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    rows.write.format(fmt).mode("ignore").save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    rows.filter("k = 2").write.format(fmt).mode("overwrite").save(path)
+    seen.append(sorted(s.read.format(fmt).load(path).collect()))
+    with pytest.raises(AnalysisException, match=r"PATH_ALREADY_EXISTS|DELTA_PATH_EXISTS"):
+        rows.write.format(fmt).save(path)
+    return seen
+
+
+def test_save_agrees_with_pyspark(engines: tuple[Any, ShimSession], tmp_path: Path) -> None:
+    spark, shim = engines
+    # No Delta jars in the PySpark session: Spark saves parquet, whose save modes mean
+    # the same as Delta's.
+    expected = _save_steps(spark, "parquet", str(tmp_path / "spark"))
+    assert _save_steps(shim, "delta", str(tmp_path / "shim")) == expected
+    assert (tmp_path / "shim" / "_delta_log").is_dir()
+
+
+def test_save_appends_by_name_and_reads_back_in_sql(
     engines: tuple[Any, ShimSession], tmp_path: Path
 ) -> None:
     _, shim = engines
-    target = tmp_path / "saved"
-    shim.sql("SELECT 1 AS k").write.format("delta").save(str(target))
-    assert (target / "_delta_log").is_dir()
-    shutil.rmtree(target)
+    target = str(tmp_path / "saved")
+    shim.sql("SELECT 1 AS k, 'a' AS v").write.save(target)  # delta is the default
+    shim.sql("SELECT 'b' AS v, 2 AS k").write.mode("append").save(target)
+    assert sorted(shim.sql(f"SELECT * FROM delta.`{target}`").collect()) == [(1, "a"), (2, "b")]
+    assert shim.read.format("delta").load(target).columns == ["k", "v"]
+
+
+def test_create_table_at_a_delta_path(engines: tuple[Any, ShimSession], tmp_path: Path) -> None:
+    _, shim = engines
+    target = tmp_path / "made"
+    shim.sql(f"CREATE TABLE delta.`{target}` AS SELECT 1 AS k")
+    shim.sql(f"CREATE TABLE IF NOT EXISTS delta.`{target}` AS SELECT 2 AS k")
+    with pytest.raises(AnalysisException, match=r"DELTA_TABLE_ALREADY_EXISTS.*CREATE OR REPLACE"):
+        shim.sql(f"CREATE TABLE delta.`{target}` (k INT) USING delta")
+    shim.sql(f"CREATE OR REPLACE TABLE delta.`{target}` AS SELECT 'x' AS s")
+    assert shim.sql(f"SELECT * FROM delta.`{target}`").collect() == [("x",)]
+    assert not shim.catalog.tableExists("made")
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
+def test_writing_other_formats_is_refused_by_name(
+    engines: tuple[Any, ShimSession], tmp_path: Path, fmt: str
+) -> None:
+    _, shim = engines
+    with pytest.raises(AnalysisException, match=f"writing {fmt} files.*format\\('delta'\\)"):
+        getattr(shim.sql("SELECT 1 AS k").write, fmt)(str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_notebook_flow_through_dyntables(
+    engines: tuple[Any, ShimSession], tmp_path: Path
+) -> None:
+    """What a notebook user does on the embedded engine, all through ``DynamicTables``:
+    read files with ``dt.session.read``, save them as a table, transform ``dt.sql``'s
+    DataFrame (as PySpark does), and keep a dynamic table over the table, refreshed
+    incrementally after a DataFrame append."""
+    spark, _ = engines
+    files = tmp_path / "files"
+    files.mkdir()
+    pq.write_table(
+        pa.table({"region": ["n", "s", "n", "e"], "amount": [10, 3, 7, 12]}),
+        files / "sales.parquet",
+    )
+    pq.write_table(pa.table({"region": ["s", "w"], "amount": [9, 4]}), files / "more.parquet")
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.session.read.parquet(str(files / "sales.parquet")).write.saveAsTable("sales")
+
+    def totals(frame: Any, F: ModuleType) -> Any:
+        big = frame.filter(F.col("amount") > 5)
+        return big.groupBy("region").agg(F.sum("amount").alias("total"), F.count("*"))
+
+    actual = totals(dt.sql("SELECT * FROM sales"), shim_functions)
+    expected = totals(spark.read.parquet(str(files / "sales.parquet")), spark_functions)
+    assert _schema(actual) == _schema(expected)
+    assert _rows(actual, ordered=False) == _rows(expected, ordered=False)
+
+    dt.sql(
+        "CREATE DYNAMIC TABLE region_totals TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+        " AS SELECT region, sum(amount) AS total, count(*) AS n FROM sales GROUP BY region"
+    )
+    more = dt.session.read.parquet(str(files / "more.parquet"))
+    more.write.mode("append").saveAsTable("sales")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE region_totals REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert sorted(dt.sql("SELECT * FROM region_totals").collect()) == [
+        ("e", 12, 1),
+        ("n", 17, 2),
+        ("s", 12, 2),
+        ("w", 4, 1),
+    ]

@@ -395,6 +395,40 @@ def test_agrees_with_spark(spark: Any, duck: duckdb.DuckDBPyConnection, sql: str
     assert_agree(spark, duck, sql)
 
 
+_USING_SIDES = """WITH
+  a AS (SELECT * FROM VALUES (1, 'x', 10), (2, 'y', 20) AS a(z, k, av)),
+  b AS (SELECT * FROM VALUES (200, 'y', 1), (300, 'w', 2) AS b(bv, k, m)),
+  c AS (SELECT * FROM VALUES (1, 'cc', 'y'), (5, 'dd', 'z') AS c(m, cv, n))
+"""
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        *(
+            f"SELECT * FROM a {kind} JOIN b USING (k)"
+            for kind in ("", "LEFT", "RIGHT", "FULL OUTER", "LEFT SEMI", "LEFT ANTI", "CROSS")
+        ),
+        "SELECT *, z FROM a FULL JOIN b USING (k) WHERE av > 0 OR bv > 0",
+        "SELECT * FROM b JOIN c USING (m) JOIN a USING (k)",
+        "SELECT * FROM a JOIN b USING (k) RIGHT JOIN c USING (m)",
+        "SELECT * FROM a JOIN b USING (k) LEFT JOIN c ON c.m = b.m",
+        "SELECT * FROM a JOIN b ON a.k = b.k LEFT JOIN c USING (m)",
+        "SELECT * FROM (SELECT * FROM a JOIN b USING (k)) AS ab FULL JOIN c USING (m)",
+    ],
+)
+def test_star_over_a_using_join_lists_the_keys_first(
+    spark: Any, duck: duckdb.DuckDBPyConnection, query: str
+) -> None:
+    sql = _USING_SIDES + query
+    expected = spark.sql(sql)
+    actual = duck.sql(to_duckdb(parse_spark(sql))).to_arrow_table()
+    assert actual.column_names == expected.columns
+    assert sorted(run_duck(duck, sql), key=_sort_key) == sorted(
+        run_spark(spark, sql), key=_sort_key
+    )
+
+
 REFUSED_CASES = [
     "SELECT hash(a) FROM t",
     "SELECT xxhash64(a) FROM t",
@@ -418,6 +452,7 @@ REFUSED_CASES = [
     "SELECT element_at(arr, 0) FROM t",
     "SELECT trunc(d, g) FROM t",
     "SELECT * FROM t TABLESAMPLE (50 PERCENT)",
+    "SELECT * FROM t l NATURAL JOIN t r",
     "SELECT lpad(unhex('aa'), 5, 'x')",
     "SELECT btrim(encode('xax', 'utf-8'))",
     "SELECT histogram_numeric(a, 2) FROM t",
