@@ -5,7 +5,8 @@ sources (the oracle: the query itself, run directly), and every refresh is incre
 The model is tests/embedded/test_refresh_properties.py, cut down to what a real Iceberg
 commit costs (0.5-7 s a statement): filters and projections, stars (plain, qualified, in a
 CTE and a subquery), UNION ALL of a filter and an
-inner join, DISTINCT, and a GROUP BY over another dynamic table (whose changes are then the
+inner join, DISTINCT, a LEFT JOIN whose touched keys' rows are replaced, and a GROUP BY
+over another dynamic table (whose changes are then the
 changelog of its own refresh commits). The changes include duplicate rows, NULL keys,
 updates of join and group keys, and rows moving in and out of filters; each UPDATE and
 DELETE rewrites data files (copy-on-write), so the changelogs carry carry-over rows.
@@ -41,9 +42,12 @@ QUERIES = {
     "star_mix": "WITH o AS (SELECT * FROM orders) SELECT b.*, c.region"
     " FROM (SELECT * FROM o WHERE amount > 100) b JOIN customers c"
     " ON b.customer_id = c.customer_id",
+    # A keyed outer join whose key is an output column: the touched keys' rows replaced.
+    "customer_lines": "SELECT o.customer_id, o.order_id, c.region FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id",
 }
 
-# Each example creates four dynamic tables and refreshes each after every batch, on real
+# Each example creates its dynamic tables and refreshes each after every batch, on real
 # Iceberg commits: two short examples in CI, many more under HYPOTHESIS_PROFILE=long.
 _LONG = os.environ.get("HYPOTHESIS_PROFILE", "ci") != "ci"
 _EXAMPLES = 25 if _LONG else 2
