@@ -259,13 +259,18 @@ _POSITION_FILE = "__sparkshim_position_file"
 
 
 def _positions_table(deleted: dict[str, Any]) -> pa.Table:
-    """The positions deletion vectors remove, a row each: its file and position."""
-    files = [pa.array([path] * len(positions), pa.string()) for path, positions in deleted.items()]
+    """The positions deletion vectors remove, a row each: its file and position. The file
+    column is dictionary-encoded (one string per file, not per position: a vector may list
+    a million positions)."""
+    paths = pa.array(list(deleted), pa.string())
+    counts = [len(positions) for positions in deleted.values()]
+    indices = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
+    files = pa.DictionaryArray.from_arrays(pa.array(indices, pa.int32()), paths)
     positions = [pa.array(p, pa.int64()) for p in deleted.values()]
     return pa.table(
         {
-            _POSITION_FILE: pa.chunked_array(files, pa.string()),
-            _POSITION: pa.chunked_array(positions, pa.int64()),
+            _POSITION_FILE: files,
+            _POSITION: pa.chunked_array(positions, pa.int64()).combine_chunks(),
         }
     )
 
