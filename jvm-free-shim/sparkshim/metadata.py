@@ -60,5 +60,10 @@ class DeltaMetadata:
         ``numFiles``)."""
         return len(delta.open_table(self._location(name)).file_uris())
 
+    def removed_row_share(self, name: str) -> float | None:
+        """The share of the rows the latest version's data files store that their
+        deletion vectors remove (0 without vectors); None when a file has no statistics."""
+        return delta.removed_row_share(delta.open_table(self._location(name)))
+
     def _location(self, name: str) -> Path:
         return target_location(self.session, exp.to_table(name, dialect="spark"))

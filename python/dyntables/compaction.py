@@ -6,8 +6,13 @@ appends one, or rewrites the files its MERGE touches), and every refresh adds a 
 day, and each read of it (a query, a downstream refresh, SHOW) opens all of them. So a
 table this process commits to is compacted once it holds ``COMPACT_AT_FILES`` data files
 or more: Delta's ``OPTIMIZE``, Iceberg's ``rewrite_data_files``, a commit that changes no
-row, which refreshes and change feeds ignore. The file count is checked at a table's
-first commit by this process and after every ``CHECK_EVERY`` of its commits.
+row, which refreshes and change feeds ignore. A Delta table is compacted too once the rows
+its deletion vectors remove reach ``PURGE_AT_SHARE`` of the rows its files store (where
+the engine reads that from the log without a statement: the embedded engine): every read
+of a file skips its removed rows by position, so a vector that keeps growing (a refresh's
+MERGE adds to it) costs each read more; ``OPTIMIZE`` writes such files again without them.
+The file count is checked at a table's first commit by this process and after every
+``CHECK_EVERY`` of its commits.
 
 Compaction is housekeeping: when it fails (another process compacting or refreshing the
 same table at the same moment wins the race), a warning is logged on
@@ -29,8 +34,10 @@ from dyntables.engine import Engine
 
 # A table is compacted once it holds this many data files ...
 COMPACT_AT_FILES = 50
+# ... or once its deletion vectors remove this share of the rows its files store ...
+PURGE_AT_SHARE = 0.25
 # ... checked at its first commit by this process and after every this many commits.
-CHECK_EVERY = 25
+CHECK_EVERY = 10
 
 log = logging.getLogger("dyntables.compaction")
 
@@ -57,13 +64,16 @@ class Compactor:
             self.compact_if_due(table, session, data_files)
 
     def compact_if_due(self, table: exp.Table, session: Any, data_files: int | None = None) -> None:
-        """Compact ``table`` if it holds ``COMPACT_AT_FILES`` data files or more."""
+        """Compact ``table`` if it holds ``COMPACT_AT_FILES`` data files or more, or its
+        deletion vectors remove ``PURGE_AT_SHARE`` of its stored rows or more."""
         table_format = self.engine.table_format
         try:
             if data_files is None:
                 data_files = table_format.data_file_count(session, table)
             if data_files < COMPACT_AT_FILES:
-                return
+                share = table_format.removed_row_share(session, table)
+                if share is None or share < PURGE_AT_SHARE:
+                    return
             table_format.compact(session, table)
             table_format.forget_cached(self.engine.session, table)
         except Exception as failure:  # any engine's error: see the module's docstring

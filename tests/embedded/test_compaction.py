@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from dyntables import DynamicTables, compaction, history
+from sparkshim.metadata import DeltaMetadata
 
 pytestmark = pytest.mark.embedded
 
@@ -123,3 +124,33 @@ def test_a_failed_compaction_does_not_fail_the_refresh(
     assert "could not compact default.filtered" in caplog.text
     assert "another writer compacted those files first" in caplog.text
     assert bag(dt, "SELECT * FROM filtered") == bag(dt, FILTERED)
+
+
+def removed_share(dt: DynamicTables, table: str) -> float:
+    share = DeltaMetadata(dt.session).removed_row_share(table)
+    assert share is not None
+    return share
+
+
+def test_a_table_whose_deletion_vectors_grow_is_purged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh's MERGE adds the rows it removes to the table's deletion vectors; once they
+    remove PURGE_AT_SHARE of the stored rows, OPTIMIZE writes the files again without
+    them, and the table still equals its query."""
+    monkeypatch.setattr(compaction, "CHECK_EVERY", 1)
+    monkeypatch.setattr(compaction, "PURGE_AT_SHARE", 0.25)
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.sql("CREATE TABLE src (id BIGINT, k BIGINT, a BIGINT) USING delta")
+    dt.sql("INSERT INTO src SELECT id, id % 10, id FROM range(100)")
+    query = "SELECT id, k, rank() OVER (PARTITION BY k ORDER BY a) AS r FROM src"
+    dt.sql(f"CREATE DYNAMIC TABLE ranked TARGET_LAG = '1 hour' AS {query}")
+    dt.sql("UPDATE src SET a = a + 1 WHERE id = 1")  # one partition: 10 rows of 100
+    refresh(dt, "ranked")
+    assert 0 < removed_share(dt, "ranked") < 0.25  # 10 of 110 stored rows
+    assert "OPTIMIZE" not in operations(dt, "ranked")
+    dt.sql("UPDATE src SET a = a + 1 WHERE id IN (2, 3, 4)")  # 40 of 140
+    refresh(dt, "ranked")
+    assert "OPTIMIZE" in operations(dt, "ranked")
+    assert removed_share(dt, "ranked") == 0
+    assert bag(dt, "SELECT * FROM ranked") == bag(dt, query)

@@ -90,6 +90,10 @@ class TableFormat(Protocol):
     def forget_cached(self, session: Any, table: exp.Table) -> None:
         """Make ``session`` see commits made through other sessions."""
 
+    def removed_row_share(self, session: Any, table: exp.Table) -> float | None:
+        """The share of the rows the table's data files store that deletion vectors
+        remove, where the format knows it without reading rows; else None."""
+
     def data_file_count(self, session: Any, table: exp.Table) -> int:
         """How many data files the table's latest version reads."""
 

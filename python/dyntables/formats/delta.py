@@ -90,6 +90,8 @@ class DeltaLog(Protocol):
 
     def data_file_count(self, name: str) -> int: ...
 
+    def removed_row_share(self, name: str) -> float | None: ...
+
 
 class DeltaFormat:
     name = "delta"
@@ -137,7 +139,16 @@ class DeltaFormat:
         detail = session.sql(f"DESCRIBE DETAIL {to_spark_sql(table)}").collect()[0]
         return int(detail["numFiles"])
 
+    def removed_row_share(self, session: Any, table: exp.Table) -> float | None:
+        """From the log's add actions where the engine reads them without a statement;
+        None on Spark (``DESCRIBE DETAIL`` does not say how many rows vectors remove)."""
+        if self.log_reader is None:
+            return None
+        return self.log_reader(session).removed_row_share(to_spark_sql(table))
+
     def compact(self, session: Any, table: exp.Table) -> None:
+        """``OPTIMIZE``: small files packed together, and files with a deletion vector
+        written again without the rows it removes (its vector dropped)."""
         session.sql(f"OPTIMIZE {to_spark_sql(table)}")
 
     def history(self, session: Any, table: exp.Table, limit: int | None = None) -> list[Commit]:

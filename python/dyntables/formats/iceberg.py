@@ -211,6 +211,10 @@ class IcebergFormat:
         query = exp.select(exp.func("count", exp.Star())).from_(_metadata_table(table, "files"))
         return int(session.sql(to_spark_sql(query)).collect()[0][0])
 
+    def removed_row_share(self, session: Any, table: exp.Table) -> float | None:
+        """None: dynamic tables on Iceberg are copy-on-write (no delete files to purge)."""
+        return None
+
     def compact(self, session: Any, table: exp.Table) -> None:
         """Iceberg's ``rewrite_data_files`` (bin-packing), of any two or more small files
         (its default waits for five); its snapshot is a ``replace``, which changes no rows.
