@@ -262,53 +262,6 @@ class IncrementalRefresh:
         made = self._merge(key_names, removed, rows, watermark, expected)
         return Applied(inserted, deleted, committed=True, made=made)
 
-    def _difference_keys(
-        self, tree: exp.Select, key_names: list[str], watermark: str, expected: int | None
-    ) -> Applied:
-        """The change of the touched keys' rows as the query's rows of them at the new
-        versions less the table's rows of them (which are what the query held of them
-        before: its rows of a key are exactly those whose key columns hold it), netted per
-        row value: the sources are read once, at the new versions, and only the values
-        whose number of copies changed are written (a touched key's other rows stay)."""
-        recompute = self.deriver.recompute(tree)
-        if recompute is None:
-            return Applied(0, 0, committed=False)
-        names = [name for name, _ in self.columns]
-        new_rows = exp.select(*quoted_columns(names), exp.alias_(_number(1), SIGN)).from_(
-            aliased(self.deriver.recomputed(tree, recompute, "new"), "q")
-        )
-        keys: list[exp.Expr] = [exp.column(name, quoted=True) for name in key_names]
-        held_rows = (
-            exp.select(*quoted_columns(names), exp.alias_(_number(-1), SIGN))
-            .from_(self.table.copy())
-            .where(touched_by(keys, recompute.touched))
-        )
-        sign = exp.column(SIGN)
-        net_sum = exp.func("sum", sign)
-        held = exp.func("count_if", exp.LT(this=sign.copy(), expression=_number(0)))
-        values = (
-            exp.select(*quoted_columns(names), exp.alias_(net_sum, NET), exp.alias_(held, HELD))
-            .from_(aliased(union_all([new_rows, held_rows]), "d"))
-            .group_by(*quoted_columns(names))
-            .having(exp.NEQ(this=net_sum.copy(), expression=_number(0)))
-        )
-        after = exp.Add(this=exp.column(HELD), expression=exp.column(NET))
-        counted, (changed, deleted, inserted) = self.deriver.summarized(
-            values,
-            [
-                exp.func("count", exp.Star()),
-                exp.func("sum", exp.column(HELD)),
-                exp.func("sum", after),
-            ],
-        )
-        if not changed:
-            return Applied(0, 0, committed=False)
-        if not deleted:  # only new copies: appended, nothing rewritten
-            made = self._append(counted, names, watermark, expected)
-        else:
-            made = self._merge_copies(counted, names, watermark, expected)
-        return Applied(int(inserted or 0), int(deleted or 0), committed=True, made=made)
-
     def _append(
         self, net: exp.Query, names: list[str], watermark: str, expected: int | None
     ) -> Commit | None:
