@@ -34,6 +34,10 @@ QUERIES = {
     "same_amount": "SELECT o.order_id, c.region, p.order_id AS twin FROM orders o"
     " LEFT JOIN customers c ON o.customer_id = c.customer_id"
     " JOIN orders p ON p.amount = o.amount",
+    # A last FULL join: a row's key from whichever side it has.
+    "region_pairs": "SELECT o.order_id, c.region, r.customer_id AS peer FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id"
+    " FULL JOIN customers r ON r.region = c.region",
 }
 
 CHANGES = (

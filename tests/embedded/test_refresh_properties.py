@@ -76,6 +76,12 @@ KEYED_QUERIES = {
     "region_peers": "SELECT c.region, o.order_id, r.customer_id AS peer FROM orders o"
     " JOIN customers c ON o.customer_id = c.customer_id"
     " LEFT JOIN customers r ON r.region <=> c.region",
+    "status_buyers": "SELECT p.order_id, p.status, c.region FROM orders o"
+    " LEFT JOIN customers c ON o.customer_id = c.customer_id"
+    " RIGHT JOIN orders p ON p.status = o.status",
+    "region_pairs": "SELECT o.order_id, r.customer_id AS peer FROM orders o"
+    " JOIN customers c ON o.customer_id = c.customer_id"
+    " FULL JOIN customers r ON r.region = c.region",
     "ranked": "SELECT order_id, customer_id,"
     " row_number() OVER (PARTITION BY customer_id ORDER BY order_id, amount, status) AS rn,"
     " sum(amount) OVER (PARTITION BY customer_id) AS customer_total FROM orders",

@@ -364,9 +364,9 @@ def equi_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> lis
     if not spanning:
         raise CannotRefreshIncrementallyError(
             "an outer join among other joins is incremental when every join of its SELECT"
-            " matches on one key (ON a.k = b.k … AND b.k = c.k), or when the last join is"
-            " an inner or LEFT join on an equality with the inputs before it; these are"
-            " not: move the joins on other keys into a CTE"
+            " matches on one key (ON a.k = b.k … AND b.k = c.k), or when the last join has"
+            " an equality with the inputs before it (ON p.k = o.k); these have neither:"
+            " move the joins on other keys into a CTE"
         )
     return [[found[position].copy() for found in spanning] for position in range(len(inputs))]
 
@@ -407,19 +407,19 @@ def keyed_join(select: exp.Select, columns_of: Callable[[str], list[str]]) -> Ke
 
 
 def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> KeyedJoin | None:
-    """A block whose last join is an inner or LEFT join on equalities between the inputs
-    before it (the prefix) and the input it joins, seen as that join of two relations (seed
-    002's factoring of joins): an output row comes from one prefix row and the joined
-    input's rows of its key, so the rows of the touched keys are recomputed, the joined
-    input restricted to them and the joined rows restricted by the prefix side's key (on
-    rows a LEFT join keeps whole, so this equals restricting the prefix before joining).
-    The touched keys come from the joined input's change and the prefix's change (the
-    prefix is a block of its own, incremental by the same rules). None where the last join
-    is RIGHT or FULL, or has no such equality."""
+    """A block whose last join has equalities between the inputs before it (the prefix)
+    and the input it joins, seen as that join of two relations (seed 002's factoring of
+    joins): an output row comes from prefix rows and joined rows of one key value, so the
+    rows of the touched keys are recomputed, the joined input restricted to them before
+    joining and the joined rows restricted by their key (``_joined_row_keys``; a prefix row
+    whose key is not touched may lose its match to the restriction, but its row is then
+    not kept). The touched keys come from the joined input's change and the prefix's
+    change (the prefix is a block of its own, incremental by the same rules). None where
+    the last join has no such equality or joins USING."""
     inputs = select_inputs(select)
     joins = select.args.get("joins") or []
     last = joins[-1]
-    if (last.side or "").upper() not in ("", "LEFT") or last.args.get("using"):
+    if last.args.get("using"):
         return None
     aliases = [item.alias_or_name for item in inputs]
     names = [_output_names(item, columns_of) for item in inputs]
@@ -450,7 +450,24 @@ def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -
     prefix.set("expressions", _key_columns(prefix_keys))
     joined_probe = exp.select(*_key_columns(joined_keys)).from_(inputs[joined].copy())
     input_keys: list[list[exp.Expr] | None] = [None] * joined
-    return KeyedJoin([prefix, joined_probe], [*input_keys, joined_keys], prefix_keys)
+    row_keys = _joined_row_keys((last.side or "").upper(), prefix_keys, joined_keys)
+    return KeyedJoin([prefix, joined_probe], [*input_keys, joined_keys], row_keys)
+
+
+def _joined_row_keys(
+    side: str, prefix_keys: list[exp.Expr], joined_keys: list[exp.Expr]
+) -> list[exp.Expr]:
+    """The key of a row of the last join, from the side(s) it keeps whole: the prefix's
+    expression (inner and LEFT), the joined input's (RIGHT), or either, whichever the row
+    has (FULL: a row of one side alone has the other's NULL; matched rows have both)."""
+    if side == "RIGHT":
+        return [key.copy() for key in joined_keys]
+    if side == "FULL":
+        return [
+            exp.func("coalesce", mine.copy(), theirs.copy())
+            for mine, theirs in zip(prefix_keys, joined_keys, strict=True)
+        ]
+    return [key.copy() for key in prefix_keys]
 
 
 def _key_columns(keys: list[exp.Expr]) -> list[exp.Expr]:
