@@ -18,6 +18,7 @@ from dyntables.planner.structure import (
     inline_ctes,
     key_definitions,
     key_outputs,
+    keyed_join,
     parse_query,
 )
 from dyntables.refresh.changes import ChangeDeriver, Versions, touched_by
@@ -263,6 +264,22 @@ def test_an_outer_joins_grouped_input_is_restricted_before_it_groups() -> None:
     sql = spark(change)
     restricted = "IS NOT DISTINCT FROM cid) GROUP BY cid"
     assert sql.count(restricted) == 2, sql  # the new and old recomputes
+
+
+def test_a_grouped_inputs_touched_keys_come_from_its_input_rows() -> None:
+    """Not from its own change (a recompute of its groups at both versions): the keys of
+    its input rows' change, a superset of the groups whose values changed."""
+    select = inline_ctes(
+        parse_query(
+            "WITH n AS (SELECT cid, count(*) AS n FROM shop.orders WHERE amount > 0"
+            " GROUP BY cid) SELECT o.id, n.n FROM shop.orders o LEFT JOIN n ON n.cid = o.cid"
+        )
+    )
+    assert isinstance(select, exp.Select)
+    assert [spark(probe) for probe in keyed_join(select, COLUMNS.__getitem__).probes] == [
+        "SELECT o.cid AS `__dt_key0` FROM shop.orders AS o",
+        "SELECT cid AS `__dt_key0` FROM shop.orders WHERE amount > 0",
+    ]
 
 
 def test_touched_keys_are_matched_null_safely_through_a_relation() -> None:

@@ -399,11 +399,23 @@ def keyed_join(select: exp.Select, columns_of: Callable[[str], list[str]]) -> Ke
         if factored is None:
             raise
         return factored
-    probes = [
-        exp.select(*_key_columns(keys)).from_(item.copy())
-        for item, keys in zip(inputs, sides, strict=True)
-    ]
+    probes = [_input_probe(item, keys) for item, keys in zip(inputs, sides, strict=True)]
     return KeyedJoin(probes, [list(keys) for keys in sides])
+
+
+def _input_probe(item: exp.Expr, keys: list[exp.Expr]) -> exp.Select:
+    """A query whose change holds the keys the change of input ``item`` touches: for a
+    derived table that computes the keys from its own rows (``key_definitions``, e.g. a
+    CTE grouped by the key), its input rows projected to them (a superset: a group whose
+    rows changed but whose values did not), so that the derived table's own change, a
+    recompute of its groups at both versions, is not computed just for its keys; else the
+    input projected to its keys."""
+    inner = item.this if isinstance(item, exp.Subquery) else None
+    if isinstance(inner, exp.Select):
+        definitions = key_definitions(inner, keys)
+        if definitions is not None:
+            return key_probe(inner, definitions)
+    return exp.select(*_key_columns(keys)).from_(item.copy())
 
 
 def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> KeyedJoin | None:
@@ -448,7 +460,7 @@ def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -
     prefix.set("joins", [join.copy() for join in joins[:-1]])
     prefix.set("laterals", None)
     prefix.set("expressions", _key_columns(prefix_keys))
-    joined_probe = exp.select(*_key_columns(joined_keys)).from_(inputs[joined].copy())
+    joined_probe = _input_probe(inputs[joined], joined_keys)
     input_keys: list[list[exp.Expr] | None] = [None] * joined
     row_keys = _joined_row_keys((last.side or "").upper(), prefix_keys, joined_keys)
     return KeyedJoin([prefix, joined_probe], [*input_keys, joined_keys], row_keys)
