@@ -14,6 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 from dyntables import DynamicTables
+from dyntables.api import SHOW_TERMINAL_COLUMNS
 from dyntables.notebook import display
 from dyntables.notebook.install import installation
 from dyntables.notebook.magics import DynamicTableMagics
@@ -119,15 +120,7 @@ def test_show_displays_the_columns_that_fit_and_show_full_every_one(
         "%%sql\nCREATE TABLE t (x INT) USING DELTA;\n"
         "CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' WAREHOUSE = wh AS SELECT x FROM t",
     )
-    compact = [
-        "name",
-        "schema_name",
-        "target_lag",
-        "refresh_mode",
-        "scheduling_state",
-        "data_timestamp",
-        "rows",
-    ]
+    compact = list(SHOW_TERMINAL_COLUMNS)
     bundle = shown(shell, cell(shell, "%%sql -o stored\nSHOW DYNAMIC TABLES"))
     header = "".join(f"<th>{name}</th>" for name in compact)
     assert f"<thead><tr>{header}</tr></thead>" in bundle["text/html"]

@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql import Row
 from pyspark.sql.types import ArrayType, FloatType, MapType, StringType, StructField, StructType
 
+from dyntables.api import SHOW_TERMINAL_COLUMNS
 from dyntables.errors import DynamicTableError
 from dyntables.sql_cli import format_value, main, take_complete
 
@@ -179,15 +180,7 @@ def test_show_prints_the_columns_that_fit_and_show_full_every_one(
     assert status == 0, err
     status, out, _ = run_cli(capsys, tmp_path, "--print-header", "-e", "SHOW DYNAMIC TABLES")
     assert status == 0
-    assert out[0].split("\t") == [
-        "name",
-        "schema_name",
-        "target_lag",
-        "refresh_mode",
-        "scheduling_state",
-        "data_timestamp",
-        "rows",
-    ]
+    assert out[0].split("\t") == list(SHOW_TERMINAL_COLUMNS)
     values = out[1].split("\t")
     assert values[:5] == ["d", "default", "1 minute", "INCREMENTAL", "ACTIVE"]
     assert values[6] == "1"
