@@ -210,14 +210,7 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
     where = f": no Delta table is at {location}" if options.location is not None else ""
     schema, data = _new_table_contents(session, tree, str(name), where)
     try:
-        delta.create(
-            location,
-            schema,
-            partition_by=options.partition_by,
-            properties=options.properties,
-            comment=options.comment,
-            replace=existing is not None,
-        )
+        _create_delta(location, schema, options, replace=existing is not None)
     except Exception:
         if existing is not None or session.catalog_store.lookup(name) is None:
             raise
@@ -227,8 +220,7 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
         raise _already_exists(name) from None
     if options.location is not None:
         session.catalog_store.register_external_table(name, location)
-    if data is not None and data.num_rows:
-        delta.write(location, data, overwrite=False, options=session.commit_options())
+    _write_rows(session, location, data)
     return EMPTY
 
 
@@ -251,17 +243,30 @@ def _create_at_path(session: SessionProtocol, tree: exp.Create, path: Path) -> p
             " CREATE OR REPLACE TABLE, or CREATE TABLE IF NOT EXISTS"
         )
     schema, data = _new_table_contents(session, tree, f"delta.`{path}`")
+    _create_delta(path, schema, options, replace=exists)
+    _write_rows(session, path, data)
+    return EMPTY
+
+
+def _create_delta(
+    location: Path, schema: pa.Schema, options: _TableOptions, *, replace: bool
+) -> None:
+    """The Delta table a CREATE TABLE makes at ``location``, with its ``options``
+    (``_table_options``: partitioning, properties, comment)."""
     delta.create(
-        path,
+        location,
         schema,
         partition_by=options.partition_by,
         properties=options.properties,
         comment=options.comment,
-        replace=exists,
+        replace=replace,
     )
+
+
+def _write_rows(session: SessionProtocol, location: Path, data: pa.Table | None) -> None:
+    """A new table's first rows (from its AS query), if any."""
     if data is not None and data.num_rows:
-        delta.write(path, data, overwrite=False, options=session.commit_options())
-    return EMPTY
+        delta.write(location, data, overwrite=False, options=session.commit_options())
 
 
 def _new_table_contents(
