@@ -58,13 +58,19 @@ def iceberg(count: int) -> dict[str, Measure]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, nargs="+", default=[20, 100])
-    parser.add_argument("--iceberg", action="store_true", help="also Spark + Iceberg (20 tables)")
+    parser.add_argument("--iceberg", action="store_true", help="also Spark + Iceberg")
+    parser.add_argument(
+        "--iceberg-tables",
+        type=int,
+        nargs="+",
+        help="the table counts measured on Spark + Iceberg (default: the smallest of --tables)",
+    )
     args = parser.parse_args(argv)
     engines: list[tuple[str, Callable[[int], dict[str, Measure]], list[int]]] = [
         ("embedded", embedded, args.tables)
     ]
     if args.iceberg:
-        engines.append(("Spark + Iceberg", iceberg, [min(args.tables)]))
+        engines.append(("Spark + Iceberg", iceberg, args.iceberg_tables or [min(args.tables)]))
     print("| engine | operation | statements | time |")
     print("| --- | --- | ---: | ---: |")
     for name, measure_on, counts in engines:
