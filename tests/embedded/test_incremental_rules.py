@@ -353,3 +353,86 @@ def test_appended_rows_are_counted_where_the_commit_does_not_say(
     assert _rows(dt, "SELECT * FROM big") == _rows(
         dt, "SELECT order_id, amount FROM orders WHERE amount > 8"
     )
+
+
+# An outer join is linear in each input it never pads: a change of only such inputs is
+# netted (or appended) as for a filter, without recomputing the keys it touches.
+OUTER_JOINS = {
+    "LEFT": "SELECT o.order_id, o.status, n.text FROM orders o LEFT JOIN notes n"
+    " ON o.order_id = n.order_id",
+    "RIGHT": "SELECT n.order_id AS noted, n.text, o.status FROM orders o RIGHT JOIN notes n"
+    " ON o.order_id = n.order_id",
+    "FULL": "SELECT o.order_id, n.order_id AS noted, n.text FROM orders o FULL JOIN notes n"
+    " ON o.order_id = n.order_id",
+}
+
+
+@pytest.fixture
+def noted(dt: DynamicTables) -> DynamicTables:
+    dt.sql("CREATE TABLE notes (order_id INT, text STRING)")
+    dt.sql("INSERT INTO notes VALUES (1, 'a'), (1, 'a'), (3, NULL), (NULL, 'lost'), (9, 'z')")
+    dt.sql("INSERT INTO orders VALUES (NULL, 2.00, 'open', NULL), (1, 10.00, 'paid', NULL)")
+    for join, query in OUTER_JOINS.items():
+        dt.sql(f"CREATE DYNAMIC TABLE {join.lower()}_joined TARGET_LAG = '1 minute' AS {query}")
+    return dt
+
+
+def _refresh_all(dt: DynamicTables, statements: list[str]) -> dict[str, list[str]]:
+    """Each outer join's refresh (checked against its query), with its statements."""
+    ran: dict[str, list[str]] = {}
+    for join, query in OUTER_JOINS.items():
+        statements.clear()
+        refreshed = dt.sql(f"ALTER DYNAMIC TABLE {join.lower()}_joined REFRESH").collect()[0]
+        assert refreshed.action == "INCREMENTAL", (join, refreshed)
+        assert _rows(dt, f"SELECT * FROM {join.lower()}_joined") == _rows(dt, query), join
+        ran[join] = list(statements)
+    return ran
+
+
+def _recomputes_keys(statements: list[str]) -> bool:
+    return any("__dt_key0" in text for text in statements)
+
+
+def test_an_outer_join_whose_preserved_side_changed_nets_that_change(
+    noted: DynamicTables, statements: list[str]
+) -> None:
+    # Orders: an update (its key too), a delete, a duplicate and a NULL key: the preserved
+    # side of the LEFT join, a padded side of the RIGHT and the FULL joins.
+    noted.sql("UPDATE orders SET status = 'void', order_id = 3 WHERE order_id = 2")
+    noted.sql("DELETE FROM orders WHERE order_id IS NULL")
+    noted.sql("INSERT INTO orders VALUES (1, 10.00, 'paid', NULL), (NULL, 1.00, 'x', NULL)")
+    ran = _refresh_all(noted, statements)
+    assert not _recomputes_keys(ran["LEFT"]), ran["LEFT"]
+    assert _recomputes_keys(ran["RIGHT"]), ran["RIGHT"]
+    assert _recomputes_keys(ran["FULL"]), ran["FULL"]
+    # Notes: the preserved side of the RIGHT join.
+    noted.sql("UPDATE notes SET text = 'b' WHERE order_id = 1")
+    noted.sql("DELETE FROM notes WHERE order_id = 9")
+    ran = _refresh_all(noted, statements)
+    assert not _recomputes_keys(ran["RIGHT"]), ran["RIGHT"]
+    assert _recomputes_keys(ran["LEFT"]), ran["LEFT"]
+    assert _recomputes_keys(ran["FULL"]), ran["FULL"]
+    # Both sides changed: the LEFT join recomputes the keys its padded side's change and
+    # its preserved side's change touch.
+    noted.sql("UPDATE notes SET text = 'c' WHERE order_id = 3")
+    noted.sql("INSERT INTO orders VALUES (9, 1.00, 'paid', NULL)")
+    ran = _refresh_all(noted, statements)
+    assert _recomputes_keys(ran["LEFT"]), ran["LEFT"]
+    assert _recomputes_keys(ran["RIGHT"]), ran["RIGHT"]
+
+
+def test_inserts_into_an_outer_joins_preserved_side_are_appended(
+    noted: DynamicTables, statements: list[str]
+) -> None:
+    noted.sql(
+        "INSERT INTO orders VALUES (3, 1.00, 'paid', NULL), (3, 1.00, 'paid', NULL),"
+        " (NULL, 4.00, 'open', NULL), (9, 5.00, 'open', NULL), (7, 5.00, 'open', NULL)"
+    )
+    ran = _refresh_all(noted, statements)
+    writes = [text for text in ran["LEFT"] if re.match(r"(INSERT|MERGE)", text)]
+    assert len(writes) == 1, writes
+    assert writes[0].startswith("INSERT INTO default.left_joined"), writes
+    assert not [text for text in ran["LEFT"] if "GROUP BY" in text], ran["LEFT"]
+    # Order 9 takes the place of a padded row of the others (note 9 had no order): merged.
+    for join in ("RIGHT", "FULL"):
+        assert [text for text in ran[join] if text.startswith("MERGE")], ran[join]

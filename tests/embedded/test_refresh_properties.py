@@ -197,6 +197,11 @@ def test_appends_merge_into_groups_and_equal_the_query(batches: list[list[str]])
         " GROUP BY customer_id",
         "by_status": KEYED_QUERIES["by_status"],
         "pairs": QUERIES["pairs"],
+        # Outer joins: orders preserved (appended as they come), or padded (merged).
+        "with_region": KEYED_QUERIES["with_region"],
+        "customer_lines": KEYED_QUERIES["customer_lines"],
+        "status_peers": KEYED_QUERIES["status_peers"],
+        "customer_orders": KEYED_QUERIES["customer_orders"],
     }
     _check_every_refresh(merged, batches)
 

@@ -1,28 +1,35 @@
 """What the refresh executor can refresh incrementally today, beyond the operator kinds the
 rules judge: the facts the planner narrows a plan with (``planner.plan_definition``), and
-that a refresh asks again (``is_linear``: may inserts be appended as they come).
+that a refresh asks again (``inserts_are_appends``: may inserts be appended as they come).
 
 >>> from dyntables.catalog import Definition, ObjectKind
 >>> definition = Definition(kind=ObjectKind.DYNAMIC_TABLE, text="",
 ...     query="SELECT k, count(*) AS n FROM db.t GROUP BY k",
 ...     columns=(("k", "string"), ("n", "bigint")), sources=("db.t",))
->>> is_linear(definition)
+>>> inserts_are_appends(definition, {"db.t"})
 False
+>>> joined = Definition(kind=ObjectKind.DYNAMIC_TABLE, text="",
+...     query="SELECT f.k, d.v FROM db.f f LEFT JOIN db.d d ON f.k = d.k",
+...     columns=(("k", "string"), ("v", "string")), sources=("db.f", "db.d"))
+>>> inserts_are_appends(joined, {"db.f"}), inserts_are_appends(joined, {"db.d"})
+(True, False)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition
+from dyntables.catalog import Definition, table_key
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.planner.operators import OPERATOR_KINDS
 from dyntables.planner.structure import (
     check_output_types,
     check_structure,
     inlined_query,
+    padded_inputs,
+    select_inputs,
     select_shape,
 )
 
@@ -43,14 +50,32 @@ def unsupported_reason(
     return None
 
 
-def is_linear(definition: Definition) -> bool:
-    """Whether every SELECT of the query is linear (filters, projections, inner and cross
-    joins, LATERAL VIEW): inserts into its sources are then inserts into its result."""
+def inserts_are_appends(definition: Definition, changed: Collection[str]) -> bool:
+    """Whether inserts into the ``changed`` sources (by key) are inserts into the query's
+    result, appended without reading the table: every SELECT is linear (filters,
+    projections, inner and cross joins, LATERAL VIEW), or joins outer but pads no input
+    that reads a changed source (a new row of a preserved side joins, or is padded, on its
+    own; a new row of a padded side can replace a padded row)."""
     tree = inlined_query(definition.query)
     try:
-        return all(select_shape(select) == "linear" for select in tree.find_all(exp.Select))
+        for select in tree.find_all(exp.Select):
+            shape = select_shape(select)
+            if shape == "outer":
+                padded = padded_inputs(select)
+                inputs = select_inputs(select)
+                if any(_reads(inputs[position], changed) for position in padded):
+                    return False
+            elif shape != "linear":
+                return False
     except CannotRefreshIncrementallyError:
         return False
+    return True
+
+
+def _reads(item: exp.Expr, keys: Collection[str]) -> bool:
+    """Whether the input ``item`` (a table or a subquery) reads a source of ``keys``."""
+    references = [item] if isinstance(item, exp.Table) else list(item.find_all(exp.Table))
+    return any(table_key(reference) in keys for reference in references)
 
 
 def format_limit(format_name: str, supports_incremental: bool) -> str | None:

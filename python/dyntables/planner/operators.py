@@ -62,8 +62,8 @@ STRATEGIES: Mapping[str, str] = {
     "INNER_JOIN": "ΔL ⋈ R + L ⋈ ΔR",
     "CROSS_JOIN": "ΔL × R + L × ΔR",  # noqa: RUF001 (the product sign is meant)
     "OUTER_JOIN": (
-        "recompute the touched join keys: each input's rows of them (new only, when the"
-        " table's rows of a key are replaced)"
+        "ΔL ⟕ R when only its preserved side changes; else recompute the touched join keys:"
+        " each input's rows of them (new only, when the table's rows of a key are replaced)"
     ),
     "GROUP_BY": "recompute the affected groups from their input rows",
     "SCALAR_AGGREGATE": "recompute the aggregate whenever its input changes",

@@ -618,8 +618,10 @@ def key_outputs(select: exp.Select, columns_of: Callable[[str], list[str]]) -> l
     return outputs or None
 
 
-def _unpadded_inputs(select: exp.Select) -> list[int]:
-    """The positions of the inputs whose rows no outer join of ``select`` pads with NULLs."""
+def padded_inputs(select: exp.Select) -> set[int]:
+    """The positions of the inputs whose rows an outer join of ``select`` pads with NULLs
+    (its null-supplying sides): the joined input of a LEFT join, the inputs before a RIGHT
+    join, both sides of a FULL one."""
     padded: set[int] = set()
     for position, join in enumerate(select.args.get("joins") or [], start=1):
         side = (join.side or "").upper()
@@ -627,6 +629,12 @@ def _unpadded_inputs(select: exp.Select) -> list[int]:
             padded.add(position)
         if side in ("RIGHT", "FULL"):
             padded.update(range(position))
+    return padded
+
+
+def _unpadded_inputs(select: exp.Select) -> list[int]:
+    """The positions of the inputs whose rows no outer join of ``select`` pads with NULLs."""
+    padded = padded_inputs(select)
     return [i for i in range(len(select_inputs(select))) if i not in padded]
 
 

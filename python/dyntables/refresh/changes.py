@@ -10,12 +10,14 @@ A change query returns the query's columns and ``__dt_sign``: +1 for a row the q
   ``Σ_i Q(new_1..new_{i-1}, Δ_i, old_{i+1}..old_n)`` with the sign carried through;
 * UNION ALL distributes: the change of ``A UNION ALL B`` is ``ΔA UNION ALL ΔB``;
 * a CTE is inlined where it is used, so each use is an input of its own;
+* an outer join is linear in each input it never pads with NULLs (a preserved side, such
+  as the left of a LEFT JOIN): when only such inputs changed, its change is that sum too;
 * a keyed operator — GROUP BY, DISTINCT, window functions with PARTITION BY, and an outer
-  join on equality keys — is recomputed for the keys its inputs' changes touch: the rows
-  of a key depend only on input rows of that key, so its change is
-  ``Q(new inputs of those keys) - Q(old inputs of those keys)``. The touched keys are
-  computed once into a relation, and both recomputes keep the rows whose keys are in it
-  (``touched_by``: a null-safe EXISTS, which engines run as a semi join); no key is
+  join on equality keys whose padded side changed — is recomputed for the keys its
+  inputs' changes touch: the rows of a key depend only on input rows of that key, so its
+  change is ``Q(new inputs of those keys) - Q(old inputs of those keys)``. The touched keys
+  are computed once into a relation, and both recomputes keep the rows whose keys are in
+  it (``touched_by``: a null-safe EXISTS, which engines run as a semi join); no key is
   written into the SQL text, and there is no cap on how many.
 
 A source's change feed is read where a statement reads it (``runnable``): a change query
@@ -44,6 +46,7 @@ from dyntables.planner.structure import (
     key_definitions,
     key_probe,
     keyed_join,
+    padded_inputs,
     recompute_keys,
     select_inputs,
     select_shape,
@@ -166,12 +169,32 @@ class ChangeDeriver:
             parts = [part for part in (self.change(node.left), self.change(node.right)) if part]
             return union_all(parts) if parts else None
         if isinstance(node, exp.Select):
-            if select_shape(node) == "linear":
+            shape = select_shape(node)
+            if shape == "linear" or (shape == "outer" and self.changes_linearly(node)):
                 return self.linear_change(node)
             return self.keyed_change(node)
         raise CannotRefreshIncrementallyError(
             f"{type(node).__name__.upper()} is not incremental yet"
         )
+
+    def changes_linearly(self, select: exp.Select) -> bool:
+        """Whether this refresh's change of ``select``, a block with an outer join, is
+        linear: no input an outer join pads with NULLs changed. A block is linear in each
+        input it never pads (a preserved side: each of its rows joins, or is padded, on
+        its own), so the change of such inputs is the telescoping sum, as for inner joins,
+        and costs what changed; a padded input's change moves rows of the other inputs
+        between matched and padded, and is recomputed by the keys it touches."""
+        padded = padded_inputs(select)
+        return not any(
+            self._changed(item)
+            for position, item in enumerate(select_inputs(select))
+            if position in padded
+        )
+
+    def _changed(self, item: exp.Expr) -> bool:
+        """Whether a source ``item`` (a table or a subquery) reads changed this refresh."""
+        references = [item] if isinstance(item, exp.Table) else list(item.find_all(exp.Table))
+        return any(self.versions.changed(table_key(reference)) for reference in references)
 
     def table_change(self, table: exp.Table) -> exp.Query | None:
         if isinstance(table.this, exp.Anonymous):

@@ -38,6 +38,7 @@ from dyntables.planner.structure import (
     group_keys,
     inlined_query,
     key_outputs,
+    select_shape,
     with_output_names,
 )
 from dyntables.refresh import rules
@@ -227,6 +228,8 @@ class IncrementalRefresh:
         touched key may not be replaced)."""
         if self.active is not None or not isinstance(tree, exp.Select):
             return None
+        if select_shape(tree) == "outer" and self.deriver.changes_linearly(tree):
+            return None  # only preserved sides changed: their rows' change is netted
         return key_outputs(tree, self.deriver.columns_of)
 
     def _replace_keys(

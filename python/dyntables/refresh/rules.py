@@ -4,7 +4,8 @@ per-refresh rule in one place (the create-time mode and its reason code are the 
 * ``reinitialize_reason``: the definition, a frozen region or a source's shape changed, or
   something wrote to the table outside a refresh: the refresh recomputes afresh
   (REINITIALIZE, with the reason).
-* ``appends_as_they_come``: only inserts reached a linear query; they are appended as they
+* ``appends_as_they_come``: only inserts reached a query linear in their sources (outer
+  joins included, when they pad none of them); they are appended as they
   come, whatever their number.
 * ``too_large_for_incremental`` (the cost rule): the sources' change feeds hold more than
   ``FULL_REFRESH_FRACTION`` of their rows.
@@ -19,7 +20,7 @@ from typing import Any
 
 from dyntables.catalog import Definition, key_to_table
 from dyntables.formats import Commit, TableFormat
-from dyntables.planner.capabilities import is_linear
+from dyntables.planner.capabilities import inserts_are_appends
 from dyntables.refresh.context import count_rows, inserts_only
 from dyntables.refresh.state import Watermark, WatermarkState
 
@@ -68,9 +69,10 @@ def _changed_since(
 
 
 def appends_as_they_come(definition: Definition, moved: dict[str, list[Commit] | None]) -> bool:
-    """Whether the sources' changes since the last refresh are inserts only, into a linear
-    query: they are then inserts into the table, appended without reading it."""
-    return inserts_only(moved) and is_linear(definition)
+    """Whether the sources' changes since the last refresh are inserts only, into a query
+    linear in those sources (``inserts_are_appends``): they are then inserts into the
+    table, appended without reading it."""
+    return inserts_only(moved) and inserts_are_appends(definition, set(moved))
 
 
 def too_large_for_incremental(
