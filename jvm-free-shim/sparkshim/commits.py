@@ -20,7 +20,7 @@ def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, 
     """Write change rows (each part's rows with its ``_change_type``) as one
     ``_change_data`` file of the table; its ``cdc`` action."""
     tables = [
-        rows.append_column(CHANGE_TYPE, pa.array([kind] * rows.num_rows, pa.string()))
+        rows.append_column(CHANGE_TYPE, pa.repeat(pa.scalar(kind, pa.string()), rows.num_rows))
         for rows, kind in parts
         if rows.num_rows
     ]

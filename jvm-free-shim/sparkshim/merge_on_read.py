@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyroaring import BitMap64
@@ -102,12 +103,19 @@ def mark(location: Path, table: DeltaTable, located: pa.Table) -> Marking:
 
 
 def _positions_by_file(located: pa.Table) -> dict[str, list[int]]:
-    files = located.column(FILE_COLUMN).to_pylist()
-    positions = located.column(POSITION_COLUMN).to_pylist()
-    by_file: dict[str, list[int]] = {}
-    for path, position in zip(files, positions, strict=True):
-        by_file.setdefault(path, []).append(int(position))
-    return by_file
+    """The positions ``located`` names in each file, grouped by arrays (a MERGE that
+    replaces a quarter of a 16M-row table marks millions of rows)."""
+    files = located.column(FILE_COLUMN).combine_chunks().dictionary_encode()
+    positions = located.column(POSITION_COLUMN).to_numpy()
+    codes = files.indices.to_numpy(zero_copy_only=False)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.searchsorted(codes[order], np.arange(len(files.dictionary) + 1))
+    return {
+        str(path): positions[order[start:end]].tolist()
+        for path, start, end in zip(
+            files.dictionary.to_pylist(), bounds[:-1], bounds[1:], strict=True
+        )
+    }
 
 
 def _data_files(table: DeltaTable) -> dict[str, dict[str, Any]]:

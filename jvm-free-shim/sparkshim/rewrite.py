@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from sparkshim import append, commits, deletion_vectors, delta, merge_on_read
@@ -141,7 +142,7 @@ def _rewrite_files(
         .join(source.copy(), on=on.copy(), join_type="semi")
     )
     matched_rows = run_query(session, matched, files_of=location)
-    touched = sorted(set(matched_rows.column(FILE_COLUMN).to_pylist()))
+    touched = sorted(pc.unique(matched_rows.column(FILE_COLUMN)).to_pylist())
     deleted_rows = align_to_schema(matched_rows.select(schema.names), schema.names, schema)
     if not touched:
         return _Rewritten([], [], no_rows, 0, {})
