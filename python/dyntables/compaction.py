@@ -11,8 +11,10 @@ its deletion vectors remove reach ``PURGE_AT_SHARE`` of the rows its files store
 the engine reads that from the log without a statement: the embedded engine): every read
 of a file skips its removed rows by position, so a vector that keeps growing (a refresh's
 MERGE adds to it) costs each read more; ``OPTIMIZE`` writes such files again without them.
-The file count is checked at a table's first commit by this process and after every
-``CHECK_EVERY`` of its commits.
+Both are checked at a table's first commit by this process, after every ``CHECK_EVERY``
+of its commits, and after a commit that removed ``CHECK_AT_REMOVED_ROWS`` rows or more (a
+refresh whose MERGE replaces a large part of the table grows its vectors by that part each
+time; next to such a commit the check costs nothing worth counting).
 
 Compaction is housekeeping: when it fails (another process compacting or refreshing the
 same table at the same moment wins the race), a warning is logged on
@@ -36,8 +38,10 @@ from dyntables.engine import Engine
 COMPACT_AT_FILES = 50
 # ... or once its deletion vectors remove this share of the rows its files store ...
 PURGE_AT_SHARE = 0.25
-# ... checked at its first commit by this process and after every this many commits.
+# ... checked at its first commit by this process, after every this many commits ...
 CHECK_EVERY = 10
+# ... and after a commit that removed this many rows or more.
+CHECK_AT_REMOVED_ROWS = 100_000
 
 log = logging.getLogger("dyntables.compaction")
 
@@ -51,14 +55,22 @@ class Compactor:
         self._unchecked: dict[str, int] = {}
         self._lock = threading.Lock()
 
-    def committed(self, table: exp.Table, session: Any, data_files: int | None = None) -> None:
+    def committed(
+        self,
+        table: exp.Table,
+        session: Any,
+        data_files: int | None = None,
+        rows_removed: int | None = None,
+    ) -> None:
         """Count one commit to ``table``; check (and compact) it through ``session`` at
-        its first commit and every ``CHECK_EVERY`` commits (``data_files``: the files it
-        reads after the commit, where the commit's metadata said; else they are counted)."""
+        its first commit, every ``CHECK_EVERY`` commits, and after a commit that removed
+        ``CHECK_AT_REMOVED_ROWS`` rows or more (``data_files``: the files it reads after the
+        commit, where the commit's metadata said; else they are counted)."""
         key = table_key(table)
+        removed_many = (rows_removed or 0) >= CHECK_AT_REMOVED_ROWS
         with self._lock:
             unchecked = self._unchecked.get(key)
-            due = unchecked is None or unchecked + 1 >= CHECK_EVERY
+            due = removed_many or unchecked is None or unchecked + 1 >= CHECK_EVERY
             self._unchecked[key] = 0 if due else (unchecked or 0) + 1
         if due:
             self.compact_if_due(table, session, data_files)

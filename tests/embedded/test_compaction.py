@@ -137,9 +137,10 @@ def test_a_table_whose_deletion_vectors_grow_is_purged(
 ) -> None:
     """A refresh's MERGE adds the rows it removes to the table's deletion vectors; once they
     remove PURGE_AT_SHARE of the stored rows, OPTIMIZE writes the files again without
-    them, and the table still equals its query."""
-    monkeypatch.setattr(compaction, "CHECK_EVERY", 1)
+    them, and the table still equals its query. A refresh that removed many rows checks
+    at once (not at the next of every CHECK_EVERY commits)."""
     monkeypatch.setattr(compaction, "PURGE_AT_SHARE", 0.25)
+    monkeypatch.setattr(compaction, "CHECK_AT_REMOVED_ROWS", 30)
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
     dt.sql("CREATE TABLE src (id BIGINT, k BIGINT, a BIGINT) USING delta")
     dt.sql("INSERT INTO src SELECT id, id % 10, id FROM range(100)")

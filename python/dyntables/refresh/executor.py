@@ -112,7 +112,7 @@ class Refresher:
             self.context.record(table, result, trigger, started, statement_id)
             if result.action != Action.NO_DATA:  # it committed to the table
                 self.system.compactor.committed(
-                    table, self.engine.refresh_session, result.data_files
+                    table, self.engine.refresh_session, result.data_files, result.rows_deleted
                 )
                 self.context.wrote(table)
             return result
