@@ -11,7 +11,7 @@ from sqlglot import exp
 from dyntables.catalog import Definition, ObjectKind
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
-from dyntables.planner.capabilities import is_linear
+from dyntables.planner.capabilities import inserts_are_appends
 from dyntables.planner.structure import (
     check_structure,
     group_keys,
@@ -292,33 +292,67 @@ def test_touched_keys_are_matched_null_safely_through_a_relation() -> None:
     )
 
 
+BOTH = ("shop.orders", "shop.customers")
+LEFT = "SELECT o.id, c.region FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid"
+
+
 @pytest.mark.parametrize(
-    ("query", "linear"),
+    ("query", "changed", "appended"),
     [
-        ("SELECT id, amount FROM shop.orders WHERE amount > 1", True),
-        ("SELECT o.id, c.region FROM shop.orders o JOIN shop.customers c ON o.cid = c.cid", True),
-        ("WITH big AS (SELECT * FROM shop.orders WHERE amount > 9) SELECT id FROM big", True),
-        ("SELECT cid, count(*) AS n FROM shop.orders GROUP BY cid", False),
-        ("SELECT DISTINCT cid FROM shop.orders", False),
+        ("SELECT id, amount FROM shop.orders WHERE amount > 1", BOTH, True),
+        (
+            "SELECT o.id, c.region FROM shop.orders o JOIN shop.customers c ON o.cid = c.cid",
+            BOTH,
+            True,
+        ),
+        ("WITH big AS (SELECT * FROM shop.orders WHERE amount > 9) SELECT id FROM big", BOTH, True),
+        ("SELECT cid, count(*) AS n FROM shop.orders GROUP BY cid", BOTH, False),
+        ("SELECT DISTINCT cid FROM shop.orders", BOTH, False),
         (
             "SELECT o.id FROM (SELECT cid FROM shop.customers GROUP BY cid) c"
             " JOIN shop.orders o ON o.cid = c.cid",
+            BOTH,
             False,
         ),
-        ("SELECT o.id FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.cid", False),
-        ("SELECT id, rank() OVER (PARTITION BY cid ORDER BY id) AS r FROM shop.orders", False),
+        # A keyed block whose sources did not change adds no change.
+        (
+            "SELECT o.id FROM (SELECT cid FROM shop.customers GROUP BY cid) c"
+            " JOIN shop.orders o ON o.cid = c.cid",
+            ("shop.orders",),
+            True,
+        ),
+        (
+            "SELECT id, rank() OVER (PARTITION BY cid ORDER BY id) AS r FROM shop.orders",
+            BOTH,
+            False,
+        ),
+        # Outer joins: inserts into a preserved side only are appended.
+        (LEFT, BOTH, False),
+        (LEFT, ("shop.orders",), True),
+        (LEFT, ("shop.customers",), False),
+        (LEFT.replace("LEFT", "RIGHT"), ("shop.customers",), True),
+        (LEFT.replace("LEFT", "RIGHT"), ("shop.orders",), False),
+        (LEFT.replace("LEFT", "FULL"), ("shop.orders",), False),
+        (
+            "SELECT o.id, c.n FROM shop.orders o LEFT JOIN"
+            " (SELECT cid, count(*) AS n FROM shop.customers GROUP BY cid) c ON o.cid = c.cid",
+            ("shop.orders",),
+            True,
+        ),
     ],
 )
-def test_linear_queries_turn_inserts_into_inserts(query: str, linear: bool) -> None:
+def test_inserts_into_sources_a_query_is_linear_in_are_appended(
+    query: str, changed: tuple[str, ...], appended: bool
+) -> None:
     columns = tuple((name, "bigint") for name in ("a", "b", "c"))
     definition = Definition(
         kind=ObjectKind.DYNAMIC_TABLE,
         text=query,
         query=query,
         columns=columns,
-        sources=("shop.orders", "shop.customers"),
+        sources=BOTH,
     )
-    assert is_linear(definition) is linear
+    assert inserts_are_appends(definition, set(changed)) is appended
 
 
 class _Rows:

@@ -52,13 +52,15 @@ def unsupported_reason(
 
 def inserts_are_appends(definition: Definition, changed: Collection[str]) -> bool:
     """Whether inserts into the ``changed`` sources (by key) are inserts into the query's
-    result, appended without reading the table: every SELECT is linear (filters,
-    projections, inner and cross joins, LATERAL VIEW), or joins outer but pads no input
-    that reads a changed source (a new row of a preserved side joins, or is padded, on its
-    own; a new row of a padded side can replace a padded row)."""
+    result, appended without reading the table: every SELECT that reads a changed source
+    is linear (filters, projections, inner and cross joins, LATERAL VIEW), or joins outer
+    but pads no input that reads one (a new row of a preserved side joins, or is padded,
+    on its own; a new row of a padded side can replace a padded row)."""
     tree = inlined_query(definition.query)
     try:
         for select in tree.find_all(exp.Select):
+            if not _reads(select, changed):
+                continue  # (a GROUP BY of a dimension that did not change, say)
             shape = select_shape(select)
             if shape == "outer":
                 padded = padded_inputs(select)
@@ -73,7 +75,7 @@ def inserts_are_appends(definition: Definition, changed: Collection[str]) -> boo
 
 
 def _reads(item: exp.Expr, keys: Collection[str]) -> bool:
-    """Whether the input ``item`` (a table or a subquery) reads a source of ``keys``."""
+    """Whether ``item`` (a table, a subquery or a query) reads a source of ``keys``."""
     references = [item] if isinstance(item, exp.Table) else list(item.find_all(exp.Table))
     return any(table_key(reference) in keys for reference in references)
 
