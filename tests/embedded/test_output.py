@@ -65,8 +65,17 @@ def test_show_returns_snowflakes_columns_with_or_without_full(dt: DynamicTables)
     assert full.columns == SNOWFLAKE_SHOW_COLUMNS
     assert full.collect() == shown.collect()
     assert dt.sql("SHOW FULL DYNAMIC TABLES LIKE 'nothing%'").collect() == []
-    # What a terminal prints of SHOW is a part of the result.
+    # What a terminal prints of SHOW is a part of the result, the columns docs name.
     assert set(SHOW_TERMINAL_COLUMNS) < set(SNOWFLAKE_SHOW_COLUMNS)
+    assert SHOW_TERMINAL_COLUMNS == (
+        "name",
+        "schema_name",
+        "target_lag",
+        "refresh_mode",
+        "scheduling_state",
+        "data_timestamp",
+        "rows",
+    )
 
 
 def test_a_materialized_view_whose_source_was_dropped_is_listed_as_invalid(

@@ -21,16 +21,16 @@ from collections.abc import Callable, Collection
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, table_key
+from dyntables.catalog import Definition
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.planner.operators import OPERATOR_KINDS
 from dyntables.planner.structure import (
     check_output_types,
     check_structure,
     inlined_query,
-    padded_inputs,
-    select_inputs,
+    pads_a_change,
     select_shape,
+    source_keys,
 )
 
 # The planner's operator kinds this executor refreshes incrementally: all but the scalar
@@ -59,25 +59,17 @@ def inserts_are_appends(definition: Definition, changed: Collection[str]) -> boo
     tree = inlined_query(definition.query)
     try:
         for select in tree.find_all(exp.Select):
-            if not _reads(select, changed):
+            if not source_keys(select) & set(changed):
                 continue  # (a GROUP BY of a dimension that did not change, say)
             shape = select_shape(select)
             if shape == "outer":
-                padded = padded_inputs(select)
-                inputs = select_inputs(select)
-                if any(_reads(inputs[position], changed) for position in padded):
+                if pads_a_change(select, changed):
                     return False
             elif shape != "linear":
                 return False
     except CannotRefreshIncrementallyError:
         return False
     return True
-
-
-def _reads(item: exp.Expr, keys: Collection[str]) -> bool:
-    """Whether ``item`` (a table, a subquery or a query) reads a source of ``keys``."""
-    references = [item] if isinstance(item, exp.Table) else list(item.find_all(exp.Table))
-    return any(table_key(reference) in keys for reference in references)
 
 
 def format_limit(format_name: str, supports_incremental: bool) -> str | None:

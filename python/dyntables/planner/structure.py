@@ -16,7 +16,7 @@ same functions as it builds the change, so both see one structure.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from sqlglot import exp
@@ -630,6 +630,21 @@ def padded_inputs(select: exp.Select) -> set[int]:
         if side in ("RIGHT", "FULL"):
             padded.update(range(position))
     return padded
+
+
+def pads_a_change(select: exp.Select, changed: Collection[str]) -> bool:
+    """Whether an input that an outer join of ``select`` pads reads a ``changed`` source
+    (by key). A block is linear in each input it never pads (a preserved side: each of its
+    rows joins, or is padded, on its own); a padded input's change moves rows of the other
+    inputs between matched and padded."""
+    inputs = select_inputs(select)
+    return any(source_keys(inputs[position]) & set(changed) for position in padded_inputs(select))
+
+
+def source_keys(item: exp.Expr) -> set[str]:
+    """The keys of the sources ``item`` (a table, a subquery or a query) reads."""
+    references = [item] if isinstance(item, exp.Table) else list(item.find_all(exp.Table))
+    return {table_key(reference) for reference in references}
 
 
 def _unpadded_inputs(select: exp.Select) -> list[int]:

@@ -46,7 +46,7 @@ from dyntables.planner.structure import (
     key_definitions,
     key_probe,
     keyed_join,
-    padded_inputs,
+    pads_a_change,
     recompute_keys,
     select_inputs,
     select_shape,
@@ -76,6 +76,9 @@ class Versions:
 
     def changed(self, key: str) -> bool:
         return self.old.get(key) != self.new.get(key)
+
+    def changed_keys(self) -> set[str]:
+        return {key for key in {*self.old, *self.new} if self.changed(key)}
 
 
 class Summarized(NamedTuple):
@@ -179,22 +182,10 @@ class ChangeDeriver:
 
     def changes_linearly(self, select: exp.Select) -> bool:
         """Whether this refresh's change of ``select``, a block with an outer join, is
-        linear: no input an outer join pads with NULLs changed. A block is linear in each
-        input it never pads (a preserved side: each of its rows joins, or is padded, on
-        its own), so the change of such inputs is the telescoping sum, as for inner joins,
-        and costs what changed; a padded input's change moves rows of the other inputs
-        between matched and padded, and is recomputed by the keys it touches."""
-        padded = padded_inputs(select)
-        return not any(
-            self._changed(item)
-            for position, item in enumerate(select_inputs(select))
-            if position in padded
-        )
-
-    def _changed(self, item: exp.Expr) -> bool:
-        """Whether a source ``item`` (a table or a subquery) reads changed this refresh."""
-        references = [item] if isinstance(item, exp.Table) else list(item.find_all(exp.Table))
-        return any(self.versions.changed(table_key(reference)) for reference in references)
+        linear: no input an outer join pads changed (``pads_a_change``), so the change of
+        its preserved inputs is the telescoping sum, as for inner joins, and costs what
+        changed; else it is recomputed by the keys the changes touch."""
+        return not pads_a_change(select, self.versions.changed_keys())
 
     def table_change(self, table: exp.Table) -> exp.Query | None:
         if isinstance(table.this, exp.Anonymous):

@@ -111,8 +111,11 @@ class Refresher:
                 ) from failure
             self.context.record(table, result, trigger, started, statement_id)
             if result.action != Action.NO_DATA:  # it committed to the table
+                # Rows an incremental refresh removed are marked in deletion vectors (a
+                # full refresh replaces files): many of them call for a check at once.
+                marked = result.rows_deleted if result.action == Action.INCREMENTAL else None
                 self.system.compactor.committed(
-                    table, self.engine.refresh_session, result.data_files, result.rows_deleted
+                    table, self.engine.refresh_session, result.data_files, marked
                 )
                 self.context.wrote(table)
             return result
