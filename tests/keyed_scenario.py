@@ -1,10 +1,10 @@
-"""Keyed recomputes on every engine tier: a window with PARTITION BY, an outer join, a
-GROUP BY below the top, and outer joins among other joins on one key (a dbt mart's shape)
-are refreshed by recomputing the keys a change touches, restricted by a relation of those
-keys (a null-safe EXISTS, which each engine runs as a semi join), and joins on several
-keys by their last join's key. The changes touch NULL
-keys, move rows between keys and delete; the oracle of every refresh is the defining query
-itself."""
+"""Keyed recomputes on every engine tier: a window with PARTITION BY (a ranking window's
+rows updated in place), an outer join, a GROUP BY below the top, and outer joins among
+other joins on one key (a dbt mart's shape) are refreshed by recomputing the keys a change
+touches, restricted by a relation of those keys (a null-safe EXISTS, which each engine runs
+as a semi join), and joins on several keys by their last join's key. The changes touch
+NULL keys, move rows between keys and delete; the oracle of every refresh is the defining
+query itself."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from lifecycle_scenario import Env
 QUERIES = {
     "ranked": "SELECT order_id, customer_id,"
     " rank() OVER (PARTITION BY customer_id ORDER BY amount DESC, order_id) AS r FROM orders",
+    # Ranking windows: an update that keeps its row where it ranks changes that row only.
+    "order_rank": "SELECT order_id, customer_id, amount,"
+    " dense_rank() OVER (PARTITION BY customer_id ORDER BY order_id) AS r FROM orders",
     "with_region": "SELECT o.order_id, o.amount, c.region FROM orders o"
     " LEFT JOIN customers c ON o.customer_id = c.customer_id",
     "big_customers": "SELECT t.customer_id, t.total, c.region FROM"
@@ -46,6 +49,7 @@ CHANGES = (
     "UPDATE customers SET region = 'south' WHERE customer_id = 11",
     "INSERT INTO customers VALUES (12, 'east'), (NULL, 'nowhere')",
     "DELETE FROM orders WHERE order_id = 3",
+    "UPDATE orders SET amount = 9.00 WHERE order_id IN (2, 4)",
 )
 
 

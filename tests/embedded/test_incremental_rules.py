@@ -429,3 +429,81 @@ def test_inserts_into_an_outer_joins_preserved_side_are_appended(
     # Order 9 takes the place of a padded row of the others (note 9 had no order): merged.
     for join in ("RIGHT", "FULL"):
         assert [text for text in ran[join] if text.startswith("MERGE")], ran[join]
+
+
+RANKED = {
+    # Every output a plain column or a ranking window; the positions (customer, order)
+    # among the outputs.
+    "numbered": "SELECT order_id, customer, amount, row_number() OVER (PARTITION BY customer"
+    " ORDER BY order_id) AS rn, percent_rank() OVER (PARTITION BY customer ORDER BY order_id)"
+    " AS pr, ntile(2) OVER (PARTITION BY customer, status ORDER BY order_id) AS half FROM orders",
+    # The positions are not outputs: an updated row's old version is found by the others.
+    "amounts": "SELECT amount, dense_rank() OVER (PARTITION BY customer ORDER BY order_id DESC)"
+    " AS dr FROM orders",
+}
+
+
+@pytest.fixture
+def ranked(tmp_path: Path) -> DynamicTables:
+    tables = DynamicTables(warehouse=tmp_path / "warehouse")
+    tables.sql("CREATE TABLE orders (order_id INT, customer INT, amount INT, status STRING)")
+    tables.sql(
+        "INSERT INTO orders VALUES (1, 1, 10, 'paid'), (2, 1, 20, 'open'), (3, 2, 30, 'paid'),"
+        " (4, 2, 30, 'paid'), (5, NULL, 5, 'open'), (6, 3, 7, 'paid')"
+    )
+    for name, query in RANKED.items():
+        tables.sql(f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute' AS {query}")
+    return tables
+
+
+def _refresh_ranked(dt: DynamicTables, statements: list[str]) -> dict[str, list[str]]:
+    """Each ranked table's refresh (checked against its query), with its statements."""
+    ran: dict[str, list[str]] = {}
+    for name, query in RANKED.items():
+        statements.clear()
+        refreshed = dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()[0]
+        assert refreshed.action == "INCREMENTAL", (name, refreshed)
+        assert _rows(dt, f"SELECT * FROM {name}") == _rows(dt, query), name
+        ran[name] = list(statements)
+    return ran
+
+
+def _reads_partitions(texts: list[str]) -> bool:
+    """Whether a refresh read the sources of its touched partitions at a version."""
+    return any(_reads_a_version(text) for text in texts)
+
+
+def test_updates_that_keep_rows_where_they_rank_change_only_those_rows(
+    ranked: DynamicTables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements = _recorded(ranked, monkeypatch)
+    # Amounts (not a position): each row keeps its window values; no partition is read.
+    ranked.sql("UPDATE orders SET amount = amount + 1 WHERE order_id IN (1, 5, 6)")
+    ran = _refresh_ranked(ranked, statements)
+    assert not _reads_partitions(ran["numbered"]), ran["numbered"]
+    assert not _reads_partitions(ran["amounts"]), ran["amounts"]
+    # A status (a partition of one window) moves its row: its partitions are recomputed,
+    # the other update is still in place.
+    ranked.sql("UPDATE orders SET status = 'open' WHERE order_id = 6")
+    ranked.sql("UPDATE orders SET amount = 99 WHERE order_id = 2")
+    ran = _refresh_ranked(ranked, statements)
+    assert _reads_partitions(ran["numbered"]), ran["numbered"]
+    assert not _reads_partitions(ran["amounts"]), ran["amounts"]
+    # An insert and a delete move rows within their partitions.
+    ranked.sql("INSERT INTO orders VALUES (7, 1, 1, 'paid')")
+    ranked.sql("DELETE FROM orders WHERE order_id = 3")
+    ran = _refresh_ranked(ranked, statements)
+    assert _reads_partitions(ran["numbered"])
+    assert _reads_partitions(ran["amounts"])
+
+
+def test_an_update_whose_old_row_is_ambiguous_recomputes_its_partition(
+    ranked: DynamicTables, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Orders 3 and 4 hold the same amount in one partition: "amounts" cannot tell which
+    # of its two rows with amount 30 was updated, so it recomputes the partition.
+    statements = _recorded(ranked, monkeypatch)
+    ranked.sql("UPDATE orders SET amount = 31 WHERE order_id = 4")
+    ran = _refresh_ranked(ranked, statements)
+    assert not _reads_partitions(ran["numbered"]), ran["numbered"]
+    assert _reads_partitions(ran["amounts"]), ran["amounts"]

@@ -7,8 +7,9 @@ moving in and out of filters; the queries cover filters and projections, stars (
 qualified, in a subquery and a CTE), inner joins
 (a self-join too), UNION ALL, CTEs, DISTINCT, GROUP BY with several aggregates, a dynamic
 table reading another one, LEFT/RIGHT/FULL outer joins, windows with PARTITION BY,
-LATERAL VIEW explode, a GROUP BY below the top and one whose key is not an output; and
-batches of appends only, which GROUP BY applies by change arithmetic."""
+LATERAL VIEW explode, a GROUP BY below the top and one whose key is not an output, ranking
+windows (updated in place where a change keeps rows where they rank); and batches of
+appends only, which GROUP BY applies by change arithmetic."""
 
 from __future__ import annotations
 
@@ -113,6 +114,27 @@ KEYED_QUERIES = {
     " max(amount) AS hi FROM orders GROUP BY customer_id",
 }
 
+# Ranking windows: updates that keep a row where it ranks are applied in place, other
+# changes recompute their partitions (refresh/windows.py). Ties in ORDER BY are broken
+# where the function's value depends on the order among them (row_number, ntile).
+RANKING_QUERIES = {
+    "positions": "SELECT order_id, customer_id, amount, status,"
+    " rank() OVER (PARTITION BY customer_id ORDER BY order_id) AS r,"
+    " dense_rank() OVER (PARTITION BY customer_id ORDER BY order_id DESC) AS dr,"
+    " percent_rank() OVER (PARTITION BY customer_id ORDER BY order_id) AS pr,"
+    " cume_dist() OVER (PARTITION BY customer_id, status ORDER BY order_id) AS cd FROM orders",
+    "numbered": "SELECT order_id, customer_id, amount, status, row_number() OVER"
+    " (PARTITION BY customer_id ORDER BY order_id, status, amount) AS rn FROM orders",
+    # The positions are not outputs: a row's old version is found by its amount.
+    "amount_ranks": "SELECT amount, rank() OVER (PARTITION BY customer_id ORDER BY order_id)"
+    " AS r FROM orders WHERE status <> 'returned'",
+    # Over a join, with partitions of their own per window (no shared one past region).
+    "regional": "SELECT o.order_id, o.amount, c.region, dense_rank() OVER (PARTITION BY"
+    " c.region ORDER BY o.order_id) AS dr, ntile(2) OVER (PARTITION BY c.region, o.status"
+    " ORDER BY o.order_id, o.amount, o.customer_id) AS half FROM orders o JOIN customers c"
+    " ON o.customer_id = c.customer_id",
+}
+
 changes = st.lists(
     st.lists(
         source_change(max_order_id=6),
@@ -187,6 +209,12 @@ def test_keyed_operators_refresh_incrementally_and_equal_the_query(
     batches: list[list[str]],
 ) -> None:
     _check_every_refresh(KEYED_QUERIES, batches)
+
+
+@settings(max_examples=_EXAMPLES)
+@given(batches=changes)
+def test_ranking_windows_refresh_in_place_and_equal_the_query(batches: list[list[str]]) -> None:
+    _check_every_refresh(RANKING_QUERIES, batches)
 
 
 @settings(max_examples=_EXAMPLES)

@@ -140,10 +140,21 @@ def test_lateral_view_and_window_rows() -> None:
         ("LATERAL VIEW EXPLODE(tags)", "apply the generator to changed rows"),
         (
             "window RANK() OVER (PARTITION BY tag ORDER BY ts)",
-            "recompute the changed partitions: their input rows (new only, when the table's"
-            " rows of a partition are replaced)",
+            "rows updated without moving keep their ranks (old values read from the table);"
+            " other changes recompute their partitions",
         ),
     ]
+    # A window that is not a ranking function (or one inside a subquery) recomputes.
+    for query in (
+        "SELECT tag, sum(n) OVER (PARTITION BY tag) AS total FROM shop.orders",
+        "SELECT * FROM (SELECT tag, rank() OVER (PARTITION BY tag ORDER BY ts) AS r"
+        " FROM shop.orders) WHERE r = 1",
+    ):
+        strategies = [op.strategy for op in _auto(query).operators if op.kind == "WINDOW"]
+        assert strategies == [
+            "recompute the changed partitions: their input rows (new only, when the table's"
+            " rows of a partition are replaced)"
+        ], query
 
 
 def test_blocking_operators_say_how_they_really_refresh() -> None:

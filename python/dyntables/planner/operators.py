@@ -27,6 +27,7 @@ from dyntables.planner.analysis import (
     unwrap,
     window_has_partition,
 )
+from dyntables.planner.structure import ranking_windows
 
 __all__ = [
     "CONSTANT_ROWS",
@@ -78,6 +79,10 @@ STRATEGIES: Mapping[str, str] = {
 _NO_CHANGE_FEED = "full scan every refresh (no change feed)"
 CONSTANT_ROWS = "constant rows, never change"
 _WINDOW_WITHOUT_PARTITION = "recompute everything (no PARTITION BY)"
+_RANKS_KEPT = (
+    "rows updated without moving keep their ranks (old values read from the table); other"
+    " changes recompute their partitions"
+)
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,7 @@ class _Walk:
     scans: list[SourceScan] = field(default_factory=list)
     operators: list[OperatorStrategy] = field(default_factory=list)
     listed_ctes: set[int] = field(default_factory=set)
+    top: exp.Expr | None = None  # the defining query (its windows can keep ranks in place)
 
 
 # A CTE scope: name -> (the CTE, the scope its body sees: the outer scope and earlier CTEs).
@@ -128,7 +134,7 @@ def walk_operators(
     >>> [scan.key for scan in scans]
     ['db.t']
     """
-    walk = _Walk(change_feed)
+    walk = _Walk(change_feed, top=tree)
     _query(walk, tree, {})
     return tuple(walk.sources + walk.operators), tuple(walk.scans)
 
@@ -265,4 +271,6 @@ def _windows(walk: _Walk, select: exp.Select) -> None:
             continue
         seen.add(text)
         strategy = None if window_has_partition(window) else _WINDOW_WITHOUT_PARTITION
+        if strategy is None and select is walk.top and ranking_windows(select) is not None:
+            strategy = _RANKS_KEPT
         _emit(walk, f"window {text}", "WINDOW", strategy)

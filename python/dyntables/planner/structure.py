@@ -245,15 +245,11 @@ def recompute_keys(select: exp.Select) -> list[exp.Expr]:
     the DISTINCT columns."""
     windows = _windows(select)
     if windows:
-        shared: dict[str, exp.Expr] | None = None
-        for window in windows:
-            parts = {to_spark_sql(part): part for part in window.args.get("partition_by") or []}
-            shared = parts if shared is None else {k: v for k, v in shared.items() if k in parts}
-        if not shared:
+        keys = _shared_partition(windows)
+        if not keys:
             raise CannotRefreshIncrementallyError(
                 "window functions without a PARTITION BY column they all share recompute everything"
             )
-        keys = list(shared.values())
     elif select.args.get("group"):
         keys = _group_expressions(select)
     elif select.args.get("distinct"):
@@ -272,6 +268,79 @@ def recompute_keys(select: exp.Select) -> list[exp.Expr]:
                 f"the key {to_spark_sql(key)} holds an aggregate or a window function"
             )
     return [key.copy() for key in keys]
+
+
+# Window functions whose value on a row depends only on where the row ranks in its
+# partition: its PARTITION BY and ORDER BY values among the partition's (and the
+# partition's size), never on another column of any row.
+RANKING_FUNCTIONS = (
+    exp.RowNumber,
+    exp.Rank,
+    exp.DenseRank,
+    exp.PercentRank,
+    exp.CumeDist,
+    exp.Ntile,
+)
+
+
+@dataclass(frozen=True)
+class RankingWindows:
+    """A block whose output columns are plain expressions of its input rows and ranking
+    window calls (``RANKING_FUNCTIONS``, each a whole output column). A change to its
+    input rows that keeps every partition's multiset of ranking positions (the windows'
+    PARTITION BY and ORDER BY values) changes no ranking value: each changed row keeps the
+    values its old version had (an update of other columns, in place)."""
+
+    window_outputs: list[int]  # the output columns (by position) that are window calls
+    positions: list[exp.Expr]  # every window's PARTITION BY, then ORDER BY, expressions
+    partition_count: int  # how many of ``positions`` are the PARTITION BY columns all share
+
+
+def ranking_windows(select: exp.Select) -> RankingWindows | None:
+    """``select`` as a block of ranking windows (see ``RankingWindows``); None if it is
+    not one: a window call that is not a ranking function or is part of a larger
+    expression, a named window, a star, or grouping of any kind."""
+    if any(select.args.get(arg) for arg in ("group", "distinct", "having", "qualify", "windows")):
+        return None
+    if not _windows(select):
+        return None
+    window_outputs: list[int] = []
+    windows: list[exp.Window] = []
+    for index, projection in enumerate(select.expressions):
+        if _is_star(projection):
+            return None
+        value = projection.this if isinstance(projection, exp.Alias) else projection
+        if isinstance(value, exp.Window):
+            if not isinstance(value.this, RANKING_FUNCTIONS) or value.args.get("alias"):
+                return None
+            window_outputs.append(index)
+            windows.append(value)
+        elif any(True for _ in value.find_all(exp.Window, exp.AggFunc)):
+            return None  # a window inside an expression, or an aggregate (grouping)
+    if len(window_outputs) == len(select.expressions):
+        return None  # no other column to find a row's old version by
+    shared = _shared_partition(windows)
+    positions = {to_spark_sql(key): key for key in shared}
+    for window in windows:
+        order = window.args.get("order")
+        ordered = [
+            o.this if isinstance(o, exp.Ordered) else o
+            for o in (order.expressions if order else [])
+        ]
+        for expression in [*(window.args.get("partition_by") or []), *ordered]:
+            positions.setdefault(to_spark_sql(expression), expression)
+    return RankingWindows(
+        window_outputs, [p.copy() for p in positions.values()], partition_count=len(shared)
+    )
+
+
+def _shared_partition(windows: list[exp.Window]) -> list[exp.Expr]:
+    """The PARTITION BY expressions every one of ``windows`` has."""
+    shared: dict[str, exp.Expr] | None = None
+    for window in windows:
+        parts = {to_spark_sql(part): part for part in window.args.get("partition_by") or []}
+        shared = parts if shared is None else {k: v for k, v in shared.items() if k in parts}
+    return list((shared or {}).values())
 
 
 def _group_expressions(select: exp.Select) -> list[exp.Expr]:

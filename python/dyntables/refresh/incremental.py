@@ -38,6 +38,7 @@ from dyntables.planner.structure import (
     group_keys,
     inlined_query,
     key_outputs,
+    ranking_windows,
     select_shape,
     with_output_names,
 )
@@ -61,6 +62,7 @@ from dyntables.refresh.changes import (
 )
 from dyntables.refresh.context import RefreshContext, counted
 from dyntables.refresh.state import Action, Applied, RefreshInputs, RefreshJob, new_watermark
+from dyntables.refresh.windows import RanksKept, WindowChange
 from dyntables.sql.columns import qualified
 from dyntables.sql.dialect import to_spark_sql
 from dyntables.sql.merges import delete_then_insert_merge
@@ -135,11 +137,15 @@ class IncrementalRefresh:
     # -- rows: SELECT / JOIN / UNION ALL / keyed operators --
 
     def _apply_rows(self, tree: exp.Query, watermark: str, expected: int | None) -> Applied:
-        key_names = self._replaceable_keys(tree)
-        if key_names is not None:
-            assert isinstance(tree, exp.Select)
-            return self._replace_keys(tree, key_names, watermark, expected)
-        delta = self.deriver.change(tree)
+        in_place = self._ranks_kept(tree)
+        if in_place is not None:
+            delta = in_place.query
+        else:
+            key_names = self._replaceable_keys(tree)
+            if key_names is not None:
+                assert isinstance(tree, exp.Select)
+                return self._replace_keys(tree, key_names, watermark, expected)
+            delta = self.deriver.change(tree)
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
@@ -218,6 +224,18 @@ class IncrementalRefresh:
         copies.set("laterals", [_copies(after)])
         copies = copies.where(exp.GT(this=after.copy(), expression=_number(0)))
         return self._merge(names, removed, copies, watermark, expected)
+
+    def _ranks_kept(self, tree: exp.Query) -> WindowChange | None:
+        """The change of ranking windows at the top with their updated rows kept in place
+        (``windows.py``); None where that does not apply (then the touched partitions are
+        replaced): not such a block, a frozen region, or an ambiguous row this refresh."""
+        if self.active is not None or not isinstance(tree, exp.Select):
+            return None
+        windows = ranking_windows(tree)
+        if windows is None:
+            return None
+        names = [name for name, _ in self.columns]
+        return RanksKept(self.deriver, self.table, names).change(tree, windows)
 
     # -- keys: a keyed block or an outer join at the top, its keys in output columns --
 
