@@ -248,6 +248,20 @@ def test_updates_and_deletes_are_merged_by_change_arithmetic_where_it_decides(
     assert refreshed.action == "INCREMENTAL"
     assert _rows(dt, "SELECT * FROM sizes") == _rows(dt, query)
     assert not [text for text in statements if _reads_a_version(text)], statements
+    # The maximum raised: the updated row's new amount is the new maximum.
+    dt.sql("UPDATE orders SET amount = 12.00 WHERE order_id = 1")
+    statements.clear()
+    dt.sql("ALTER DYNAMIC TABLE sizes REFRESH")
+    assert _rows(dt, "SELECT * FROM sizes") == _rows(dt, query)
+    assert not [text for text in statements if _reads_a_version(text)], statements
+    # Raised and lowered again within the range: the added maximum was removed too, so
+    # the group is recomputed.
+    dt.sql("UPDATE orders SET amount = 50.00 WHERE order_id = 1")
+    dt.sql("UPDATE orders SET amount = 6.00 WHERE order_id = 1")
+    statements.clear()
+    dt.sql("ALTER DYNAMIC TABLE sizes REFRESH")
+    assert _rows(dt, "SELECT * FROM sizes") == _rows(dt, query)
+    assert [text for text in statements if _reads_a_version(text)], statements
 
 
 @pytest.mark.parametrize(

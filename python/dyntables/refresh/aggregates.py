@@ -20,7 +20,9 @@ range shows up once with each sign, and every rule below holds for such pairs to
   non-NULL value was removed: subtracting floating-point values drifts from the recomputed
   sum further with every refresh.
 * ``MIN(x)`` (``MAX`` alike): the lesser of the old value and the added values, when every
-  removed non-NULL value is above the old minimum (it was not the minimum).
+  removed non-NULL value is above the old minimum (it was not the minimum), or when the
+  least added value is below every removed value and at or below the old minimum (it is
+  the new minimum: an update that lowers a group's minimum, or raises its maximum).
 * The group itself: it is gone when its row count falls to zero, which is known exactly with
   a ``COUNT(*)`` output, and otherwise when the group is new (no old rows) or did not lose
   more rows than it gained.
@@ -115,13 +117,25 @@ def decided(aggregate: MergeableAggregate, old: exp.Expr, change: str) -> exp.Ex
                 exp.GTE(this=b, expression=exp.Literal.number(0)),
             )
         return exp.EQ(this=b, expression=exp.Literal.number(0))  # no value removed
+    a = _summary(aggregate, change, "a")
     removed = exp.Is(this=b.copy(), expression=exp.Null())
     beyond = exp.GT if aggregate.function is exp.Min else exp.LT
     kept = exp.and_(
         exp.Not(this=exp.Is(this=old.copy(), expression=exp.Null())),
-        beyond(this=b, expression=old.copy()),
+        beyond(this=b.copy(), expression=old.copy()),
     )
-    return exp.or_(removed, kept)
+    # The added extreme is the new one: it lies beyond every removed value (so it was not
+    # removed again within the range) and reaches the old extreme (so no remaining old
+    # value beats it).
+    at_least = exp.LTE if aggregate.function is exp.Min else exp.GTE
+    replaced = exp.and_(
+        beyond(this=b, expression=a.copy()),
+        exp.or_(
+            exp.Is(this=old.copy(), expression=exp.Null()),
+            at_least(this=a, expression=old.copy()),
+        ),
+    )
+    return exp.or_(removed, kept, replaced)
 
 
 def group_outcome(
