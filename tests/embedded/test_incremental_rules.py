@@ -454,6 +454,7 @@ RANKED = {
     # The positions are not outputs: an updated row's old version is found by the others.
     "amounts": "SELECT amount, dense_rank() OVER (PARTITION BY customer ORDER BY order_id DESC)"
     " AS dr FROM orders",
+    "starred": "SELECT *, rank() OVER (PARTITION BY customer ORDER BY order_id) AS r FROM orders",
 }
 
 
@@ -496,6 +497,7 @@ def test_updates_that_keep_rows_where_they_rank_change_only_those_rows(
     ran = _refresh_ranked(ranked, statements)
     assert not _reads_partitions(ran["numbered"]), ran["numbered"]
     assert not _reads_partitions(ran["amounts"]), ran["amounts"]
+    assert not _reads_partitions(ran["starred"]), ran["starred"]
     # A status (a partition of one window) moves its row: its partitions are recomputed,
     # the other update is still in place.
     ranked.sql("UPDATE orders SET status = 'open' WHERE order_id = 6")

@@ -123,7 +123,7 @@ RANKING_QUERIES = {
     " dense_rank() OVER (PARTITION BY customer_id ORDER BY order_id DESC) AS dr,"
     " percent_rank() OVER (PARTITION BY customer_id ORDER BY order_id) AS pr,"
     " cume_dist() OVER (PARTITION BY customer_id, status ORDER BY order_id) AS cd FROM orders",
-    "numbered": "SELECT order_id, customer_id, amount, status, row_number() OVER"
+    "numbered": "SELECT *, row_number() OVER"
     " (PARTITION BY customer_id ORDER BY order_id, status, amount) AS rn FROM orders",
     # The positions are not outputs: a row's old version is found by its amount.
     "amount_ranks": "SELECT amount, rank() OVER (PARTITION BY customer_id ORDER BY order_id)"

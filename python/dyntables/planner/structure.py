@@ -199,6 +199,61 @@ def _is_star(projection: exp.Expr) -> bool:
     )
 
 
+def through_renaming(
+    select: exp.Select, columns_of: Callable[[str], list[str]]
+) -> exp.Select | None:
+    """The block whose rows ``select`` returns, stars expanded (``expand_stars``): the
+    block inside when ``select`` only renames a derived table's columns in order (as a
+    stored query with a star or a column list is wrapped), else ``select`` itself; None
+    when its stars cannot be told.
+
+    >>> wrapped = parse_query("SELECT q.k AS key, q.one FROM (SELECT *, 1 AS one FROM db.t) q")
+    >>> through_renaming(wrapped, {"db.t": ["k"]}.__getitem__).sql()
+    'SELECT "t"."k", 1 AS one FROM db.t'
+    """
+    inner = _renamed_block(select)
+    if inner is not None:
+        expanded = expand_stars(inner, columns_of)
+        names = [p.alias_or_name.lower() for p in expanded.expressions] if expanded else None
+        renamed = [p.this.name.lower() for p in select.expressions]  # columns (checked)
+        if names == renamed:
+            return expanded
+    return expand_stars(select, columns_of)
+
+
+def _renamed_block(select: exp.Select) -> exp.Select | None:
+    """The SELECT of ``select``'s only input when ``select`` does nothing but name some of
+    its columns (each output an aliased plain column of it); else None."""
+    if any(
+        select.args.get(arg)
+        for arg in (
+            "joins",
+            "laterals",
+            "where",
+            "group",
+            "having",
+            "qualify",
+            "distinct",
+            "order",
+            "limit",
+            "windows",
+        )
+    ):
+        return None
+    inputs = select_inputs(select)
+    if len(inputs) != 1 or not isinstance(inputs[0], exp.Subquery):
+        return None
+    inner = inputs[0].this
+    if not isinstance(inner, exp.Select):
+        return None
+    alias = inputs[0].alias_or_name
+    for projection in select.expressions:
+        value = projection.this if isinstance(projection, exp.Alias) else projection
+        if not isinstance(value, exp.Column) or value.table not in ("", alias):
+            return None
+    return inner
+
+
 def _star_sources(
     select: exp.Select, columns_of: Callable[[str], list[str]]
 ) -> list[tuple[str, list[str]]] | None:

@@ -40,6 +40,7 @@ from dyntables.planner.structure import (
     key_outputs,
     ranking_windows,
     select_shape,
+    through_renaming,
     with_output_names,
 )
 from dyntables.refresh import rules
@@ -231,11 +232,15 @@ class IncrementalRefresh:
         replaced): not such a block, a frozen region, or an ambiguous row this refresh."""
         if self.active is not None or not isinstance(tree, exp.Select):
             return None
-        windows = ranking_windows(tree)
+        # SELECT *, rank() OVER …: stored inside a projection of its columns.
+        select = through_renaming(tree, self.deriver.columns_of)
+        if select is None or len(select.expressions) != len(self.columns):
+            return None
+        windows = ranking_windows(select)
         if windows is None:
             return None
         names = [name for name, _ in self.columns]
-        return RanksKept(self.deriver, self.table, names).change(tree, windows)
+        return RanksKept(self.deriver, self.table, names).change(select, windows)
 
     # -- keys: a keyed block or an outer join at the top, its keys in output columns --
 
