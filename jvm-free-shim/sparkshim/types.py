@@ -347,13 +347,35 @@ def align_to_schema(rows: pa.Table, columns: list[str], schema: pa.Schema) -> pa
             arrays.append(pa.nulls(rows.num_rows, field.type))
             continue
         try:
-            arrays.append(by_name[field.name].cast(field.type, safe=True))
+            arrays.append(_store_assigned(by_name[field.name], field.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as failure:
             spark_type = to_spark_type(field.type).simpleString()
+            if "does not fit in precision" in str(failure):
+                given = to_spark_type(by_name[field.name].type).simpleString().upper()
+                raise ArithmeticException(
+                    message=f'[CAST_OVERFLOW_IN_TABLE_INSERT] Fail to insert a value of "{given}"'
+                    f' type into the "{spark_type.upper()}" type column `{field.name}` due to an'
+                    " overflow. Use `try_cast` on the input value to tolerate overflow and"
+                    " return NULL instead."
+                ) from failure
             raise AnalysisException(
                 message=f"Cannot write to column `{field.name}` ({spark_type}): {failure}"
             ) from failure
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _store_assigned(values: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    """``values`` cast to a column of type ``target`` as Spark's store assignment casts:
+    an integer or a DECIMAL of more digits goes into a DECIMAL when each value fits (Arrow
+    checks the types' digits, not the values: an INT refused for DECIMAL(8, 2)), and a
+    DECIMAL of a larger scale is rounded half away from zero (1.555 is stored as 1.56)."""
+    source = values.type
+    if pa.types.is_decimal(target) and target.precision <= 38:
+        if pa.types.is_integer(source) and 19 + target.scale <= 38:
+            values = values.cast(pa.decimal128(19 + target.scale, target.scale), safe=True)
+        elif pa.types.is_decimal(source) and source.scale > target.scale:
+            values = pc.round(values, ndigits=target.scale, round_mode="half_towards_infinity")
+    return values.cast(target, safe=True)
 
 
 def parse_ddl_type(type_sql: str) -> pa.DataType:

@@ -281,3 +281,35 @@ def test_an_untyped_decimal_division_is_still_refused(tmp_path: Path) -> None:
         assert shim.sql("SELECT a / 3 AS q FROM u").collect()[0].q == Decimal("0.5000000")
     finally:
         shim.stop()
+
+
+STORED = [
+    "INSERT INTO stored_t VALUES (1, 42)",  # an INT: Arrow alone checks digits, not values
+    "INSERT INTO stored_t SELECT 2, CAST(123456 AS BIGINT)",
+    "INSERT INTO stored_t VALUES (3, 1.555), (4, -1.555), (5, 2.545)",  # rounded half up
+    "INSERT INTO stored_t SELECT 6, CAST(7.125 AS DECIMAL(20, 3))",
+]
+
+
+def test_store_assignment_into_a_decimal_column_as_in_spark(
+    pyspark_session: Any, tmp_path: Path
+) -> None:
+    shim = ShimSession(warehouse=str(tmp_path))
+    create = "CREATE TABLE stored_t (id INT, d DECIMAL(8, 2)) USING {fmt}"
+    try:
+        pyspark_session.sql(create.format(fmt="parquet"))
+        shim.sql(create.format(fmt="delta"))
+        for statement in STORED:
+            pyspark_session.sql(statement)
+            shim.sql(statement)
+        _assert_same(pyspark_session, shim, "SELECT * FROM stored_t")
+        # An overflow fails on both, with Spark's error class; nothing is written.
+        overflow = "INSERT INTO stored_t VALUES (7, 12345678.9)"
+        with pytest.raises(Exception, match="CAST_OVERFLOW_IN_TABLE_INSERT"):
+            pyspark_session.sql(overflow)
+        with pytest.raises(Exception, match="CAST_OVERFLOW_IN_TABLE_INSERT"):
+            shim.sql(overflow)
+        _assert_same(pyspark_session, shim, "SELECT * FROM stored_t")
+    finally:
+        pyspark_session.sql("DROP TABLE IF EXISTS stored_t")
+        shim.stop()
