@@ -139,6 +139,11 @@ class IncrementalRefresh:
 
     def _apply_rows(self, tree: exp.Query, watermark: str, expected: int | None) -> Applied:
         in_place = self._ranks_kept(tree)
+        if in_place is not None and in_place.replaced is not None:
+            replaced = in_place.replaced  # each removed value held once: nothing to net
+            names = [name for name, _ in self.columns]
+            made = self._merge(names, replaced.removed, replaced.added, watermark, expected)
+            return Applied(replaced.rows, replaced.rows, committed=True, made=made)
         if in_place is not None:
             delta = in_place.query
         else:

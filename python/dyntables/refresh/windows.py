@@ -51,11 +51,23 @@ POSITION_ROWS = "__dt_position_rows"
 
 
 @dataclass(frozen=True)
-class WindowChange:
-    """The signed change of the block's output (its columns by position and ``SIGN``);
-    ``query`` None: its inputs did not change."""
+class Replaced:
+    """Table rows replaced one for one: ``removed`` (each a value the table holds exactly
+    once) by ``added``, ``rows`` of each."""
 
-    query: exp.Query | None
+    removed: exp.Query
+    added: exp.Query
+    rows: int
+
+
+@dataclass(frozen=True)
+class WindowChange:
+    """The block's change: ``replaced`` where every changed row stayed in place (merged as
+    it is, nothing to net), else the signed change of its output (its columns by position
+    and ``SIGN``), netted and merged by the row rules; both None: no change."""
+
+    query: exp.Query | None = None
+    replaced: Replaced | None = None
 
 
 class RanksKept:
@@ -76,7 +88,7 @@ class RanksKept:
         keys = [KEY.format(i) for i in range(len(windows.positions))]
         delta = self.deriver.change(_input_rows(select, windows, self.names))
         if delta is None:
-            return WindowChange(None)
+            return WindowChange()
         paired = exp.and_(
             exp.EQ(this=exp.column(POSITION_ROWS), expression=exp.Literal.number(2)),
             exp.EQ(this=exp.column(POSITION_NET), expression=exp.Literal.number(0)),
@@ -89,7 +101,7 @@ class RanksKept:
             [exp.func("count", exp.Star()), exp.func("count_if", exp.not_(paired.copy()))],
         )
         if not rows:
-            return WindowChange(None)
+            return WindowChange()
         partition = keys[: windows.partition_count]
         terms: list[exp.Query] = []
         in_place = exp.select("*").from_(aliased(changed, "c")).where(paired.copy())
@@ -114,15 +126,17 @@ class RanksKept:
             kept = self._kept_values(in_place, outputs, keys)
             if kept is None:
                 return None
-            terms += kept
+            if not terms:
+                return WindowChange(replaced=kept)
+            terms += [_signed(kept.removed, -1), _signed(kept.added, 1)]
         return WindowChange(union_all(terms) if terms else None)
 
     def _kept_values(
         self, in_place: exp.Query, outputs: list[str], keys: list[str]
-    ) -> list[exp.Query] | None:
+    ) -> Replaced | None:
         """The in-place positions' change: each old row as the table holds it (with its
-        window values) removed, and the new row added with those window values; None if
-        some old row does not match exactly one table row."""
+        window values) replaced by the new row with those window values; None if some old
+        row does not match exactly one table row."""
         old_rows = (
             exp.select("*")
             .from_(aliased(in_place, "p"))
@@ -134,7 +148,7 @@ class RanksKept:
             this=exp.func("count", exp.column(present, table="t")),
             partition_by=quoted_columns(keys, "o"),
         )
-        found, (unmatched,) = self.deriver.summarized(
+        found, (found_rows, unmatched) = self.deriver.summarized(
             exp.select(
                 *quoted_columns(keys, "o"),
                 *quoted_columns(self.names, "t"),
@@ -145,16 +159,15 @@ class RanksKept:
                 aliased(table_rows, "t"), on=null_safe_equal(outputs, "o", "t"), join_type="left"
             ),
             [
+                exp.func("count", exp.Star()),
                 exp.func(
                     "count_if", exp.NEQ(this=exp.column(MATCHES), expression=exp.Literal.number(1))
-                )
+                ),
             ],
         )
         if unmatched:
             return None
-        removed = exp.select(
-            *quoted_columns(self.names), exp.alias_(exp.Literal.number(-1), SIGN)
-        ).from_(aliased(found, "f"))
+        removed = exp.select(*quoted_columns(self.names)).from_(aliased(found, "f"))
         new_rows = (
             exp.select("*")
             .from_(aliased(in_place, "p"))
@@ -165,13 +178,17 @@ class RanksKept:
                 *[
                     exp.column(n, table="n" if n in outputs else "f", quoted=True)
                     for n in self.names
-                ],
-                exp.alias_(exp.Literal.number(1), SIGN),
+                ]
             )
             .from_(aliased(new_rows, "n"))
             .join(aliased(found, "f"), on=null_safe_equal(keys, "n", "f"))
         )
-        return [removed, added]
+        return Replaced(removed, added, int(found_rows))
+
+
+def _signed(rows: exp.Query, sign: int) -> exp.Query:
+    """``rows`` with ``SIGN`` ``sign``."""
+    return exp.select("*", exp.alias_(exp.Literal.number(sign), SIGN)).from_(aliased(rows, "s"))
 
 
 def _input_rows(select: exp.Select, windows: RankingWindows, names: list[str]) -> exp.Select:
