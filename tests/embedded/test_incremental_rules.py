@@ -391,16 +391,26 @@ def noted(dt: DynamicTables) -> DynamicTables:
     return dt
 
 
+def _refresh_each(
+    dt: DynamicTables, queries: dict[str, str], statements: list[str]
+) -> dict[str, list[str]]:
+    """Each table's refresh (``queries``: its query by its name), incremental and checked
+    against its query, with the statements it ran."""
+    ran: dict[str, list[str]] = {}
+    for name, query in queries.items():
+        statements.clear()
+        refreshed = dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()[0]
+        assert refreshed.action == "INCREMENTAL", (name, refreshed)
+        assert _rows(dt, f"SELECT * FROM {name}") == _rows(dt, query), name
+        ran[name] = list(statements)
+    return ran
+
+
 def _refresh_all(dt: DynamicTables, statements: list[str]) -> dict[str, list[str]]:
     """Each outer join's refresh (checked against its query), with its statements."""
-    ran: dict[str, list[str]] = {}
-    for join, query in OUTER_JOINS.items():
-        statements.clear()
-        refreshed = dt.sql(f"ALTER DYNAMIC TABLE {join.lower()}_joined REFRESH").collect()[0]
-        assert refreshed.action == "INCREMENTAL", (join, refreshed)
-        assert _rows(dt, f"SELECT * FROM {join.lower()}_joined") == _rows(dt, query), join
-        ran[join] = list(statements)
-    return ran
+    tables = {f"{join.lower()}_joined": query for join, query in OUTER_JOINS.items()}
+    ran = _refresh_each(dt, tables, statements)
+    return {join: ran[f"{join.lower()}_joined"] for join in OUTER_JOINS}
 
 
 def _recomputing_keys(ran: dict[str, list[str]]) -> set[str]:
@@ -471,21 +481,9 @@ def ranked(tmp_path: Path) -> DynamicTables:
     return tables
 
 
-def _refresh_ranked(dt: DynamicTables, statements: list[str]) -> dict[str, list[str]]:
-    """Each ranked table's refresh (checked against its query), with its statements."""
-    ran: dict[str, list[str]] = {}
-    for name, query in RANKED.items():
-        statements.clear()
-        refreshed = dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()[0]
-        assert refreshed.action == "INCREMENTAL", (name, refreshed)
-        assert _rows(dt, f"SELECT * FROM {name}") == _rows(dt, query), name
-        ran[name] = list(statements)
-    return ran
-
-
-def _reads_partitions(texts: list[str]) -> bool:
-    """Whether a refresh read the sources of its touched partitions at a version."""
-    return any(_reads_a_version(text) for text in texts)
+def _partition_readers(ran: dict[str, list[str]]) -> set[str]:
+    """The tables whose refresh read the sources of its touched partitions at a version."""
+    return {name for name, texts in ran.items() if any(_reads_a_version(t) for t in texts)}
 
 
 def test_updates_that_keep_rows_where_they_rank_change_only_those_rows(
@@ -494,23 +492,16 @@ def test_updates_that_keep_rows_where_they_rank_change_only_those_rows(
     statements = _recorded(ranked, monkeypatch)
     # Amounts (not a position): each row keeps its window values; no partition is read.
     ranked.sql("UPDATE orders SET amount = amount + 1 WHERE order_id IN (1, 5, 6)")
-    ran = _refresh_ranked(ranked, statements)
-    assert not _reads_partitions(ran["numbered"]), ran["numbered"]
-    assert not _reads_partitions(ran["amounts"]), ran["amounts"]
-    assert not _reads_partitions(ran["starred"]), ran["starred"]
-    # A status (a partition of one window) moves its row: its partitions are recomputed,
-    # the other update is still in place.
+    assert _partition_readers(_refresh_each(ranked, RANKED, statements)) == set()
+    # A status (a partition of one of numbered's windows) moves its row there: its
+    # partitions are recomputed; the other update stays in place.
     ranked.sql("UPDATE orders SET status = 'open' WHERE order_id = 6")
     ranked.sql("UPDATE orders SET amount = 99 WHERE order_id = 2")
-    ran = _refresh_ranked(ranked, statements)
-    assert _reads_partitions(ran["numbered"]), ran["numbered"]
-    assert not _reads_partitions(ran["amounts"]), ran["amounts"]
+    assert _partition_readers(_refresh_each(ranked, RANKED, statements)) == {"numbered"}
     # An insert and a delete move rows within their partitions.
     ranked.sql("INSERT INTO orders VALUES (7, 1, 1, 'paid')")
     ranked.sql("DELETE FROM orders WHERE order_id = 3")
-    ran = _refresh_ranked(ranked, statements)
-    assert _reads_partitions(ran["numbered"])
-    assert _reads_partitions(ran["amounts"])
+    assert _partition_readers(_refresh_each(ranked, RANKED, statements)) == set(RANKED)
 
 
 def test_an_update_whose_old_row_is_ambiguous_recomputes_its_partition(
@@ -520,6 +511,4 @@ def test_an_update_whose_old_row_is_ambiguous_recomputes_its_partition(
     # of its two rows with amount 30 was updated, so it recomputes the partition.
     statements = _recorded(ranked, monkeypatch)
     ranked.sql("UPDATE orders SET amount = 31 WHERE order_id = 4")
-    ran = _refresh_ranked(ranked, statements)
-    assert not _reads_partitions(ran["numbered"]), ran["numbered"]
-    assert _reads_partitions(ran["amounts"]), ran["amounts"]
+    assert _partition_readers(_refresh_each(ranked, RANKED, statements)) == {"amounts"}
