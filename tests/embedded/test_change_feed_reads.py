@@ -78,7 +78,7 @@ def _is_feed_alone(statement: str) -> bool:
         # the keys the change touches (a window recomputed for them)
         ("SELECT k, g, sum(v) OVER (PARTITION BY g) AS t FROM src", "DISTINCT"),
         # the netted input rows of ranking windows, by position (updated in place)
-        ("SELECT k, g, rank() OVER (PARTITION BY g ORDER BY v) AS r FROM src", "__dt_position"),
+        ("SELECT k, g, rank() OVER (PARTITION BY g ORDER BY v) AS r FROM src", "__dt_in_place"),
     ],
 )
 def test_a_feed_read_once_is_read_by_the_statement_that_uses_it(

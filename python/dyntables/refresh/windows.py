@@ -21,7 +21,10 @@ Per refresh, over the block's netted input change (one row per distinct changed 
 The old rows of the in-place positions are found in the table by their columns other than
 the windows'; each must match exactly one row there (else a duplicate leaves it ambiguous
 which row was updated, and the refresh recomputes the touched partitions instead:
-``WindowChange`` is None). The change this returns is netted and merged by the row rules
+``WindowChange`` is None). One statement computes all of this (the netted rows, which are
+in place, the table rows they match), counted by the same job. When every changed row is
+in place, the table's old rows are replaced one for one by a MERGE; otherwise the in-place
+rows' change and the moved partitions' recompute are netted and merged by the row rules
 (``incremental._apply_rows``).
 """
 
@@ -39,15 +42,14 @@ from dyntables.refresh.changes import (
     aliased,
     null_safe_equal,
     quoted_columns,
-    touched_by,
     union_all,
 )
 
 NET = "__dt_net"  # a changed input row's net number of copies
-MATCHES = "__dt_matches"  # table rows matching an in-place position's old row
-# A position's net change and its number of distinct changed rows.
-POSITION_NET = "__dt_position_net"
-POSITION_ROWS = "__dt_position_rows"
+PAIRED = "__dt_paired"  # its position lost one row and gained one
+IN_PLACE = "__dt_in_place"  # paired, in a partition where every position is
+MATCHES = "__dt_matches"  # table rows matching an in-place old row
+WAS = "__dt_was{}"  # the table's columns (by position) of the row an old row matches
 
 
 @dataclass(frozen=True)
@@ -86,104 +88,144 @@ class RanksKept:
         window_names = [self.names[i] for i in windows.window_outputs]
         outputs = [n for n in self.names if n not in window_names]
         keys = [KEY.format(i) for i in range(len(windows.positions))]
+        partition = keys[: windows.partition_count]
         delta = self.deriver.change(_input_rows(select, windows, self.names))
         if delta is None:
             return WindowChange()
-        paired = exp.and_(
-            exp.EQ(this=exp.column(POSITION_ROWS), expression=exp.Literal.number(2)),
-            exp.EQ(this=exp.column(POSITION_NET), expression=exp.Literal.number(0)),
-            exp.In(
-                this=exp.column(NET), expressions=[exp.Literal.number(-1), exp.Literal.number(1)]
-            ),
-        )
-        changed, (rows, moved) = self.deriver.summarized(
-            _positioned(delta, [*outputs, *keys], keys),
-            [exp.func("count", exp.Star()), exp.func("count_if", exp.not_(paired.copy()))],
-        )
-        if not rows:
-            return WindowChange()
-        partition = keys[: windows.partition_count]
-        terms: list[exp.Query] = []
-        in_place = exp.select("*").from_(aliased(changed, "c")).where(paired.copy())
-        if moved:
-            if not partition:
-                return None
-            touched = self.deriver.materialize(
-                exp.select(*quoted_columns(partition))
-                .from_(aliased(changed, "c"))
-                .where(exp.not_(paired.copy()))
-                .distinct()
-            )
-            recompute = Recompute(touched, block_keys=windows.positions[: len(partition)])
-            terms += [
-                self.deriver.recomputed(select, recompute, "new", sign=1),
-                self.deriver.recomputed(select, recompute, "old", sign=-1),
-            ]
-            in_place = in_place.where(
-                exp.Not(this=touched_by(quoted_columns(partition, "c"), touched)), copy=False
-            )
-        if moved < rows:
-            kept = self._kept_values(in_place, outputs, keys)
-            if kept is None:
-                return None
-            if not terms:
-                return WindowChange(replaced=kept)
-            terms += [_signed(kept.removed, -1), _signed(kept.added, 1)]
-        return WindowChange(union_all(terms) if terms else None)
-
-    def _kept_values(
-        self, in_place: exp.Query, outputs: list[str], keys: list[str]
-    ) -> Replaced | None:
-        """The in-place positions' change: each old row as the table holds it (with its
-        window values) replaced by the new row with those window values; None if some old
-        row does not match exactly one table row."""
-        old_rows = (
-            exp.select("*")
-            .from_(aliased(in_place, "p"))
-            .where(exp.LT(this=exp.column(NET), expression=exp.Literal.number(0)))
-        )
-        present = "__dt_present"
-        table_rows = exp.select("*", exp.alias_(exp.true(), present)).from_(self.table.copy())
-        match_count = exp.Window(
-            this=exp.func("count", exp.column(present, table="t")),
-            partition_by=quoted_columns(keys, "o"),
-        )
-        found, (found_rows, unmatched) = self.deriver.summarized(
-            exp.select(
-                *quoted_columns(keys, "o"),
-                *quoted_columns(self.names, "t"),
-                exp.alias_(match_count, MATCHES),
-            )
-            .from_(aliased(old_rows, "o"))
-            .join(
-                aliased(table_rows, "t"), on=null_safe_equal(outputs, "o", "t"), join_type="left"
-            ),
+        # One statement: the netted input rows, which of them are in place, and the table
+        # row each in-place old row matches (with how many it matches).
+        positioned = _positioned(delta, [*outputs, *keys], keys, partition)
+        in_place, old = exp.column(IN_PLACE), exp.LT(this=exp.column(NET), expression=_number(0))
+        changed, (rows, moved, old_rows, unmatched) = self.deriver.summarized(
+            self._with_table_rows(positioned, outputs, keys),
             [
                 exp.func("count", exp.Star()),
+                exp.func("count_if", exp.Not(this=in_place.copy())),
+                exp.func("count_if", exp.and_(in_place.copy(), old.copy())),
                 exp.func(
-                    "count_if", exp.NEQ(this=exp.column(MATCHES), expression=exp.Literal.number(1))
+                    "count_if",
+                    exp.and_(
+                        in_place.copy(),
+                        old.copy(),
+                        exp.NEQ(this=exp.column(MATCHES), expression=_number(1)),
+                    ),
                 ),
             ],
         )
-        if unmatched:
+        if not rows:
+            return WindowChange()
+        if unmatched or (moved and not partition):
             return None
-        removed = exp.select(*quoted_columns(self.names)).from_(aliased(found, "f"))
-        new_rows = (
-            exp.select("*")
-            .from_(aliased(in_place, "p"))
-            .where(exp.GT(this=exp.column(NET), expression=exp.Literal.number(0)))
+        kept = self._kept_values(changed, outputs, keys, int(old_rows))
+        if not moved:
+            return WindowChange(replaced=kept)
+        touched = self.deriver.materialize(
+            exp.select(*quoted_columns(partition))
+            .from_(aliased(changed, "c"))
+            .where(exp.Not(this=exp.column(IN_PLACE)))
+            .distinct()
+        )
+        recompute = Recompute(touched, block_keys=windows.positions[: len(partition)])
+        terms: list[exp.Query] = [
+            self.deriver.recomputed(select, recompute, "new", sign=1),
+            self.deriver.recomputed(select, recompute, "old", sign=-1),
+        ]
+        if old_rows:
+            terms += [_signed(kept.removed, -1), _signed(kept.added, 1)]
+        return WindowChange(union_all(terms))
+
+    def _with_table_rows(
+        self, positioned: exp.Query, outputs: list[str], keys: list[str]
+    ) -> exp.Query:
+        """``positioned`` with, on each in-place old row, the table's columns of the row it
+        matches by its columns other than the windows' (``WAS…``, by position among the
+        table's columns; a second match doubles the row) and how many it matches."""
+        present = "__dt_present"
+        table_rows = exp.select(
+            *[
+                exp.alias_(exp.column(n, quoted=True), WAS.format(i), quoted=True)
+                for i, n in enumerate(self.names)
+            ],
+            exp.alias_(exp.true(), present),
+        ).from_(self.table.copy())
+        matches_old_row = exp.and_(
+            exp.column(IN_PLACE, table="c"),
+            exp.LT(this=exp.column(NET, table="c"), expression=_number(0)),
+            *[
+                exp.NullSafeEQ(
+                    this=exp.column(n, table="c", quoted=True),
+                    expression=exp.column(WAS.format(self.names.index(n)), table="t", quoted=True),
+                )
+                for n in outputs
+            ],
+        )
+        match_count = exp.Window(
+            this=exp.func("count", exp.column(present, table="t")),
+            partition_by=[*quoted_columns(keys, "c"), exp.column(NET, table="c")],
+        )
+        return (
+            exp.select(
+                "c.*",
+                *[
+                    exp.column(WAS.format(i), table="t", quoted=True)
+                    for i in range(len(self.names))
+                ],
+                exp.alias_(match_count, MATCHES),
+            )
+            .from_(aliased(positioned, "c"))
+            .join(aliased(table_rows, "t"), on=matches_old_row, join_type="left")
+        )
+
+    def _kept_values(
+        self, changed: exp.Query, outputs: list[str], keys: list[str], rows: int
+    ) -> Replaced:
+        """The in-place positions' change: each old row as the table holds it (with its
+        window values) replaced by the new row with those window values."""
+        in_place = exp.column(IN_PLACE)
+        removed = (
+            exp.select(
+                *[
+                    exp.alias_(exp.column(WAS.format(i), quoted=True), n, quoted=True)
+                    for i, n in enumerate(self.names)
+                ]
+            )
+            .from_(aliased(changed, "c"))
+            .where(exp.and_(in_place.copy(), exp.LT(this=exp.column(NET), expression=_number(0))))
         )
         added = (
             exp.select(
                 *[
-                    exp.column(n, table="n" if n in outputs else "f", quoted=True)
-                    for n in self.names
+                    exp.alias_(
+                        exp.column(n, table="n", quoted=True)
+                        if n in outputs
+                        else exp.column(WAS.format(i), table="o", quoted=True),
+                        n,
+                        quoted=True,
+                    )
+                    for i, n in enumerate(self.names)
                 ]
             )
-            .from_(aliased(new_rows, "n"))
-            .join(aliased(found, "f"), on=null_safe_equal(keys, "n", "f"))
+            .from_(aliased(changed, "n"))
+            .join(
+                aliased(changed, "o"),
+                on=exp.and_(
+                    null_safe_equal(keys, "n", "o"),
+                    exp.column(IN_PLACE, table="o"),
+                    exp.LT(this=exp.column(NET, table="o"), expression=_number(0)),
+                ),
+            )
+            .where(
+                exp.and_(
+                    exp.column(IN_PLACE, table="n"),
+                    exp.GT(this=exp.column(NET, table="n"), expression=_number(0)),
+                )
+            )
         )
-        return Replaced(removed, added, int(found_rows))
+        return Replaced(removed, added, rows)
+
+
+def _number(value: int) -> exp.Expr:
+    return exp.Literal.number(value)
 
 
 def _signed(rows: exp.Query, sign: int) -> exp.Query:
@@ -208,10 +250,13 @@ def _input_rows(select: exp.Select, windows: RankingWindows, names: list[str]) -
     return rows
 
 
-def _positioned(delta: exp.Query, columns: list[str], keys: list[str]) -> exp.Query:
+def _positioned(
+    delta: exp.Query, columns: list[str], keys: list[str], partition: list[str]
+) -> exp.Query:
     """Each distinct changed input row (``columns``: the outputs and positions, named by
-    position) with its net copies (``NET``, nonzero), and its position's net change and
-    number of distinct changed rows."""
+    position) with its net copies (``NET``, nonzero) and whether it is in place
+    (``IN_PLACE``): its position lost one row and gained one, and no position of its
+    partition (``partition``: the shared PARTITION BY keys; none: the whole block) moved."""
     renamed = exp.Subquery(
         this=delta,
         alias=exp.TableAlias(
@@ -224,19 +269,33 @@ def _positioned(delta: exp.Query, columns: list[str], keys: list[str]) -> exp.Qu
         exp.select(*quoted_columns(columns), exp.alias_(net_sum, NET))
         .from_(renamed)
         .group_by(*quoted_columns(columns))
-        .having(exp.NEQ(this=net_sum.copy(), expression=exp.Literal.number(0)))
+        .having(exp.NEQ(this=net_sum.copy(), expression=_number(0)))
     )
     by_position = quoted_columns(keys)
-    return exp.select(
+    position_net = exp.Window(this=exp.func("sum", exp.column(NET)), partition_by=by_position)
+    position_rows = exp.Window(
+        this=exp.func("count", exp.Star()), partition_by=[k.copy() for k in by_position]
+    )
+    paired = exp.select(
         "*",
         exp.alias_(
-            exp.Window(this=exp.func("sum", exp.column(NET)), partition_by=by_position),
-            POSITION_NET,
-        ),
-        exp.alias_(
-            exp.Window(
-                this=exp.func("count", exp.Star()), partition_by=[k.copy() for k in by_position]
+            exp.and_(
+                exp.EQ(this=position_rows, expression=_number(2)),
+                exp.EQ(this=position_net, expression=_number(0)),
+                exp.In(this=exp.column(NET), expressions=[_number(-1), _number(1)]),
             ),
-            POSITION_ROWS,
+            PAIRED,
         ),
     ).from_(aliased(net, "n"))
+    moved_here = exp.Window(
+        this=exp.func(
+            "max",
+            exp.Case(ifs=[exp.If(this=exp.column(PAIRED), true=_number(0))], default=_number(1)),
+        ),
+        partition_by=quoted_columns(partition),
+    )
+    return exp.select(
+        *quoted_columns(columns),
+        exp.column(NET),
+        exp.alias_(exp.EQ(this=moved_here, expression=_number(0)), IN_PLACE),
+    ).from_(aliased(paired, "p"))
