@@ -54,6 +54,7 @@ from dyntables.planner.structure import (
 from dyntables.sql.dialect import to_spark_sql
 
 SIGN = "__dt_sign"
+NET = "__dt_net"  # a row value's net number of copies added (netted)
 # A reference to a source's change feed in a change query, until a statement reads it.
 FEED = "__dt_feed_{}"
 
@@ -469,4 +470,26 @@ def null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
             )
             for name in names
         ]
+    )
+
+
+def with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
+    """The change query as ``d(<names>, __dt_sign)``: its columns named by position, so
+    unaliased expressions of the defining query need no name of their own."""
+    columns = [exp.to_identifier(name, quoted=True) for name in [*names, SIGN]]
+    return exp.Subquery(
+        this=change, alias=exp.TableAlias(this=exp.to_identifier("d"), columns=columns)
+    )
+
+
+def netted(renamed: exp.Subquery, names: list[str], active: exp.Expr | None = None) -> exp.Query:
+    """Each row value of a change (``with_columns``) with its net number of copies added
+    (``NET``, below zero: removed), values whose changes cancel left out, and frozen
+    values too (``active``: a value is frozen or active whatever its number of copies)."""
+    net_sum = exp.func("sum", exp.column(SIGN))
+    net = exp.select(*quoted_columns(names), exp.alias_(net_sum, NET)).from_(renamed)
+    if active is not None:
+        net = net.where(active.copy())
+    return net.group_by(*quoted_columns(names)).having(
+        exp.NEQ(this=net_sum.copy(), expression=exp.Literal.number(0))
     )

@@ -52,14 +52,17 @@ from dyntables.refresh.aggregates import (
     row_change,
 )
 from dyntables.refresh.changes import (
+    NET,
     SIGN,
     ChangeDeriver,
     Versions,
     aliased,
+    netted,
     null_safe_equal,
     quoted_columns,
     touched_by,
     union_all,
+    with_columns,
 )
 from dyntables.refresh.context import RefreshContext, counted
 from dyntables.refresh.state import Action, Applied, RefreshInputs, RefreshJob, new_watermark
@@ -69,20 +72,10 @@ from dyntables.sql.dialect import to_spark_sql
 from dyntables.sql.merges import delete_then_insert_merge
 
 # Internal column names of the queries an incremental refresh runs (never in the table).
-NET = "__dt_net"  # a row value's net number of copies added
 HELD = "__dt_held"  # copies of a row value the table holds
 DECIDED = "__dt_decided"  # change arithmetic decides the group's new row
 REMAINS = "__dt_remains"  # the group still has rows (meaningful where decided)
 PRESENT = "__dt_present"  # TRUE on the table's rows (NULL: an outer join found none)
-
-
-def _with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
-    """The change query as ``d(<names>, __dt_sign)``: its columns named by position, so
-    unaliased expressions of the defining query need no name of their own."""
-    columns = [exp.to_identifier(name, quoted=True) for name in [*names, SIGN]]
-    return exp.Subquery(
-        this=change, alias=exp.TableAlias(this=exp.to_identifier("d"), columns=columns)
-    )
 
 
 # ---- applying a change ----
@@ -139,24 +132,24 @@ class IncrementalRefresh:
 
     def _apply_rows(self, tree: exp.Query, watermark: str, expected: int | None) -> Applied:
         in_place = self._ranks_kept(tree)
-        if in_place is not None and in_place.replaced is not None:
-            replaced = in_place.replaced  # each removed value held once: nothing to net
-            names = [name for name, _ in self.columns]
-            made = self._merge(names, replaced.removed, replaced.added, watermark, expected)
-            return Applied(replaced.rows, replaced.rows, committed=True, made=made)
-        if in_place is not None:
-            delta = in_place.query
-        else:
+        if in_place is None:
             key_names = self._replaceable_keys(tree)
             if key_names is not None:
                 assert isinstance(tree, exp.Select)
                 return self._replace_keys(tree, key_names, watermark, expected)
             delta = self.deriver.change(tree)
+        elif in_place.replaced is not None:
+            replaced = in_place.replaced  # each removed value held once: nothing to net
+            names = [name for name, _ in self.columns]
+            made = self._merge(names, replaced.removed, replaced.added, watermark, expected)
+            return Applied(replaced.rows, replaced.rows, committed=True, made=made)
+        else:
+            delta = in_place.query
         if delta is None:
             return Applied(0, 0, committed=False)
         names = [name for name, _ in self.columns]
         if self.appends_as_they_come:  # nothing to net or count first
-            rows = exp.select(*quoted_columns(names)).from_(_with_columns(delta, names))
+            rows = exp.select(*quoted_columns(names)).from_(with_columns(delta, names))
             if self.active is not None:
                 rows = rows.where(self.active.copy())
             made = self.fmt.append(
@@ -172,7 +165,7 @@ class IncrementalRefresh:
         # their sum: a smallest above zero means the change only adds rows (appends, or
         # rows moving into the filter), and the sum is how many.
         net, (smallest, added) = self.deriver.summarized(
-            _net(_with_columns(delta, names), names, self.active),
+            netted(with_columns(delta, names), names, self.active),
             [exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))],
         )
         if smallest is None:  # the change nets out to nothing
@@ -338,7 +331,7 @@ class IncrementalRefresh:
         delta = self.deriver.change(grouped_input)
         if delta is None:
             return Applied(0, 0, committed=False)
-        renamed = _with_columns(delta, [*key_names, *[a.alias for a in arguments]])
+        renamed = with_columns(delta, [*key_names, *[a.alias for a in arguments]])
         count_all = exp.func("count", exp.Star())
         # The affected groups, computed once, with what the MERGE does to them counted by
         # the same job: the rows it removes (the table's rows of those groups: a
@@ -539,19 +532,6 @@ class IncrementalRefresh:
 
 def _number(value: int) -> exp.Expr:
     return exp.Literal.number(value)
-
-
-def _net(renamed: exp.Subquery, names: list[str], active: exp.Expr | None) -> exp.Query:
-    """Each row value of the change with its net number of copies added (below zero:
-    removed), values whose changes cancel left out, and frozen values too (a value is
-    frozen or active whatever its number of copies)."""
-    net_sum = exp.func("sum", exp.column(SIGN))
-    net = exp.select(*quoted_columns(names), exp.alias_(net_sum, NET)).from_(renamed)
-    if active is not None:
-        net = net.where(active.copy())
-    return net.group_by(*quoted_columns(names)).having(
-        exp.NEQ(this=net_sum.copy(), expression=_number(0))
-    )
 
 
 def _copies(count: exp.Expr) -> exp.Lateral:

@@ -36,16 +36,18 @@ from sqlglot import exp
 
 from dyntables.planner.structure import KEY, RankingWindows, key_probe
 from dyntables.refresh.changes import (
+    NET,
     SIGN,
     ChangeDeriver,
     Recompute,
     aliased,
+    netted,
     null_safe_equal,
     quoted_columns,
     union_all,
+    with_columns,
 )
 
-NET = "__dt_net"  # a changed input row's net number of copies
 PAIRED = "__dt_paired"  # its position lost one row and gained one
 IN_PLACE = "__dt_in_place"  # paired, in a partition where every position is
 MATCHES = "__dt_matches"  # table rows matching an in-place old row
@@ -95,21 +97,14 @@ class RanksKept:
         # One statement: the netted input rows, which of them are in place, and the table
         # row each in-place old row matches (with how many it matches).
         positioned = _positioned(delta, [*outputs, *keys], keys, partition)
-        in_place, old = exp.column(IN_PLACE), exp.LT(this=exp.column(NET), expression=_number(0))
+        ambiguous = exp.NEQ(this=exp.column(MATCHES), expression=_number(1))
         changed, (rows, moved, old_rows, unmatched) = self.deriver.summarized(
             self._with_table_rows(positioned, outputs, keys),
             [
                 exp.func("count", exp.Star()),
-                exp.func("count_if", exp.Not(this=in_place.copy())),
-                exp.func("count_if", exp.and_(in_place.copy(), old.copy())),
-                exp.func(
-                    "count_if",
-                    exp.and_(
-                        in_place.copy(),
-                        old.copy(),
-                        exp.NEQ(this=exp.column(MATCHES), expression=_number(1)),
-                    ),
-                ),
+                exp.func("count_if", exp.Not(this=exp.column(IN_PLACE))),
+                exp.func("count_if", _in_place(old=True)),
+                exp.func("count_if", exp.and_(_in_place(old=True), ambiguous)),
             ],
         )
         if not rows:
@@ -149,8 +144,7 @@ class RanksKept:
             exp.alias_(exp.true(), present),
         ).from_(self.table.copy())
         matches_old_row = exp.and_(
-            exp.column(IN_PLACE, table="c"),
-            exp.LT(this=exp.column(NET, table="c"), expression=_number(0)),
+            _in_place(old=True, table="c"),
             *[
                 exp.NullSafeEQ(
                     this=exp.column(n, table="c", quoted=True),
@@ -181,7 +175,6 @@ class RanksKept:
     ) -> Replaced:
         """The in-place positions' change: each old row as the table holds it (with its
         window values) replaced by the new row with those window values."""
-        in_place = exp.column(IN_PLACE)
         removed = (
             exp.select(
                 *[
@@ -190,7 +183,7 @@ class RanksKept:
                 ]
             )
             .from_(aliased(changed, "c"))
-            .where(exp.and_(in_place.copy(), exp.LT(this=exp.column(NET), expression=_number(0))))
+            .where(_in_place(old=True))
         )
         added = (
             exp.select(
@@ -208,24 +201,24 @@ class RanksKept:
             .from_(aliased(changed, "n"))
             .join(
                 aliased(changed, "o"),
-                on=exp.and_(
-                    null_safe_equal(keys, "n", "o"),
-                    exp.column(IN_PLACE, table="o"),
-                    exp.LT(this=exp.column(NET, table="o"), expression=_number(0)),
-                ),
+                on=exp.and_(null_safe_equal(keys, "n", "o"), _in_place(old=True, table="o")),
             )
-            .where(
-                exp.and_(
-                    exp.column(IN_PLACE, table="n"),
-                    exp.GT(this=exp.column(NET, table="n"), expression=_number(0)),
-                )
-            )
+            .where(_in_place(old=False, table="n"))
         )
         return Replaced(removed, added, rows)
 
 
 def _number(value: int) -> exp.Expr:
     return exp.Literal.number(value)
+
+
+def _in_place(*, old: bool, table: str | None = None) -> exp.Expr:
+    """True on an in-place position's old row (``old``) or new row, of ``table``."""
+    side = exp.LT if old else exp.GT
+    return exp.and_(
+        exp.column(IN_PLACE, table=table),
+        side(this=exp.column(NET, table=table), expression=_number(0)),
+    )
 
 
 def _signed(rows: exp.Query, sign: int) -> exp.Query:
@@ -257,20 +250,7 @@ def _positioned(
     position) with its net copies (``NET``, nonzero) and whether it is in place
     (``IN_PLACE``): its position lost one row and gained one, and no position of its
     partition (``partition``: the shared PARTITION BY keys; none: the whole block) moved."""
-    renamed = exp.Subquery(
-        this=delta,
-        alias=exp.TableAlias(
-            this=exp.to_identifier("d"),
-            columns=[exp.to_identifier(n, quoted=True) for n in [*columns, SIGN]],
-        ),
-    )
-    net_sum = exp.func("sum", exp.column(SIGN))
-    net = (
-        exp.select(*quoted_columns(columns), exp.alias_(net_sum, NET))
-        .from_(renamed)
-        .group_by(*quoted_columns(columns))
-        .having(exp.NEQ(this=net_sum.copy(), expression=_number(0)))
-    )
+    net = netted(with_columns(delta, columns), columns)
     by_position = quoted_columns(keys)
     position_net = exp.Window(this=exp.func("sum", exp.column(NET)), partition_by=by_position)
     position_rows = exp.Window(
