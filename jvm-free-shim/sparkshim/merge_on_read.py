@@ -209,8 +209,37 @@ def apply(
     )
     if not matched.num_rows and not inserted.num_rows:
         return
-    marking = mark(location, table, matched.select([FILE_COLUMN, POSITION_COLUMN]))
-    new_rows = pa.concat_tables([after, inserted])
+    located = matched.select([FILE_COLUMN, POSITION_COLUMN])
+    written = Written(deleted, before, after, inserted)
+    commit_marked(location, table, read_version, options, located, written, operation)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a row-level commit does to the table's rows (each in the table's columns): for
+    its change data feed and its metrics."""
+
+    deleted: pa.Table
+    before: pa.Table  # updated rows' old values
+    after: pa.Table  # their new values, in the same order
+    inserted: pa.Table
+
+
+def commit_marked(
+    location: Path,
+    table: DeltaTable,
+    read_version: int,
+    options: delta.CommitOptions,
+    located: pa.Table,
+    written: Written,
+    operation: str,
+) -> None:
+    """Commit after ``read_version``: the rows ``located`` names (``FILE_COLUMN``,
+    ``POSITION_COLUMN``: the deleted and the updated rows) marked removed, the updated
+    rows' new values and the inserted rows written as one new file, and the change data
+    feed's file when the table records it."""
+    marking = mark(location, table, located)
+    new_rows = pa.concat_tables([written.after, written.inserted])
     added = list(marking.added)
     if new_rows.num_rows:
         added.append(append.data_file(location, new_rows))
@@ -219,14 +248,18 @@ def apply(
     change_files = []
     if state.configuration.get("delta.enableChangeDataFeed", "").lower() == "true":
         parts = [
-            (deleted, "delete"),
-            (before, "update_preimage"),
-            (after, "update_postimage"),
-            (inserted, "insert"),
+            (written.deleted, "delete"),
+            (written.before, "update_preimage"),
+            (written.after, "update_postimage"),
+            (written.inserted, "insert"),
         ]
         change_files.append(commits.change_file(location, parts))
     counts = _Counts(
-        deleted.num_rows, updates.num_rows, inserted.num_rows, len(added), len(marking.removed)
+        written.deleted.num_rows,
+        written.before.num_rows,
+        written.inserted.num_rows,
+        len(added),
+        len(marking.removed),
     )
     info = _commit_info(operation, read_version, counts, marking, delta.commit_metadata(options))
     commits.put(location, read_version, options, info, [*marking.removed, *added, *change_files])

@@ -378,6 +378,7 @@ _WANTED_TYPES: dict[str, list[str]] = {}
 # on the file system) and its position in that file (from 0, as deletion vectors count).
 FILE_COLUMN = "__sparkshim_file"
 POSITION_COLUMN = _POSITION
+PROBE_COLUMN = "__sparkshim_probe"  # which looked-up row a located copy equals
 
 
 def run_query(
@@ -619,6 +620,23 @@ def _locate(
 ) -> pa.Table:
     """Every live row of ``snapshot`` equal to a row of ``probes`` (distinct): its values,
     its data file (as a located scan names it) and its position."""
+    found = locate(cursor, location, snapshot, schema, probes)
+    located = probes.take(found.column(PROBE_COLUMN))
+    located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
+    return located.append_column(POSITION_COLUMN, found.column(POSITION_COLUMN))
+
+
+def locate(
+    cursor: duckdb.DuckDBPyConnection,
+    location: Path,
+    snapshot: DeltaTable,
+    schema: pa.Schema,
+    probes: pa.Table,
+) -> pa.Table:
+    """Where the live rows of ``snapshot`` equal to a row of ``probes`` (in the table's
+    column order and types) are, through the table's row index: one row per copy found,
+    with the probe's number (``PROBE_COLUMN``), the data file as a located scan names it
+    (``FILE_COLUMN``) and the position in it (``POSITION_COLUMN``), file by file."""
     first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in schema.names])
     hashes = f"{first.sql('duckdb')} AS h1, {second.sql('duckdb')} AS h2"
     probe_first, probe_second = _probe_hashes(cursor, probes, hashes)
@@ -643,9 +661,13 @@ def _locate(
         files.append(pa.array([path] * found.num_rows, pa.string()))
         positions.append(found.column("position").combine_chunks())
         taken.append(found.column("probe").combine_chunks())
-    located = probes.take(pa.concat_arrays(taken) if taken else pa.array([], pa.int64()))
-    located = located.append_column(FILE_COLUMN, pa.chunked_array(files, pa.string()))
-    return located.append_column(POSITION_COLUMN, pa.chunked_array(positions, pa.int64()))
+    return pa.table(
+        {
+            PROBE_COLUMN: pa.chunked_array(taken, pa.int64()),
+            FILE_COLUMN: pa.chunked_array(files, pa.string()),
+            POSITION_COLUMN: pa.chunked_array(positions, pa.int64()),
+        }
+    )
 
 
 def _probe_hashes(

@@ -15,8 +15,8 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import Definition, key_to_table, table_key
-from dyntables.errors import DynamicTableError
-from dyntables.formats import TableFormat
+from dyntables.errors import CannotRefreshIncrementallyError, DynamicTableError
+from dyntables.formats import CountedWrite, TableFormat
 from dyntables.sql.dialect import to_spark_sql
 
 
@@ -84,7 +84,10 @@ class Engine:
         from sparkshim.metadata import DeltaMetadata
 
         delta = DeltaFormat(
-            conditional_commits=True, schema_overwrite_setting=True, log_reader=DeltaMetadata
+            conditional_commits=True,
+            schema_overwrite_setting=True,
+            log_reader=DeltaMetadata,
+            counted_writer=_write_counted,
         )
         return cls(session, delta, appends_rows_as_dataframes=True, checkpoints_dataframes=False)
 
@@ -177,6 +180,20 @@ class Engine:
         except Exception:  # a view, or a table of another format: not ours
             return None
         return properties
+
+
+def _write_counted(session: Any, table: str, view: str, count_column: str) -> CountedWrite | None:
+    """sparkshim's native write of a counted change (``sparkshim.counted_rows``); a table
+    that does not hold the rows the change removes cannot be refreshed incrementally."""
+    from sparkshim.counted_rows import RowsNotHeldError, apply_view
+
+    try:
+        applied = apply_view(session, table, view, count_column)
+    except RowsNotHeldError as failure:
+        raise CannotRefreshIncrementallyError(
+            "the table does not hold the rows its change removes"
+        ) from failure
+    return CountedWrite(applied.inserted, applied.deleted) if applied is not None else None
 
 
 def made_by_sparkshim(instance: Any) -> bool:

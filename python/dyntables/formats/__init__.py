@@ -54,6 +54,14 @@ class Commit:
         return self.rows_deleted == 0 and self.rows_inserted is not None
 
 
+@dataclass(frozen=True)
+class CountedWrite:
+    """The rows a counted change's commit inserted and deleted (``apply_counted``)."""
+
+    inserted: int
+    deleted: int
+
+
 class TableFormat(Protocol):
     """What the lifecycle needs from a table format, on a given engine session."""
 
@@ -183,6 +191,21 @@ class TableFormat(Protocol):
     ) -> Commit | None:
         """Run ``statement`` (a MERGE INTO the table) as one commit carrying ``watermark``;
         its source may read the table as it was before."""
+
+    def apply_counted(
+        self,
+        session: Any,
+        table: exp.Table,
+        view: str,
+        count_column: str,
+        watermark: str,
+        expected_version: int | None,
+    ) -> CountedWrite | None:
+        """Where the engine writes a counted change natively (the embedded engine): apply
+        the temporary view ``view`` (the table's columns, each row value once, and
+        ``count_column``: the copies of it the table gains, or loses when below zero) in
+        one commit carrying ``watermark``, with no statement. None where it cannot
+        (nothing written): the change is then written with ``merge``."""
 
     def replace_where(
         self,

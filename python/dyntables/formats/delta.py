@@ -20,6 +20,7 @@ from dyntables.catalog import path_of, table_key
 from dyntables.errors import ConcurrentRefreshError
 from dyntables.formats import (
     Commit,
+    CountedWrite,
     create_table,
     ensure_properties,
     lost_race_in,
@@ -93,6 +94,12 @@ class DeltaLog(Protocol):
     def removed_row_share(self, name: str) -> float | None: ...
 
 
+# Writes a counted change natively (the embedded engine's ``sparkshim.counted_rows``):
+# ``(session, table name, view name, count column)`` -> what it wrote, or None where it
+# cannot (nothing written).
+CountedWriter = Callable[[Any, str, str, str], CountedWrite | None]
+
+
 class DeltaFormat:
     name = "delta"
 
@@ -103,6 +110,7 @@ class DeltaFormat:
         schema_overwrite_setting: bool = False,
         embedded: bool | None = None,
         log_reader: Callable[[Any], DeltaLog] | None = None,
+        counted_writer: CountedWriter | None = None,
     ) -> None:
         """``embedded=True`` is short for both capabilities (sparkshim has them; Delta on
         Spark has neither); the engine passes them by name."""
@@ -117,6 +125,9 @@ class DeltaFormat:
         # Reads a session's table metadata from the Delta log without a statement, where the
         # engine can (None: SHOW TBLPROPERTIES, DESCRIBE HISTORY, a LIMIT 0 query, a count).
         self.log_reader = log_reader
+        # Applies a change netted per row value without a MERGE, where the engine can
+        # (None: ``apply_counted`` writes nothing and the refresh runs its MERGE).
+        self.counted_writer = counted_writer
         self.supports_incremental = True
         self.reports_row_counts = True
         self.reads_histories_at_once = False
@@ -282,6 +293,23 @@ class DeltaFormat:
         expected_version: int | None,
     ) -> None:
         self._commit(session, statement, watermark, expected_version)
+
+    def apply_counted(
+        self,
+        session: Any,
+        table: exp.Table,
+        view: str,
+        count_column: str,
+        watermark: str,
+        expected_version: int | None,
+    ) -> CountedWrite | None:
+        if self.counted_writer is None:
+            return None
+        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
+        if self.supports_conditional_commit and expected_version is not None:
+            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        with session_settings(session, settings):
+            return self.counted_writer(session, to_spark_sql(table), view, count_column)
 
     def replace_where(
         self,

@@ -34,6 +34,7 @@ from dyntables.errors import (
 )
 from dyntables.formats import (
     Commit,
+    CountedWrite,
     create_table,
     ensure_properties,
     lost_race_in,
@@ -488,6 +489,18 @@ class IcebergFormat:
     ) -> Commit:
         """Stage the MERGE and publish it as ``overwrite`` does."""
         return self._commit(session, table, statement, watermark, expected_version)
+
+    def apply_counted(
+        self,
+        session: Any,
+        table: exp.Table,
+        view: str,
+        count_column: str,
+        watermark: str,
+        expected_version: int | None,
+    ) -> CountedWrite | None:
+        """None: Spark writes a change with a MERGE."""
+        return None
 
     def replace_where(
         self,

@@ -68,6 +68,14 @@ def _read(view: str) -> exp.Expr:
     return exp.to_table(view).as_("__dt_changes")
 
 
+def view_read(rows: exp.Query) -> str:
+    """The temporary view that rows ``summarized`` (or ``materialize``) returned read."""
+    source = rows.args["from_"].this
+    assert isinstance(source, exp.Table)
+    assert source.alias == "__dt_changes"
+    return source.name
+
+
 @dataclass(frozen=True)
 class Versions:
     """Each source's version at the last refresh (old) and now (new)."""

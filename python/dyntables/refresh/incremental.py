@@ -62,6 +62,7 @@ from dyntables.refresh.changes import (
     quoted_columns,
     touched_by,
     union_all,
+    view_read,
     with_columns,
 )
 from dyntables.refresh.context import RefreshContext, counted
@@ -173,6 +174,14 @@ class IncrementalRefresh:
         if smallest > 0:
             made = self._append(net, names, watermark, expected)
             return Applied(int(added), 0, committed=True, made=made)
+        # Where the engine writes it natively, the counted change as it is: only the
+        # copies it removes are found (a netted value's copies are all active or all
+        # frozen, and the change holds only active values).
+        written = self.fmt.apply_counted(
+            self.session, self.table, view_read(net), NET, watermark, expected
+        )
+        if written is not None:
+            return Applied(written.inserted, written.deleted, committed=True)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
             exp.select(*quoted_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))

@@ -1,0 +1,145 @@
+"""sparkshim's native write of a counted change (``sparkshim.counted_rows``): each row value
+with the copies the table gains or loses, applied in one commit that marks the lost copies
+in deletion vectors and writes the gained ones.
+
+Oracles: the multiset arithmetic itself (the table before, plus and minus the counts),
+delta-rs's own query engine reading the result (an independent reader of the vectors),
+and the change data feed holding exactly the rows gained and lost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from delta_readers import delta_rs_rows, location_of, multiset, session_rows
+
+from dyntables import DynamicTables
+from dyntables.errors import CannotRefreshIncrementallyError
+from sparkshim import counted_rows
+from sparkshim.delta import TableMovedError
+from sparkshim.session import ShimSession
+
+pytestmark = pytest.mark.embedded
+
+VECTORS = "'delta.enableDeletionVectors' = 'true', 'delta.enableChangeDataFeed' = 'true'"
+SCHEMA = pa.schema([("k", pa.int32()), ("g", pa.string()), ("n", pa.int64())])
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> ShimSession:
+    spark = ShimSession(warehouse=str(tmp_path / "warehouse"))
+    spark.sql(f"CREATE TABLE t (k INT, g STRING) USING delta TBLPROPERTIES ({VECTORS})")
+    # Two files; three copies of (1, 'a'), two of (2, NULL).
+    spark.sql("INSERT INTO t VALUES (1, 'a'), (1, 'a'), (2, NULL), (3, 'c')")
+    spark.sql("INSERT INTO t VALUES (1, 'a'), (2, NULL), (4, 'd')")
+    return spark
+
+
+def counts(rows: list[tuple[Any, Any, int]]) -> pa.Table:
+    return pa.Table.from_pylist([{"k": k, "g": g, "n": n} for k, g, n in rows], schema=SCHEMA)
+
+
+def table_rows(session: ShimSession) -> Counter[tuple[Any, ...]]:
+    return Counter(tuple(row) for row in session.sql("SELECT k, g FROM t").collect())
+
+
+def data_files(location: Path) -> list[str]:
+    """The table's data, change and vector files (its row index is a cache beside them)."""
+    found = [p for p in location.rglob("*") if p.suffix in (".parquet", ".bin")]
+    return sorted(str(p.relative_to(location)) for p in found)
+
+
+def version(session: ShimSession) -> int:
+    return int(session.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]["version"])
+
+
+def test_copies_lost_and_gained_in_one_commit(session: ShimSession) -> None:
+    before, at = table_rows(session), version(session)
+    change = [(1, "a", -2), (2, None, -2), (3, "c", 1), (5, "e", 2), (4, "d", -1)]
+    applied = counted_rows.apply(session, "t", counts(change), "n")
+    assert applied == counted_rows.Applied(inserted=3, deleted=5)
+    expected = before.copy()
+    for k, g, n in change:
+        expected[(k, g)] += n
+    assert table_rows(session) == +expected
+    assert version(session) == at + 1
+    location = location_of(session, "t")
+    assert delta_rs_rows(location) == session_rows(session, "SELECT * FROM t")
+    feed = Counter(
+        tuple(row)
+        for row in session.sql(
+            f"SELECT k, g, _change_type FROM table_changes('t', {at + 1})"
+        ).collect()
+    )
+    assert feed == Counter(
+        {
+            (1, "a", "delete"): 2,
+            (2, None, "delete"): 2,
+            (4, "d", "delete"): 1,
+            (3, "c", "insert"): 1,
+            (5, "e", "insert"): 2,
+        }
+    )
+    history = session.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+    assert history["operation"] == "MERGE"
+    assert history["operationMetrics"]["numTargetRowsDeleted"] == "5"
+    assert history["operationMetrics"]["numTargetRowsInserted"] == "3"
+
+
+def test_a_change_losing_more_copies_than_the_table_holds_writes_nothing(
+    session: ShimSession,
+) -> None:
+    location, at = location_of(session, "t"), version(session)
+    files = data_files(location)
+    with pytest.raises(counted_rows.RowsNotHeldError, match="3 copies of a row the table holds 2"):
+        counted_rows.apply(session, "t", counts([(4, "d", 1), (2, None, -3)]), "n")
+    assert version(session) == at
+    assert data_files(location) == files
+
+
+def test_a_value_given_twice_is_refused(session: ShimSession) -> None:
+    with pytest.raises(counted_rows.AnalysisException, match="each row value once"):
+        counted_rows.apply(session, "t", counts([(1, "a", -1), (1, "a", -1)]), "n")
+
+
+def test_values_of_other_types_are_converted_exactly_or_not_written(
+    session: ShimSession,
+) -> None:
+    wider = pa.schema([("K", pa.int64()), ("g", pa.string()), ("n", pa.int32())])
+    rows = pa.Table.from_pylist([{"K": 3, "g": "c", "n": -1}], schema=wider)
+    assert counted_rows.apply(session, "t", rows, "n") == counted_rows.Applied(0, 1)
+    too_wide = pa.Table.from_pylist([{"K": 2**40, "g": "x", "n": 1}], schema=wider)
+    at = version(session)
+    assert counted_rows.apply(session, "t", too_wide, "n") is None
+    assert version(session) == at
+
+
+def test_a_table_without_deletion_vectors_is_not_written(session: ShimSession) -> None:
+    session.sql("CREATE TABLE plain (k INT, g STRING, n BIGINT) USING delta")
+    session.sql("INSERT INTO plain VALUES (1, 'a', 1)")
+    assert counted_rows.apply(session, "plain", counts([(1, "a", -1)]), "n") is None
+    assert session_rows(session, "SELECT k, g FROM plain") == multiset([{"k": 1, "g": "a"}])
+
+
+def test_the_commit_is_conditional_on_the_version_read(session: ShimSession) -> None:
+    at = version(session)
+    session.conf.set("sparkshim.write.expectedTableVersion", str(at - 1))
+    with pytest.raises(TableMovedError):
+        counted_rows.apply(session, "t", counts([(1, "a", -1)]), "n")
+    session.conf.unset("sparkshim.write.expectedTableVersion")
+    assert version(session) == at
+
+
+def test_dyntables_refreshes_in_full_when_the_table_lacks_the_rows(tmp_path: Path) -> None:
+    """The embedded engine's writer tells the refresh that the table is not the one the
+    change was computed against (then it refreshes in full)."""
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.sql(f"CREATE TABLE t (k INT, g STRING) USING delta TBLPROPERTIES ({VECTORS})")
+    dt.sql("INSERT INTO t VALUES (1, 'a')")
+    dt.session.createDataFrame(counts([(1, "a", -2)]).to_pylist()).createOrReplaceTempView("change")
+    writer = dt.engine.table_format.counted_writer  # type: ignore[attr-defined]
+    with pytest.raises(CannotRefreshIncrementallyError, match="does not hold the rows"):
+        writer(dt.session, "default.t", "change", "n")
