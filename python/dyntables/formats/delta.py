@@ -128,6 +128,7 @@ class DeltaFormat:
         # Applies a change netted per row value without a MERGE, where the engine can
         # (None: ``apply_counted`` writes nothing and the refresh runs its MERGE).
         self.counted_writer = counted_writer
+        self.writes_counted_changes = counted_writer is not None
         self.supports_incremental = True
         self.reports_row_counts = True
         self.reads_histories_at_once = False

@@ -174,6 +174,7 @@ class IcebergFormat:
     pairs_updates = False
     # A source is a table of the Iceberg catalog, never a Delta table named by its path.
     reads_delta_paths = False
+    writes_counted_changes = False  # a change is written with a MERGE
 
     def __init__(self) -> None:
         # The changelog views this adapter made, oldest first (see ``_changelog_view``).

@@ -30,7 +30,7 @@ from sqlglot import exp
 
 from dyntables.catalog import Definition
 from dyntables.errors import CannotRefreshIncrementallyError
-from dyntables.formats import Commit, TableFormat
+from dyntables.formats import Commit, CountedWrite, TableFormat
 from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
 from dyntables.planner.capabilities import format_limit
 from dyntables.planner.structure import (
@@ -77,6 +77,7 @@ HELD = "__dt_held"  # copies of a row value the table holds
 DECIDED = "__dt_decided"  # change arithmetic decides the group's new row
 REMAINS = "__dt_remains"  # the group still has rows (meaningful where decided)
 PRESENT = "__dt_present"  # TRUE on the table's rows (NULL: an outer join found none)
+OLD = "__dt_old{}"  # a column of the table's row of a group, by position
 
 
 # ---- applying a change ----
@@ -386,9 +387,44 @@ class IncrementalRefresh:
             rows, (written,) = self.deriver.summarized(rows, [count_all.copy()])
             inserted += int(written)
             parts.append(rows)
+        if mergeable is not None and self.fmt.writes_counted_changes:
+            written_counted = self._write_counted_groups(affected, parts, watermark, expected)
+            if written_counted is not None:
+                return Applied(written_counted.inserted, written_counted.deleted, committed=True)
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
         made = self._merge(key_names, removed, union_all(parts), watermark, expected)
         return Applied(inserted, int(deleted or 0), committed=True, made=made)
+
+    def _write_counted_groups(
+        self, affected: exp.Query, parts: list[exp.Query], watermark: str, expected: int | None
+    ) -> CountedWrite | None:
+        """Where the engine writes counted changes: the affected groups' old rows (as the
+        table holds them, from ``_merged_groups``) each lose a copy and their new rows
+        (``parts``) gain one, netted per row value (a group whose row is unchanged writes
+        nothing) and written without a MERGE; None where the engine did not write them."""
+        names = [name for name, _ in self.columns]
+        old_rows = (
+            exp.select(
+                *[
+                    exp.alias_(exp.column(OLD.format(i), quoted=True), name, quoted=True)
+                    for i, name in enumerate(names)
+                ],
+                exp.alias_(_number(-1), SIGN),
+            )
+            .from_(aliased(affected, "a"))
+            .where(exp.column(PRESENT))
+        )
+        new_rows = [
+            exp.select(*quoted_columns(names), exp.alias_(_number(1), SIGN)).from_(
+                aliased(part, "p")
+            )
+            for part in parts
+        ]
+        change = netted(with_columns(union_all([old_rows, *new_rows]), names), names)
+        counted = self.deriver.materialize(change)
+        return self.fmt.apply_counted(
+            self.session, self.table, view_read(counted), NET, watermark, expected
+        )
 
     def _held_groups(self, renamed: exp.Subquery, key_names: list[str]) -> exp.Query:
         """The keys of the groups the change touches, each with the rows the table holds
@@ -476,6 +512,11 @@ class IncrementalRefresh:
                 rules.append(decided(by_output[name], old, "c"))
             values.append(exp.alias_(value, name, quoted=True))
         values.append(exp.alias_(old_present.copy(), PRESENT))
+        # The group's row as the table holds it (``_write_counted_groups`` removes it).
+        values.extend(
+            exp.alias_(exp.column(name, table="o", quoted=True), OLD.format(i), quoted=True)
+            for i, (name, _) in enumerate(self.columns)
+        )
         table_rows = exp.select("*", exp.alias_(exp.true(), PRESENT)).from_(self.table.copy())
         return (
             exp.select(
