@@ -142,6 +142,12 @@ class IncrementalRefresh:
             delta = self.deriver.change(tree)
         elif in_place.replaced is not None:
             replaced = in_place.replaced  # each removed value held once: nothing to net
+            if self.fmt.writes_counted_changes:
+                written = self._write_counted(
+                    [replaced.removed], [replaced.added], watermark, expected
+                )
+                if written is not None:
+                    return Applied(written.inserted, written.deleted, committed=True)
             names = [name for name, _ in self.columns]
             made = self._merge(names, replaced.removed, replaced.added, watermark, expected)
             return Applied(replaced.rows, replaced.rows, committed=True, made=made)
@@ -387,40 +393,65 @@ class IncrementalRefresh:
             rows, (written,) = self.deriver.summarized(rows, [count_all.copy()])
             inserted += int(written)
             parts.append(rows)
-        if mergeable is not None and self.fmt.writes_counted_changes:
-            written_counted = self._write_counted_groups(affected, parts, watermark, expected)
+        if self.fmt.writes_counted_changes:
+            written_counted = self._write_counted(
+                [self._old_group_rows(affected, key_names, from_table=mergeable is None)],
+                parts,
+                watermark,
+                expected,
+            )
             if written_counted is not None:
                 return Applied(written_counted.inserted, written_counted.deleted, committed=True)
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
         made = self._merge(key_names, removed, union_all(parts), watermark, expected)
         return Applied(inserted, int(deleted or 0), committed=True, made=made)
 
-    def _write_counted_groups(
-        self, affected: exp.Query, parts: list[exp.Query], watermark: str, expected: int | None
-    ) -> CountedWrite | None:
-        """Where the engine writes counted changes: the affected groups' old rows (as the
-        table holds them, from ``_merged_groups``) each lose a copy and their new rows
-        (``parts``) gain one, netted per row value (a group whose row is unchanged writes
-        nothing) and written without a MERGE; None where the engine did not write them."""
+    def _old_group_rows(
+        self, affected: exp.Query, key_names: list[str], *, from_table: bool
+    ) -> exp.Query:
+        """The table's rows of the affected groups: as ``_merged_groups`` read them
+        (``OLD`` columns), or ``from_table`` (``_held_groups`` counted them) read again;
+        only active rows, with a frozen region."""
         names = [name for name, _ in self.columns]
-        old_rows = (
-            exp.select(
-                *[
-                    exp.alias_(exp.column(OLD.format(i), quoted=True), name, quoted=True)
-                    for i, name in enumerate(names)
-                ],
-                exp.alias_(_number(-1), SIGN),
+        if not from_table:
+            return (
+                exp.select(
+                    *[
+                        exp.alias_(exp.column(OLD.format(i), quoted=True), name, quoted=True)
+                        for i, name in enumerate(names)
+                    ]
+                )
+                .from_(aliased(affected, "a"))
+                .where(exp.column(PRESENT))
             )
-            .from_(aliased(affected, "a"))
-            .where(exp.column(PRESENT))
+        keys = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
+        rows = (
+            exp.select(*quoted_columns(names, "t"))
+            .from_(exp.alias_(self.table.copy(), "t", table=True))
+            .join(aliased(keys, "k"), on=null_safe_equal(key_names, "t", "k"), join_type="semi")
         )
-        new_rows = [
-            exp.select(*quoted_columns(names), exp.alias_(_number(1), SIGN)).from_(
-                aliased(part, "p")
+        return rows.where(qualified(self.active, "t")) if self.active is not None else rows
+
+    def _write_counted(
+        self,
+        removed: list[exp.Query],
+        added: list[exp.Query],
+        watermark: str,
+        expected: int | None,
+    ) -> CountedWrite | None:
+        """Where the engine writes counted changes: each row of ``removed`` (rows the table
+        holds, by the table's column names) loses a copy and each row of ``added`` gains
+        one, netted per row value (a row removed and added again writes nothing), in one
+        commit without a MERGE; None where the engine did not write them."""
+        names = [name for name, _ in self.columns]
+        signed: list[exp.Query] = [
+            exp.select(*quoted_columns(names), exp.alias_(_number(sign), SIGN)).from_(
+                aliased(rows, "r")
             )
-            for part in parts
+            for sign, parts in ((-1, removed), (1, added))
+            for rows in parts
         ]
-        change = netted(with_columns(union_all([old_rows, *new_rows]), names), names)
+        change = netted(with_columns(union_all(signed), names), names)
         counted = self.deriver.materialize(change)
         return self.fmt.apply_counted(
             self.session, self.table, view_read(counted), NET, watermark, expected
@@ -512,7 +543,7 @@ class IncrementalRefresh:
                 rules.append(decided(by_output[name], old, "c"))
             values.append(exp.alias_(value, name, quoted=True))
         values.append(exp.alias_(old_present.copy(), PRESENT))
-        # The group's row as the table holds it (``_write_counted_groups`` removes it).
+        # The group's row as the table holds it (``_old_group_rows``).
         values.extend(
             exp.alias_(exp.column(name, table="o", quoted=True), OLD.format(i), quoted=True)
             for i, (name, _) in enumerate(self.columns)
