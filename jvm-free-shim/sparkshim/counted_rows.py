@@ -46,10 +46,12 @@ class RowsNotHeldError(AnalysisException):
 
 @dataclass(frozen=True)
 class Applied:
-    """What the commit did: rows inserted and deleted (``None`` for both: nothing to do)."""
+    """What the write did: rows inserted and deleted, and whether it committed (a change
+    that writes nothing, or an idempotent write already applied, commits nothing)."""
 
     inserted: int
     deleted: int
+    committed: bool
 
 
 def apply_view(
@@ -81,7 +83,7 @@ def apply(
         return None
     options = session.commit_options()
     if delta.already_committed(location, options):
-        return Applied(0, 0)
+        return Applied(0, 0, committed=False)
     table = delta.table_for_commit(location, options)
     schema = delta.arrow_schema(table)
     values = _in_table_types(rows, schema)
@@ -94,11 +96,11 @@ def apply(
     located = _copies_lost(session, location, table, schema, values, lost, -counts[lost])
     deleted = values.take(pa.array(lost[located.column(PROBE_COLUMN).to_numpy()], pa.int64()))
     if not inserted.num_rows and not deleted.num_rows:
-        return Applied(0, 0)
+        return Applied(0, 0, committed=False)
     written = Written(deleted, schema.empty_table(), schema.empty_table(), inserted)
     read_version = table.version()
     commit_marked(location, table, read_version, options, located, written, "MERGE")
-    return Applied(inserted.num_rows, deleted.num_rows)
+    return Applied(inserted.num_rows, deleted.num_rows, committed=True)
 
 
 def _in_table_types(rows: pa.Table, schema: pa.Schema) -> pa.Table | None:

@@ -193,7 +193,9 @@ def _write_counted(session: Any, table: str, view: str, count_column: str) -> Co
         raise CannotRefreshIncrementallyError(
             "the table does not hold the rows its change removes"
         ) from failure
-    return CountedWrite(applied.inserted, applied.deleted) if applied is not None else None
+    if applied is None:
+        return None
+    return CountedWrite(applied.inserted, applied.deleted, applied.committed)
 
 
 def made_by_sparkshim(instance: Any) -> bool:

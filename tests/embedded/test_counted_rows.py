@@ -60,7 +60,7 @@ def test_copies_lost_and_gained_in_one_commit(session: ShimSession) -> None:
     before, at = table_rows(session), version(session)
     change = [(1, "a", -2), (2, None, -2), (3, "c", 1), (5, "e", 2), (4, "d", -1)]
     applied = counted_rows.apply(session, "t", counts(change), "n")
-    assert applied == counted_rows.Applied(inserted=3, deleted=5)
+    assert applied == counted_rows.Applied(inserted=3, deleted=5, committed=True)
     expected = before.copy()
     for k, g, n in change:
         expected[(k, g)] += n
@@ -110,7 +110,7 @@ def test_values_of_other_types_are_converted_exactly_or_not_written(
 ) -> None:
     wider = pa.schema([("K", pa.int64()), ("g", pa.string()), ("n", pa.int32())])
     rows = pa.Table.from_pylist([{"K": 3, "g": "c", "n": -1}], schema=wider)
-    assert counted_rows.apply(session, "t", rows, "n") == counted_rows.Applied(0, 1)
+    assert counted_rows.apply(session, "t", rows, "n") == counted_rows.Applied(0, 1, committed=True)
     too_wide = pa.Table.from_pylist([{"K": 2**40, "g": "x", "n": 1}], schema=wider)
     at = version(session)
     assert counted_rows.apply(session, "t", too_wide, "n") is None

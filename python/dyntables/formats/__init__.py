@@ -56,10 +56,13 @@ class Commit:
 
 @dataclass(frozen=True)
 class CountedWrite:
-    """The rows a counted change's commit inserted and deleted (``apply_counted``)."""
+    """What a counted change's write did (``apply_counted``): the rows it inserted and
+    deleted, and whether it committed (a change whose values all net out commits
+    nothing)."""
 
     inserted: int
     deleted: int
+    committed: bool
 
 
 class TableFormat(Protocol):

@@ -12,14 +12,21 @@ columns rewrites the affected groups with one ``MERGE`` on the group keys: by ch
 arithmetic (``aggregates.py``) where every aggregate allows it and its rules decide the
 group, else by recomputing the group from the sources at their new versions.
 
+Where the engine writes counted changes itself (``TableFormat.apply_counted``: the
+embedded engine), a change netted per row value is handed to it as it is, and the rows a
+MERGE would replace (a GROUP BY's affected groups, ranking-window rows kept in place) as
+their old rows each losing a copy and their new rows each gaining one: only the copies
+removed are found and marked, nothing is counted against the table first.
+
 The rows a refresh inserts and deletes are counted by the jobs that compute what it writes
 (``ChangeDeriver.summarized``: on Spark observed while the rows are computed), never by
 reading the table again: the copies of each touched value the table holds, joined with the
 change before the MERGE; the table's rows of each affected group, joined with it likewise.
-Rows appended as they come are counted by the commit's metrics, else by one count.
+Rows appended as they come are counted by the commit's metrics, else by one count; a
+counted write says what it wrote.
 
-Everything runs as SQL on the refresh's session; no internal columns are added to the
-table, and with a frozen region (``active``) only active rows are removed or added.
+Everything but a counted write runs as SQL on the refresh's session; no internal columns
+are added to the table, and with a frozen region (``active``) only active rows are removed or added.
 """
 
 from __future__ import annotations
@@ -147,7 +154,7 @@ class IncrementalRefresh:
                     [replaced.removed], [replaced.added], watermark, expected
                 )
                 if written is not None:
-                    return Applied(written.inserted, written.deleted, committed=True)
+                    return Applied(written.inserted, written.deleted, written.committed)
             names = [name for name, _ in self.columns]
             made = self._merge(names, replaced.removed, replaced.added, watermark, expected)
             return Applied(replaced.rows, replaced.rows, committed=True, made=made)
@@ -188,7 +195,7 @@ class IncrementalRefresh:
             self.session, self.table, view_read(net), NET, watermark, expected
         )
         if written is not None:
-            return Applied(written.inserted, written.deleted, committed=True)
+            return Applied(written.inserted, written.deleted, written.committed)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
             exp.select(*quoted_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
@@ -401,7 +408,9 @@ class IncrementalRefresh:
                 expected,
             )
             if written_counted is not None:
-                return Applied(written_counted.inserted, written_counted.deleted, committed=True)
+                return Applied(
+                    written_counted.inserted, written_counted.deleted, written_counted.committed
+                )
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
         made = self._merge(key_names, removed, union_all(parts), watermark, expected)
         return Applied(inserted, int(deleted or 0), committed=True, made=made)
