@@ -216,6 +216,7 @@ _ARROW_TO_SPARK: dict[int, Callable[[], DataType]] = {
     pa.string_view().id: StringType,
     pa.binary().id: BinaryType,
     pa.large_binary().id: BinaryType,
+    pa.binary_view().id: BinaryType,  # (delta-rs reads BINARY change feeds as views)
     pa.bool_().id: BooleanType,
     pa.date32().id: DateType,
     pa.null().id: NullType,

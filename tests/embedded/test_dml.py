@@ -43,6 +43,22 @@ def test_update_changes_every_copy_and_records_pre_and_post_images(spark: ShimSe
     )
 
 
+def test_the_change_feed_of_an_update_reads_binary_columns(spark: ShimSession) -> None:
+    """delta-rs reads a BINARY column of a change feed as an Arrow view type: it is still
+    Spark's BINARY (a dynamic table over such a column refreshes incrementally from it)."""
+    spark.sql(
+        "CREATE TABLE b (id INT, raw BINARY) TBLPROPERTIES (delta.enableChangeDataFeed = true)"
+    )
+    spark.sql("INSERT INTO b VALUES (1, X'01'), (2, NULL)")
+    spark.sql("UPDATE b SET raw = X'0203' WHERE id = 1")
+    feed = spark.sql("SELECT id, raw, _change_type FROM table_changes('b', 2)")
+    assert feed.schema["raw"].dataType.simpleString() == "binary"
+    found = Counter((row[0], bytes(row[1]), row[2]) for row in feed.collect())
+    assert found == Counter(
+        {(1, b"\x01", "update_preimage"): 1, (1, b"\x02\x03", "update_postimage"): 1}
+    )
+
+
 def test_update_with_null_keys_and_no_where(spark: ShimSession) -> None:
     spark.sql("UPDATE t SET qty = coalesce(qty, 0) * 2")
     assert rows(spark) == Counter({(1, "a", 20): 2, (2, "b", 40): 1, (3, None, 0): 1})
