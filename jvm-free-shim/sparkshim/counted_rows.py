@@ -1,6 +1,6 @@
 """A signed multiset of rows applied to a Delta table in one commit, with no statement to
-parse: the embedded engine's write of a change netted per row value (dyntables'
-incremental refresh of a query whose change is not keyed).
+parse: the embedded engine's write of a dynamic table's incremental change (a change
+netted per row value, a GROUP BY's affected groups as old rows out and new rows in).
 
 Each row of the change is a row value with how many copies of it the table gains (a
 count above zero) or loses (below zero). The copies lost are found through the table's

@@ -605,25 +605,14 @@ def _located_by_index(
         return None  # it reads what only the whole statement defines (a CTE …)
     if probes.schema.types != schema.types:
         return None
-    located = _locate(registrations.cursor, entry.location, snapshot, schema, probes)
-    if entry.location != registrations.files_of:
-        located = located.drop_columns([FILE_COLUMN, POSITION_COLUMN])
-    return registrations.arrow(located)
-
-
-def _locate(
-    cursor: duckdb.DuckDBPyConnection,
-    location: Path,
-    snapshot: DeltaTable,
-    schema: pa.Schema,
-    probes: pa.Table,
-) -> pa.Table:
-    """Every live row of ``snapshot`` equal to a row of ``probes`` (distinct): its values,
-    its data file (as a located scan names it) and its position."""
-    found = locate(cursor, location, snapshot, schema, probes)
+    # Every live row equal to a probe: its values, and where a located scan of the MERGE's
+    # table would name it (its data file and position).
+    found = locate(registrations.cursor, entry.location, snapshot, schema, probes)
     located = probes.take(found.column(PROBE_COLUMN))
-    located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
-    return located.append_column(POSITION_COLUMN, found.column(POSITION_COLUMN))
+    if entry.location == registrations.files_of:
+        located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
+        located = located.append_column(POSITION_COLUMN, found.column(POSITION_COLUMN))
+    return registrations.arrow(located)
 
 
 def locate(
