@@ -93,6 +93,11 @@ def apply(
     gained = np.nonzero(counts > 0)[0]
     lost = np.nonzero(counts < 0)[0]
     inserted = values.take(pa.array(np.repeat(gained, counts[gained]), pa.int64()))
+    if not lost.size:  # only copies gained: a blind append, as an INSERT commits it
+        if not inserted.num_rows:
+            return Applied(0, 0, committed=False)
+        delta.write(location, inserted, overwrite=False, options=options)
+        return Applied(inserted.num_rows, 0, committed=True)
     located = _copies_lost(session, location, table, schema, values, lost, -counts[lost])
     deleted = values.take(pa.array(lost[located.column(PROBE_COLUMN).to_numpy()], pa.int64()))
     if not inserted.num_rows and not deleted.num_rows:

@@ -89,6 +89,27 @@ def test_copies_lost_and_gained_in_one_commit(session: ShimSession) -> None:
     assert history["operationMetrics"]["numTargetRowsInserted"] == "3"
 
 
+def test_copies_only_gained_are_a_blind_append(session: ShimSession) -> None:
+    """Nothing lost: nothing is looked up, and the commit is an append (its change feed is
+    its added file, as for an INSERT)."""
+    at = version(session)
+    applied = counted_rows.apply(session, "t", counts([(7, "g", 2), (1, "a", 1)]), "n")
+    assert applied == counted_rows.Applied(inserted=3, deleted=0, committed=True)
+    history = session.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+    assert (history["version"], history["operation"]) == (at + 1, "WRITE")
+    feed = Counter(
+        tuple(row)
+        for row in session.sql(
+            f"SELECT k, g, _change_type FROM table_changes('t', {at + 1})"
+        ).collect()
+    )
+    assert feed == Counter({(7, "g", "insert"): 2, (1, "a", "insert"): 1})
+    assert counted_rows.apply(session, "t", counts([]), "n") == counted_rows.Applied(
+        0, 0, committed=False
+    )
+    assert version(session) == at + 1
+
+
 def test_a_change_losing_more_copies_than_the_table_holds_writes_nothing(
     session: ShimSession,
 ) -> None:

@@ -176,26 +176,28 @@ class IncrementalRefresh:
             if added is None and not self.fmt.reports_row_counts:
                 added = self._count_rows(rows)
             return Applied(added, 0, committed=True, made=made)
+        net: exp.Query = netted(with_columns(delta, names), names, self.active)
+        if self.fmt.writes_counted_changes:
+            # The engine writes the counted change as it is, whatever it holds: only the
+            # copies it removes are found (a netted value's copies are all active or all
+            # frozen, and the change holds only active values); nothing to summarize.
+            net = self.deriver.materialize(net)
+            written = self.fmt.apply_counted(
+                self.session, self.table, view_read(net), NET, watermark, expected
+            )
+            if written is not None:
+                return Applied(written.inserted, written.deleted, written.committed)
         # Each touched value's net change, with the smallest (None: nothing changed) and
         # their sum: a smallest above zero means the change only adds rows (appends, or
         # rows moving into the filter), and the sum is how many.
         net, (smallest, added) = self.deriver.summarized(
-            netted(with_columns(delta, names), names, self.active),
-            [exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))],
+            net, [exp.func("min", exp.column(NET)), exp.func("sum", exp.column(NET))]
         )
         if smallest is None:  # the change nets out to nothing
             return Applied(0, 0, committed=False)
         if smallest > 0:
             made = self._append(net, names, watermark, expected)
             return Applied(int(added), 0, committed=True, made=made)
-        # Where the engine writes it natively, the counted change as it is: only the
-        # copies it removes are found (a netted value's copies are all active or all
-        # frozen, and the change holds only active values).
-        written = self.fmt.apply_counted(
-            self.session, self.table, view_read(net), NET, watermark, expected
-        )
-        if written is not None:
-            return Applied(written.inserted, written.deleted, written.committed)
         # Each touched value with the copies the table holds and the copies it will hold.
         held = (
             exp.select(*quoted_columns(names, "t"), exp.alias_(exp.func("count", exp.Star()), HELD))
