@@ -154,9 +154,10 @@ def test_the_commit_is_conditional_on_the_version_read(session: ShimSession) -> 
     assert version(session) == at
 
 
-def test_dyntables_refreshes_in_full_when_the_table_lacks_the_rows(tmp_path: Path) -> None:
+def test_the_writer_tells_dyntables_the_table_lacks_the_rows(tmp_path: Path) -> None:
     """The embedded engine's writer tells the refresh that the table is not the one the
-    change was computed against (then it refreshes in full)."""
+    change was computed against: ``CannotRefreshIncrementallyError``, on which the
+    executor refreshes in full."""
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
     dt.sql(f"CREATE TABLE t (k INT, g STRING) USING delta TBLPROPERTIES ({VECTORS})")
     dt.sql("INSERT INTO t VALUES (1, 'a')")

@@ -94,9 +94,11 @@ class TableFormat(Protocol):
     pairs_updates: bool
     # Whether a source may be a Delta table named by its path (``delta.`/data/events```).
     reads_delta_paths: bool
-    # Whether ``apply_counted`` writes counted changes (the embedded engine): worth
-    # computing a change as counted rows where a MERGE would not need them.
-    writes_counted_changes: bool
+
+    @property
+    def writes_counted_changes(self) -> bool:
+        """Whether ``apply_counted`` writes counted changes (the embedded engine): worth
+        computing a change as counted rows where a MERGE would not need them."""
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         """The table's latest version, or None before its first commit."""

@@ -125,10 +125,9 @@ class DeltaFormat:
         # Reads a session's table metadata from the Delta log without a statement, where the
         # engine can (None: SHOW TBLPROPERTIES, DESCRIBE HISTORY, a LIMIT 0 query, a count).
         self.log_reader = log_reader
-        # Applies a change netted per row value without a MERGE, where the engine can
-        # (None: ``apply_counted`` writes nothing and the refresh runs its MERGE).
+        # Writes a counted change (rows out and rows in) without a MERGE, where the engine
+        # can (None: ``apply_counted`` writes nothing and the refresh runs its MERGE).
         self.counted_writer = counted_writer
-        self.writes_counted_changes = counted_writer is not None
         self.supports_incremental = True
         self.reports_row_counts = True
         self.reads_histories_at_once = False
@@ -137,6 +136,10 @@ class DeltaFormat:
         self.dynamic_table_defaults = DELETION_VECTORS
         self.pairs_updates = True
         self.reads_delta_paths = True
+
+    @property
+    def writes_counted_changes(self) -> bool:
+        return self.counted_writer is not None
 
     def current_version(self, session: Any, table: exp.Table) -> int | None:
         latest = self.history(session, table, limit=1)
@@ -222,9 +225,7 @@ class DeltaFormat:
         expected_version: int | None,
         replace_schema: bool = False,
     ) -> None:
-        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.supports_conditional_commit and expected_version is not None:
-            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        settings = self._commit_settings(watermark, expected_version)
         statement: exp.Expr = exp.Insert(this=table.copy(), expression=query.copy(), overwrite=True)
         if replace_schema and self.schema_overwrite_setting:
             settings[OVERWRITE_SCHEMA_CONF] = "true"
@@ -306,9 +307,7 @@ class DeltaFormat:
     ) -> CountedWrite | None:
         if self.counted_writer is None:
             return None
-        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.supports_conditional_commit and expected_version is not None:
-            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        settings = self._commit_settings(watermark, expected_version)
         with session_settings(session, settings):
             return self.counted_writer(session, to_spark_sql(table), view, count_column)
 
@@ -329,11 +328,19 @@ class DeltaFormat:
     def _commit(
         self, session: Any, statement: exp.Expr, watermark: str, expected_version: int | None
     ) -> None:
+        settings = self._commit_settings(watermark, expected_version)
+        with session_settings(session, settings):
+            session.sql(to_spark_sql(statement))
+
+    def _commit_settings(
+        self, watermark: str, expected_version: int | None
+    ) -> dict[str, str | None]:
+        """The session settings of a refresh commit: its watermark in the commit's user
+        metadata and, where the engine can, the version it must follow."""
         settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
         if self.supports_conditional_commit and expected_version is not None:
             settings[EXPECTED_VERSION_CONF] = str(expected_version)
-        with session_settings(session, settings):
-            session.sql(to_spark_sql(statement))
+        return settings
 
     def watermark(self, commit: Commit) -> str | None:
         return commit.user_metadata
@@ -349,9 +356,7 @@ class DeltaFormat:
         after the fact: when another commit landed in between, the newest watermark among
         those is committed again over this one (the newer refresh stays the table's
         watermark) and the refresh fails as having lost the race."""
-        settings: dict[str, str | None] = {USER_METADATA_CONF: watermark}
-        if self.supports_conditional_commit and expected_version is not None:
-            settings[EXPECTED_VERSION_CONF] = str(expected_version)
+        settings = self._commit_settings(watermark, expected_version)
         kept_at = {"dynamic_table.watermark_kept_at": _now_text()}
         with session_settings(session, settings):
             self.set_properties(session, table, kept_at)
