@@ -569,11 +569,12 @@ def resolve_tables(
 def _located_by_index(
     session: SessionProtocol, table: exp.Table, registrations: Registrations
 ) -> exp.Expr | None:
-    """The rows of ``table`` that a semi join looks up by every column, found through the
-    table's row index (row_index.py) instead of by reading the table: the looked-up values
-    first (the joined relation, on its own), then the positions of their copies in each
-    data file. None where it does not apply (then the table is read as usual): not such a
-    lookup, a table without deletion vectors written here, time travel, or values whose
+    """The rows of ``table`` that a semi join looks up by some of its columns, found
+    through the table's row index (row_index.py) instead of by reading the table: the
+    looked-up values first (the joined relation, on its own), then the positions of the
+    rows holding them in each data file (the rows' other columns read at those
+    positions). None where it does not apply (then the table is read as usual): not such
+    a lookup, a table without deletion vectors written here, time travel, or values whose
     types are not exactly the table's."""
     if str(session.conf.get(ROW_INDEX_CONF, "true")).lower() == "false":
         return None
@@ -590,10 +591,11 @@ def _located_by_index(
         return None
     snapshot = delta.open_table(entry.location)
     schema = delta.arrow_schema(snapshot)
-    if sorted(lookup.pairs) != sorted(schema.names):
+    looked_up = [name for name in schema.names if name.lower() in lookup.pairs]
+    if len(looked_up) != len(lookup.pairs) or len(set(looked_up)) != len(looked_up):
         return None
     probe_query = (
-        exp.select(*[exp.alias_(lookup.pairs[n].copy(), n, quoted=True) for n in schema.names])
+        exp.select(*[exp.alias_(lookup.pairs[n.lower()].copy(), n, quoted=True) for n in looked_up])
         .from_(lookup.other.copy())
         .distinct()
     )
@@ -603,16 +605,70 @@ def _located_by_index(
         probes = run_query(session, probe_query)
     except (AnalysisException, UnsupportedSqlError):
         return None  # it reads what only the whole statement defines (a CTE …)
-    if probes.schema.types != schema.types:
+    if probes.schema.types != [schema.field(name).type for name in looked_up]:
         return None
-    # Every live row equal to a probe: its values, and where a located scan of the MERGE's
-    # table would name it (its data file and position).
-    found = locate(registrations.cursor, entry.location, snapshot, schema, probes)
-    located = probes.take(found.column(PROBE_COLUMN))
+    # Every live row equal to a probe on the looked-up columns: where a located scan of
+    # the MERGE's table would name it (its data file and position), and its values.
+    found = locate(
+        registrations.cursor, entry.location, snapshot, schema, probes, columns=looked_up
+    )
+    located = _rows_found(registrations.cursor, schema, probes, found)
     if entry.location == registrations.files_of:
         located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
         located = located.append_column(POSITION_COLUMN, found.column(POSITION_COLUMN))
     return registrations.arrow(located)
+
+
+def _rows_found(
+    cursor: duckdb.DuckDBPyConnection, schema: pa.Schema, probes: pa.Table, found: pa.Table
+) -> pa.Table:
+    """The rows ``found`` (by ``locate``) of a table of ``schema``, in its column order: the
+    looked-up columns from the probe each equals, the others read from the data files at
+    the positions found."""
+    looked_up = probes.take(found.column(PROBE_COLUMN))
+    others = [name for name in schema.names if name not in probes.column_names]
+    read = _read_at_positions(cursor, schema, others, found) if others else None
+    columns = [
+        looked_up.column(name) if read is None or name not in others else read.column(name)
+        for name in schema.names
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
+
+
+def _read_at_positions(
+    cursor: duckdb.DuckDBPyConnection, schema: pa.Schema, columns: list[str], found: pa.Table
+) -> pa.Table:
+    """The ``columns`` of the rows at the data files and positions ``found`` names, in its
+    row order: a scan of each file holding some, reading only those columns (a join on the
+    position alone: naming each row's file too would cost more than the scan)."""
+    files = found.column(FILE_COLUMN).to_numpy(zero_copy_only=False)
+    positions = found.column(POSITION_COLUMN).to_numpy()
+    parts: list[pa.Table] = []
+    for path in dict.fromkeys(files.tolist()):  # (files in the order found)
+        (rows,) = np.nonzero(files == path)
+        wanted = pa.table(
+            {"order": pa.array(rows.astype(np.int64)), "position": pa.array(positions[rows])}
+        )
+        name = f"__shim_wanted_{next(_registration_ids)}"
+        cursor.register(name, wanted)
+        try:
+            scan = files_scan(cursor, (path,), schema, {}, row_positions=True)
+            selected = ", ".join(f"s.{_identifier(c)}" for c in columns)
+            parts.append(
+                cursor.sql(
+                    f"SELECT w.order, {selected} FROM ({scan}) AS s JOIN {name} AS w"
+                    f" ON s.{_identifier(_POSITION)} = w.position"
+                ).to_arrow_table()
+            )
+        finally:
+            cursor.unregister(name)
+    target = pa.schema([schema.field(c) for c in columns])
+    if not parts:
+        return target.empty_table()
+    read = pa.concat_tables(parts)
+    assert read.num_rows == found.num_rows, "a position found in the index is in its file"
+    order = np.argsort(read.column("order").to_numpy())
+    return read.take(pa.array(order)).select(columns).cast(target)
 
 
 def locate(
@@ -621,12 +677,15 @@ def locate(
     snapshot: DeltaTable,
     schema: pa.Schema,
     probes: pa.Table,
+    columns: list[str] | None = None,
 ) -> pa.Table:
-    """Where the live rows of ``snapshot`` equal to a row of ``probes`` (in the table's
-    column order and types) are, through the table's row index: one row per copy found,
+    """Where the live rows of ``snapshot`` equal to a row of ``probes`` on ``columns``
+    (some of the table's, in its order; None: all of them; ``probes`` holds those
+    columns in the table's types) are, through the table's row index: one row per match,
     with the probe's number (``PROBE_COLUMN``), the data file as a located scan names it
     (``FILE_COLUMN``) and the position in it (``POSITION_COLUMN``), file by file."""
-    first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in schema.names])
+    hashed = schema.names if columns is None else columns
+    first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in hashed])
     hashes = f"{first.sql('duckdb')} AS h1, {second.sql('duckdb')} AS h2"
     probe_first, probe_second = _probe_hashes(cursor, probes, hashes)
     vectors = deletion_vectors.of_snapshot(location, snapshot.version())
@@ -635,7 +694,7 @@ def locate(
     taken: list[pa.Array] = []
     for relative in pa.table(snapshot.get_add_actions(flatten=True)).column("path").to_pylist():
         path = deletion_vectors.local_path(location, relative)
-        index_path = row_index.index_path(location, relative, schema)
+        index_path = row_index.index_path(location, relative, schema, columns)
         index = row_index.load(index_path)
         if index is None:
             rows = files_scan(cursor, (path,), schema, {}, row_positions=True)

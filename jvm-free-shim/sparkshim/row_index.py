@@ -1,7 +1,8 @@
 """Where a table's rows are, by value: a per-file index of row hashes, so that a statement
 that looks up a few row values (a refresh's MERGE, the copies a dynamic table holds of
-the rows a change touches) reads neither the table's data files nor more of the index
-than the values it looks up.
+the rows a change touches), or rows by a few of their columns (the table rows of a
+ranking window's updated rows), reads neither the table's data files nor more of the
+index than the values it looks up.
 
 Each data file of a table with deletion vectors gets an index file the first time it is
 looked up (files never change once written):
@@ -14,7 +15,9 @@ columns in reverse order after a constant), and the row's position, sorted by th
 hash; it is read by memory mapping, so a lookup touches a few pages per value. Two rows
 are taken for equal when both hashes are (a 96-bit identity: for 2,000 values looked up
 among 16M rows, a false match has a probability of about 10^-18), and rows a file's
-deletion vector removes are left out. The tag names the hashing scheme and DuckDB's
+deletion vector removes are left out. A lookup by some of the columns has an index of
+those columns of its own (``<schema>-<columns>``); the rows' other columns are then read
+from the data files at the positions found. The tag names the hashing scheme and DuckDB's
 version (its hash function is not promised to stay the same): an index of another tag is
 ignored and built again. ``VACUUM`` deletes the index files no lookup reads.
 """
@@ -65,16 +68,26 @@ class FileIndex:
     positions: np.ndarray[Any, Any]  # uint32 (a file holds fewer than 2^32 rows)
 
 
-def index_path(location: Path, data_file: str, schema: pa.Schema) -> Path:
+def index_path(
+    location: Path, data_file: str, schema: pa.Schema, columns: list[str] | None = None
+) -> Path:
     """Where the index of ``data_file`` read as ``schema`` is: the hashes are of the
     file's rows as the table's columns hold them (a column added since reads as NULL),
-    so an index is kept per schema."""
-    return location / FOLDER / f"{Path(data_file).name}.{TAG}.{_fingerprint(schema)}"
+    so an index is kept per schema; and per set of ``columns`` hashed (in the table's
+    order; None: every column). An index of some columns is named after the schema's,
+    with the columns' own fingerprint after it."""
+    name = f"{Path(data_file).name}.{TAG}.{_fingerprint(schema)}"
+    if columns is not None and columns != schema.names:
+        name += f"-{_digest(json.dumps(columns))}"
+    return location / FOLDER / name
 
 
 def _fingerprint(schema: pa.Schema) -> str:
-    columns = json.dumps([[field.name, str(field.type)] for field in schema])
-    return hashlib.sha256(columns.encode()).hexdigest()[:16]
+    return _digest(json.dumps([[field.name, str(field.type)] for field in schema]))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def load(path: Path) -> FileIndex | None:
@@ -133,9 +146,12 @@ def matches(
 ) -> pa.Table:
     """The rows of the file whose hashes equal a probe's: ``probe`` (the probe's number)
     and ``position``, one row per match."""
-    low = np.searchsorted(index.first, first, side="left")
-    high = np.searchsorted(index.first, first, side="right")
-    counts = high - low
+    # The probes in hash order: a binary search for sorted keys walks the index's pages
+    # in order (3x faster over a 16M-row index than in the probes' order).
+    order = np.argsort(first, kind="stable")
+    low = np.empty_like(order)
+    low[order] = np.searchsorted(index.first, first[order], side="left")
+    counts = _run_lengths(index.first, first, low)
     found = np.nonzero(counts)[0]
     if not found.size:
         return _no_matches()
@@ -155,6 +171,24 @@ def matches(
     )
 
 
+def _run_lengths(
+    hashes: np.ndarray[Any, Any], wanted: np.ndarray[Any, Any], starts: np.ndarray[Any, Any]
+) -> np.ndarray[Any, Any]:
+    """How many entries of the sorted ``hashes`` from each of ``starts`` on equal the
+    ``wanted`` hash there: a step per copy, instead of a second binary search (most
+    values have one copy or none)."""
+    counts = np.zeros(starts.size, dtype=np.int64)
+    open_runs = np.arange(starts.size)
+    while open_runs.size:
+        at = starts[open_runs] + counts[open_runs]
+        inside = at < hashes.size
+        open_runs, at = open_runs[inside], at[inside]
+        equal = hashes[at] == wanted[open_runs]
+        open_runs = open_runs[equal]
+        counts[open_runs] += 1
+    return counts
+
+
 def _no_matches() -> pa.Table:
     return pa.table({"probe": pa.array([], pa.int64()), "position": pa.array([], pa.int64())})
 
@@ -164,11 +198,11 @@ def _no_matches() -> pa.Table:
 
 @dataclass(frozen=True)
 class IndexLookup:
-    """A semi join that looks up a table's rows by every column: ``FROM t SEMI JOIN o ON
-    t.c1 <=> o.x1 AND … [AND conditions on o alone]``."""
+    """A semi join that looks up a table's rows by some of its columns: ``FROM t SEMI JOIN
+    o ON t.c1 <=> o.x1 AND … [AND conditions on o alone]``."""
 
     other: exp.Expr  # the joined relation (o), as written
-    pairs: dict[str, exp.Column]  # each column of t by name: the o column it equals
+    pairs: dict[str, exp.Column]  # each looked-up column of t (lower case): the o column
     conditions: list[exp.Expr]  # on o's columns alone
 
 
@@ -223,7 +257,9 @@ def stale_files(location: Path, schema: pa.Schema) -> list[Path]:
     stale = []
     for path in folder.iterdir():
         name, _, rest = path.name.partition(".rows-")
-        written = not path.name.startswith(".") and f"rows-{rest}" == current
+        tagged = f"rows-{rest}"
+        of_schema = tagged == current or tagged.startswith(f"{current}-")  # (some columns)
+        written = not path.name.startswith(".") and of_schema
         if not written or not (location / name).exists():
             stale.append(path)
     return stale

@@ -1,9 +1,9 @@
 """The row index (sparkshim/row_index.py): a semi join that looks up rows of a table with
-deletion vectors by every column finds them through per-file hash indexes, not by reading
-the table; it must answer exactly what reading the table answers (the oracle: the same
-query with the index turned off), whatever the values (duplicates, NULLs, -0.0 and NaN,
-strings, decimals, dates), after rows were marked deleted, and with indexes that are
-missing, damaged or of another tag."""
+deletion vectors by every column (or by some of them) finds them through per-file hash
+indexes, not by reading the table; it must answer exactly what reading the table answers
+(the oracle: the same query with the index turned off), whatever the values (duplicates,
+NULLs, -0.0 and NaN, strings, decimals, dates), after rows were marked deleted, and with
+indexes that are missing, damaged or of another tag."""
 
 from __future__ import annotations
 
@@ -98,6 +98,71 @@ def test_lookups_through_the_index_equal_reading_the_table(
     assert through_index == read
     if session.sql("DESCRIBE DETAIL t").collect()[0]["numFiles"]:
         assert index_files(session), "the lookup went through the index"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    batches=st.lists(st.lists(VALUE, min_size=1, max_size=8), min_size=1, max_size=3),
+    data=st.data(),
+)
+def test_lookups_by_some_columns_equal_reading_the_table(
+    tmp_path_factory: pytest.TempPathFactory,
+    batches: list[list[tuple[Any, ...]]],
+    data: st.DataObject,
+) -> None:
+    """A semi join on some of the columns: the rows found through an index of those
+    columns, with their other columns read at the positions found, are the rows a read
+    of the table finds (copies, NULLs, rows marked deleted, rows that differ only in the
+    columns not looked up)."""
+    names = ["k", "s", "d", "m", "day"]
+    looked_up = data.draw(
+        st.lists(st.sampled_from(names), min_size=1, max_size=len(names) - 1, unique=True)
+    )
+    inserted = [value for batch in batches for value in batch]
+    probes = data.draw(st.lists(st.one_of(st.sampled_from(inserted), VALUE), min_size=1))
+    deleted = data.draw(st.lists(st.sampled_from(inserted), max_size=3))
+    session = ShimSession(warehouse=str(tmp_path_factory.mktemp("w")))
+    session.sql(
+        f"CREATE TABLE t ({COLUMNS}) USING delta"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql(f"CREATE TABLE probe ({COLUMNS}) USING delta")
+    for batch in batches:
+        session.sql(f"INSERT INTO t VALUES {', '.join(literal(v) for v in batch)}")
+    session.sql(f"INSERT INTO probe VALUES {', '.join(literal(v) for v in probes)}")
+    for value in deleted:
+        session.sql(f"DELETE FROM t WHERE (k, s, d, m, day) <=> {literal(value)}")
+    on = " AND ".join(f"p.{n} <=> t.{n}" for n in reversed(looked_up))  # any order
+    lookup = (
+        "SELECT t.k, t.s, t.d, t.m, t.day, count(*) AS copies"
+        f" FROM t SEMI JOIN probe AS p ON {on} GROUP BY t.k, t.s, t.d, t.m, t.day"
+    )
+    through_index, read = indexed_and_read(session, lookup)
+    assert through_index == read
+    if session.sql("DESCRIBE DETAIL t").collect()[0]["numFiles"]:
+        assert index_files(session), "the lookup went through the index"
+
+
+def test_an_index_of_some_columns_is_kept_beside_the_full_one(tmp_path: Path) -> None:
+    """Each set of looked-up columns has an index file of its own per data file; VACUUM
+    keeps both, as both are of the table's schema."""
+    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session.sql(
+        "CREATE TABLE t (k INT, v STRING) USING delta"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql("INSERT INTO t SELECT CAST(id AS INT), CAST(id * 2 AS STRING) FROM range(30)")
+    session.sql("CREATE TABLE probe (k INT, v STRING) USING delta")
+    session.sql("INSERT INTO probe VALUES (3, '6'), (4, 'no'), (NULL, NULL)")
+    by_key = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k"
+    by_row = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k AND t.v <=> p.v"
+    rows = session.sql(by_key).collect()
+    assert sorted((row["k"], row["v"]) for row in rows) == [(3, "6"), (4, "8")]
+    assert [(row["k"], row["v"]) for row in session.sql(by_row).collect()] == [(3, "6")]
+    assert len(index_files(session)) == 2
+    session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    session.sql("VACUUM t RETAIN 0 HOURS")
+    assert len(index_files(session)) == 2
 
 
 def test_a_refresh_merge_finds_its_rows_through_the_index(tmp_path: Path) -> None:

@@ -136,13 +136,29 @@ class RanksKept:
         matches by its columns other than the windows' (``WAS…``, by position among the
         table's columns; a second match doubles the row) and how many it matches."""
         present = "__dt_present"
+        # Computed once: read twice below. The table is read only for the rows an in-place
+        # old row names (a semi join by those columns, which sparkshim answers through an
+        # index of them instead of reading the table).
+        positioned = self.deriver.materialize(positioned)
+        old_rows = (
+            exp.select(*quoted_columns(outputs))
+            .from_(aliased(positioned, "c"))
+            .where(_in_place(old=True))
+        )
+        held = exp.select(*quoted_columns(self.names, "t")).from_(
+            exp.alias_(self.table.copy(), "t", table=True)
+        )
+        if outputs:  # (else every table row matches: the windows are all it outputs)
+            held = held.join(
+                aliased(old_rows, "o"), on=null_safe_equal(outputs, "t", "o"), join_type="semi"
+            )
         table_rows = exp.select(
             *[
                 exp.alias_(exp.column(n, quoted=True), WAS.format(i), quoted=True)
                 for i, n in enumerate(self.names)
             ],
             exp.alias_(exp.true(), present),
-        ).from_(self.table.copy())
+        ).from_(aliased(held, "h"))
         matches_old_row = exp.and_(
             _in_place(old=True, table="c"),
             *[
