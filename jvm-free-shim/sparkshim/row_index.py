@@ -122,17 +122,18 @@ def build(cursor: duckdb.DuckDBPyConnection, path: Path, hashed_rows_sql: str) -
     """Write the index of one data file from ``hashed_rows_sql`` (DuckDB SQL giving each
     row's two hashes and its position, in columns ``h1``, ``h2``, ``pos``); written to a
     temporary file and renamed, so a reader never sees half an index."""
-    rows = cursor.sql(hashed_rows_sql).to_arrow_table()
+    # Sorted by DuckDB (on every core: 16M rows in about a second, where numpy's argsort
+    # takes 3-4).
+    rows = cursor.sql(f"SELECT * FROM ({hashed_rows_sql}) ORDER BY h1").to_arrow_table()
     first = rows.column("h1").to_numpy().astype("<u8", copy=False)
-    order = np.argsort(first)
-    second = rows.column("h2").to_numpy().astype("<u4")[order]
-    positions = rows.column("pos").to_numpy().astype("<u4")[order]
+    second = rows.column("h2").to_numpy().astype("<u4")
+    positions = rows.column("pos").to_numpy().astype("<u4")
     path.parent.mkdir(exist_ok=True)
     staged = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with staged.open("wb") as out:
         out.write(_MAGIC)
-        out.write(np.array([len(order)], dtype="<u8").tobytes())
-        out.write(first[order].tobytes())
+        out.write(np.array([len(first)], dtype="<u8").tobytes())
+        out.write(first.tobytes())
         out.write(second.tobytes())
         out.write(positions.tobytes())
     os.replace(staged, path)
