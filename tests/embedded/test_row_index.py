@@ -68,19 +68,18 @@ def literal(value: tuple[Any, ...]) -> str:
     return "(" + ", ".join(parts) + ")"
 
 
-@settings(max_examples=25, deadline=None)
-@given(
-    batches=st.lists(st.lists(VALUE, min_size=1, max_size=8), min_size=1, max_size=3),
-    data=st.data(),
-)
-def test_lookups_through_the_index_equal_reading_the_table(
+BATCHES = st.lists(st.lists(VALUE, min_size=1, max_size=8), min_size=1, max_size=3)
+
+
+def table_and_probes(
     tmp_path_factory: pytest.TempPathFactory,
     batches: list[list[tuple[Any, ...]]],
     data: st.DataObject,
-) -> None:
+) -> ShimSession:
+    """A session with the table ``t`` (a data file per batch, then some of its rows marked
+    deleted) and the rows to look up in ``probe``: some of the table's (each may have
+    copies), some maybe not."""
     inserted = [value for batch in batches for value in batch]
-    # Rows to look up: some of the table's (each may have copies), some maybe not; rows to
-    # mark deleted first: some of the table's, so that lookups meet deletion vectors.
     probes = data.draw(st.lists(st.one_of(st.sampled_from(inserted), VALUE), min_size=1))
     deleted = data.draw(st.lists(st.sampled_from(inserted), max_size=3))
     session = ShimSession(warehouse=str(tmp_path_factory.mktemp("w")))
@@ -89,22 +88,33 @@ def test_lookups_through_the_index_equal_reading_the_table(
         " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
     )
     session.sql(f"CREATE TABLE probe ({COLUMNS}) USING delta")
-    for batch in batches:  # a data file each
+    for batch in batches:
         session.sql(f"INSERT INTO t VALUES {', '.join(literal(v) for v in batch)}")
     session.sql(f"INSERT INTO probe VALUES {', '.join(literal(v) for v in probes)}")
-    for value in deleted:  # rows marked in deletion vectors
+    for value in deleted:  # so that lookups meet deletion vectors
         session.sql(f"DELETE FROM t WHERE (k, s, d, m, day) <=> {literal(value)}")
-    through_index, read = indexed_and_read(session, LOOKUP)
+    return session
+
+
+def assert_found_through_the_index(session: ShimSession, lookup: str) -> None:
+    through_index, read = indexed_and_read(session, lookup)
     assert through_index == read
     if session.sql("DESCRIBE DETAIL t").collect()[0]["numFiles"]:
         assert index_files(session), "the lookup went through the index"
 
 
 @settings(max_examples=25, deadline=None)
-@given(
-    batches=st.lists(st.lists(VALUE, min_size=1, max_size=8), min_size=1, max_size=3),
-    data=st.data(),
-)
+@given(batches=BATCHES, data=st.data())
+def test_lookups_through_the_index_equal_reading_the_table(
+    tmp_path_factory: pytest.TempPathFactory,
+    batches: list[list[tuple[Any, ...]]],
+    data: st.DataObject,
+) -> None:
+    assert_found_through_the_index(table_and_probes(tmp_path_factory, batches, data), LOOKUP)
+
+
+@settings(max_examples=25, deadline=None)
+@given(batches=BATCHES, data=st.data())
 def test_lookups_by_some_columns_equal_reading_the_table(
     tmp_path_factory: pytest.TempPathFactory,
     batches: list[list[tuple[Any, ...]]],
@@ -118,29 +128,13 @@ def test_lookups_by_some_columns_equal_reading_the_table(
     looked_up = data.draw(
         st.lists(st.sampled_from(names), min_size=1, max_size=len(names) - 1, unique=True)
     )
-    inserted = [value for batch in batches for value in batch]
-    probes = data.draw(st.lists(st.one_of(st.sampled_from(inserted), VALUE), min_size=1))
-    deleted = data.draw(st.lists(st.sampled_from(inserted), max_size=3))
-    session = ShimSession(warehouse=str(tmp_path_factory.mktemp("w")))
-    session.sql(
-        f"CREATE TABLE t ({COLUMNS}) USING delta"
-        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
-    )
-    session.sql(f"CREATE TABLE probe ({COLUMNS}) USING delta")
-    for batch in batches:
-        session.sql(f"INSERT INTO t VALUES {', '.join(literal(v) for v in batch)}")
-    session.sql(f"INSERT INTO probe VALUES {', '.join(literal(v) for v in probes)}")
-    for value in deleted:
-        session.sql(f"DELETE FROM t WHERE (k, s, d, m, day) <=> {literal(value)}")
+    session = table_and_probes(tmp_path_factory, batches, data)
     on = " AND ".join(f"p.{n} <=> t.{n}" for n in reversed(looked_up))  # any order
     lookup = (
         "SELECT t.k, t.s, t.d, t.m, t.day, count(*) AS copies"
         f" FROM t SEMI JOIN probe AS p ON {on} GROUP BY t.k, t.s, t.d, t.m, t.day"
     )
-    through_index, read = indexed_and_read(session, lookup)
-    assert through_index == read
-    if session.sql("DESCRIBE DETAIL t").collect()[0]["numFiles"]:
-        assert index_files(session), "the lookup went through the index"
+    assert_found_through_the_index(session, lookup)
 
 
 def test_an_index_of_some_columns_is_kept_beside_the_full_one(tmp_path: Path) -> None:
