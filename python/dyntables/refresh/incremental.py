@@ -284,9 +284,11 @@ class IncrementalRefresh:
         self, tree: exp.Select, key_names: list[str], watermark: str, expected: int | None
     ) -> Applied:
         """Replace the table's rows of every touched key by the block's rows of those keys
-        at the new versions, in one MERGE on the key columns: what the block held before is
-        never computed (no second read of the sources at the old versions) and no row is
-        netted or counted against the table."""
+        at the new versions: what the block held before is never computed (no second read
+        of the sources at the old versions). Where the engine writes counted changes, the
+        table's rows of those keys lose a copy and the new rows gain one, netted per value
+        (a row the recompute gives again writes nothing); elsewhere one MERGE on the key
+        columns, with nothing netted or counted against the table."""
         recompute = self.deriver.recompute(tree)
         if recompute is None:
             return Applied(0, 0, committed=False)
@@ -300,6 +302,12 @@ class IncrementalRefresh:
                 for i, name in enumerate(key_names)
             ]
         ).from_(aliased(recompute.touched, "k"))
+        if self.fmt.writes_counted_changes:
+            counted = self._write_counted(
+                [self._held_rows(removed, key_names)], [rows], watermark, expected
+            )
+            if counted is not None:
+                return Applied(counted.inserted, counted.deleted, counted.committed)
         inserted = deleted = None
         if not self.fmt.reports_row_counts:  # counted by the jobs that compute them
             rows, (inserted,) = self.deriver.summarized(rows, [exp.func("count", exp.Star())])
@@ -436,8 +444,14 @@ class IncrementalRefresh:
                 .where(exp.column(PRESENT))
             )
         keys = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
+        return self._held_rows(keys, key_names)
+
+    def _held_rows(self, keys: exp.Query, key_names: list[str]) -> exp.Query:
+        """The table's rows whose ``key_names`` equal (null-safe) a row of ``keys`` (those
+        columns): a semi join by the keys, which the embedded engine answers through an
+        index of them; only active rows, with a frozen region (never removed)."""
         rows = (
-            exp.select(*quoted_columns(names, "t"))
+            exp.select(*quoted_columns([name for name, _ in self.columns], "t"))
             .from_(exp.alias_(self.table.copy(), "t", table=True))
             .join(aliased(keys, "k"), on=null_safe_equal(key_names, "t", "k"), join_type="semi")
         )
