@@ -559,8 +559,7 @@ def test_recomputed_keys_replace_only_the_rows_that_changed(
     version = noted.sql("DESCRIBE HISTORY left_joined LIMIT 1").collect()[0].version
     feed = _rows(
         noted,
-        "SELECT order_id, status, text, _change_type"
-        f" FROM table_changes('left_joined', {version})",
+        f"SELECT order_id, status, text, _change_type FROM table_changes('left_joined', {version})",
     )
     assert feed == Counter([(3, "paid", None, "delete"), (3, "paid", "q", "insert")])
 
