@@ -592,8 +592,8 @@ def _located_by_index(
     snapshot = delta.open_table(entry.location)
     schema = delta.arrow_schema(snapshot)
     looked_up = [name for name in schema.names if name.lower() in lookup.pairs]
-    if len(looked_up) != len(lookup.pairs) or len(set(looked_up)) != len(looked_up):
-        return None
+    if len(looked_up) != len(lookup.pairs):
+        return None  # it names a column the table does not have
     probe_query = (
         exp.select(*[exp.alias_(lookup.pairs[n.lower()].copy(), n, quoted=True) for n in looked_up])
         .from_(lookup.other.copy())
@@ -627,11 +627,8 @@ def _rows_found(
     the positions found."""
     looked_up = probes.take(found.column(PROBE_COLUMN))
     others = [name for name in schema.names if name not in probes.column_names]
-    read = _read_at_positions(cursor, schema, others, found) if others else None
-    columns = [
-        looked_up.column(name) if read is None or name not in others else read.column(name)
-        for name in schema.names
-    ]
+    read = _read_at_positions(cursor, schema, others, found) if others else looked_up
+    columns = [(read if name in others else looked_up).column(name) for name in schema.names]
     return pa.Table.from_arrays(columns, schema=schema)
 
 

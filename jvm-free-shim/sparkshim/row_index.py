@@ -176,18 +176,24 @@ def _run_lengths(
     hashes: np.ndarray[Any, Any], wanted: np.ndarray[Any, Any], starts: np.ndarray[Any, Any]
 ) -> np.ndarray[Any, Any]:
     """How many entries of the sorted ``hashes`` from each of ``starts`` on equal the
-    ``wanted`` hash there: a step per copy, instead of a second binary search (most
-    values have one copy or none)."""
+    ``wanted`` hash there: a few steps per value (most values have one copy or none),
+    then a second binary search for the values with more copies than that."""
     counts = np.zeros(starts.size, dtype=np.int64)
     open_runs = np.arange(starts.size)
-    while open_runs.size:
+    for _ in range(_STEPS):
         at = starts[open_runs] + counts[open_runs]
         inside = at < hashes.size
         open_runs, at = open_runs[inside], at[inside]
-        equal = hashes[at] == wanted[open_runs]
-        open_runs = open_runs[equal]
+        open_runs = open_runs[hashes[at] == wanted[open_runs]]
         counts[open_runs] += 1
+        if not open_runs.size:
+            return counts
+    ends = np.searchsorted(hashes, wanted[open_runs], side="right")
+    counts[open_runs] = ends - starts[open_runs]
     return counts
+
+
+_STEPS = 4  # copies counted by stepping before a value's run is searched for its end
 
 
 def _no_matches() -> pa.Table:

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from delta_readers import location_of, session_rows
 from deltalake import DeltaTable, Field
@@ -244,3 +245,24 @@ def test_a_column_added_later_gets_indexes_of_its_own(tmp_path: Path) -> None:
     session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
     session.sql("VACUUM t RETAIN 0 HOURS")
     assert len(index_files(session)) == 1  # the old schema's is no longer read
+
+
+def test_a_search_finds_every_copy_of_a_value() -> None:
+    """Each probe's matches are every entry of its hash, however many (one, none, or more
+    than the search steps through before it searches for the end of the run)."""
+    generator = np.random.default_rng(7)
+    for _ in range(50):
+        hashes = np.sort(generator.integers(0, 12, generator.integers(0, 80)).astype(np.uint64))
+        probes = generator.integers(0, 15, generator.integers(1, 20)).astype(np.uint64)
+        index = row_index.FileIndex(
+            hashes, np.zeros(hashes.size, np.uint32), np.arange(hashes.size, dtype=np.uint32)
+        )
+        found = row_index.matches(index, probes, np.zeros(probes.size, np.uint32))
+        columns = (found.column("probe").to_pylist(), found.column("position").to_pylist())
+        pairs = zip(*columns, strict=True)
+        expected = [
+            (probe, int(position))
+            for probe, value in enumerate(probes)
+            for position in np.nonzero(hashes == value)[0]
+        ]
+        assert sorted(pairs) == sorted(expected)

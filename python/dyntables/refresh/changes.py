@@ -468,6 +468,19 @@ def quoted_columns(names: list[str], table: str | None = None) -> list[exp.Expr]
     return [exp.column(name, table=table, quoted=True) for name in names]
 
 
+def rows_of_keys(
+    table: exp.Table, names: list[str], keys: exp.Query, key_names: list[str]
+) -> exp.Select:
+    """The rows (columns ``names``, of alias ``t``) of ``table`` whose ``key_names`` equal
+    (null-safe) a row of ``keys`` (those columns): a semi join by the keys, which the
+    embedded engine answers through an index of them instead of reading the table."""
+    return (
+        exp.select(*quoted_columns(names, "t"))
+        .from_(exp.alias_(table.copy(), "t", table=True))
+        .join(aliased(keys, "k"), on=null_safe_equal(key_names, "t", "k"), join_type="semi")
+    )
+
+
 def null_safe_equal(names: list[str], left: str, right: str) -> exp.Expr:
     """Every column of ``names`` equal in ``left`` and ``right``, NULL equal to NULL."""
     return exp.and_(

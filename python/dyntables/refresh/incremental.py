@@ -67,6 +67,7 @@ from dyntables.refresh.changes import (
     netted,
     null_safe_equal,
     quoted_columns,
+    rows_of_keys,
     touched_by,
     union_all,
     view_read,
@@ -265,7 +266,10 @@ class IncrementalRefresh:
         if windows is None:
             return None
         names = [name for name, _ in self.columns]
-        return RanksKept(self.deriver, self.table, names).change(select, windows)
+        # An engine that writes counted changes (the embedded one) also looks rows up by
+        # some of their columns through its row index: the old rows are found so there.
+        by_index = self.fmt.writes_counted_changes
+        return RanksKept(self.deriver, self.table, names, by_index).change(select, windows)
 
     # -- keys: a keyed block or an outer join at the top, its keys in output columns --
 
@@ -450,11 +454,7 @@ class IncrementalRefresh:
         """The table's rows whose ``key_names`` equal (null-safe) a row of ``keys`` (those
         columns): a semi join by the keys, which the embedded engine answers through an
         index of them; only active rows, with a frozen region (never removed)."""
-        rows = (
-            exp.select(*quoted_columns([name for name, _ in self.columns], "t"))
-            .from_(exp.alias_(self.table.copy(), "t", table=True))
-            .join(aliased(keys, "k"), on=null_safe_equal(key_names, "t", "k"), join_type="semi")
-        )
+        rows = rows_of_keys(self.table, [name for name, _ in self.columns], keys, key_names)
         return rows.where(qualified(self.active, "t")) if self.active is not None else rows
 
     def _write_counted(

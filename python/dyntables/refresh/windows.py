@@ -44,6 +44,7 @@ from dyntables.refresh.changes import (
     netted,
     null_safe_equal,
     quoted_columns,
+    rows_of_keys,
     union_all,
     with_columns,
 )
@@ -76,12 +77,18 @@ class WindowChange:
 
 class RanksKept:
     """Derives a ranking-window block's change with updates in place (module docstring),
-    reading the block's old window values from ``table`` (its columns ``names``)."""
+    reading the block's old window values from ``table`` (its columns ``names``): only the
+    rows the old rows name (a semi join) where the engine finds rows ``by_index``, else by
+    joining the whole table (one statement less: where a semi join reads the table
+    anyway, computing the change once for it costs a statement)."""
 
-    def __init__(self, deriver: ChangeDeriver, table: exp.Table, names: list[str]) -> None:
+    def __init__(
+        self, deriver: ChangeDeriver, table: exp.Table, names: list[str], by_index: bool
+    ) -> None:
         self.deriver = deriver
         self.table = table
         self.names = names
+        self.by_index = by_index
 
     def change(self, select: exp.Select, windows: RankingWindows) -> WindowChange | None:
         """The block's change; None when some in-place row is ambiguous in the table (or
@@ -136,29 +143,23 @@ class RanksKept:
         matches by its columns other than the windows' (``WAS…``, by position among the
         table's columns; a second match doubles the row) and how many it matches."""
         present = "__dt_present"
-        # Computed once: read twice below. The table is read only for the rows an in-place
-        # old row names (a semi join by those columns, which sparkshim answers through an
-        # index of them instead of reading the table).
-        positioned = self.deriver.materialize(positioned)
-        old_rows = (
-            exp.select(*quoted_columns(outputs))
-            .from_(aliased(positioned, "c"))
-            .where(_in_place(old=True))
-        )
-        held = exp.select(*quoted_columns(self.names, "t")).from_(
-            exp.alias_(self.table.copy(), "t", table=True)
-        )
-        if outputs:  # (else every table row matches: the windows are all it outputs)
-            held = held.join(
-                aliased(old_rows, "o"), on=null_safe_equal(outputs, "t", "o"), join_type="semi"
+        held: exp.Expr = self.table.copy()
+        if self.by_index and outputs:  # (no outputs: every table row matches)
+            # Computed once, as it is read twice: for the rows to look up, and below.
+            positioned = self.deriver.materialize(positioned)
+            old_rows = (
+                exp.select(*quoted_columns(outputs))
+                .from_(aliased(positioned, "c"))
+                .where(_in_place(old=True))
             )
+            held = aliased(rows_of_keys(self.table, self.names, old_rows, outputs), "h")
         table_rows = exp.select(
             *[
                 exp.alias_(exp.column(n, quoted=True), WAS.format(i), quoted=True)
                 for i, n in enumerate(self.names)
             ],
             exp.alias_(exp.true(), present),
-        ).from_(aliased(held, "h"))
+        ).from_(held)
         matches_old_row = exp.and_(
             _in_place(old=True, table="c"),
             *[
