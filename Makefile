@@ -60,6 +60,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_shim.py
 	$(PY) benchmarks/bench_refresh.py --rounds 3 --table-sizes 2000000,4000000,16000000 --table-size-rows-changed 2000 --plot docs/refresh-benchmark.png
 	$(PY) benchmarks/bench_refresh_ceiling.py
+	$(PY) benchmarks/bench_lookup.py
 	$(PY) benchmarks/bench_statements.py --tables 20 100 --iceberg
 
 # sparkshim against real PySpark on Apache Spark's own SQL test files, which this repository

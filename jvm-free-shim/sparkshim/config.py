@@ -43,9 +43,15 @@ ALLOW_PRECISION_LOSS_CONF = "spark.sql.decimalOperations.allowPrecisionLoss"
 HAVING_AS_WHERE_CONF = "spark.sql.legacy.parser.havingWithoutGroupByAsWhere"
 # Spark's legacy left-to-right precedence of set operations.
 SETOPS_PRECEDENCE_CONF = "spark.sql.legacy.setopsPrecedence.enabled"
-# Whether a semi join that looks up rows of a table with deletion vectors by every column
-# finds them through the table's row index (row_index.py) rather than by reading it.
+# Whether a semi join that looks up rows of a table with deletion vectors by some or all of
+# its columns finds them through the row index (row_index.py) rather than by reading it.
 ROW_INDEX_CONF = "sparkshim.rowIndex.enabled"
+# A semi join through the row index only on a table whose data files store at least this
+# many rows (their statistics); a smaller table is read: the lookup computes the values
+# first, on their own, and reads each file holding a match at its positions, which costs
+# more than a scan below a few hundred thousand rows (benchmarks/bench_lookup.py).
+ROW_INDEX_MIN_ROWS_CONF = "sparkshim.rowIndex.minRows"
+ROW_INDEX_MIN_ROWS = 500_000
 # Spark's legacy answer of a correlated scalar subquery over a count (see scalar_subqueries).
 LEGACY_COUNT_CONF = "spark.sql.optimizer.decorrelateSubqueryLegacyIncorrectCountHandling.enabled"
 

@@ -383,20 +383,20 @@ def row_count(table: DeltaTable) -> int | None:
     """The rows of the loaded version, from each data file's statistics (``numRecords``,
     which counts the rows a deletion vector removes too) less each vector's cardinality;
     None when a file has no statistics."""
-    stored = _stored_rows(table)
+    stored = stored_rows(table)
     return None if stored is None else stored - _removed_rows(table)
 
 
 def removed_row_share(table: DeltaTable) -> float | None:
     """The share of the rows the loaded version's files store that deletion vectors
     remove; None when a file has no statistics."""
-    stored = _stored_rows(table)
+    stored = stored_rows(table)
     if stored is None:
         return None
     return _removed_rows(table) / stored if stored else 0.0
 
 
-def _stored_rows(table: DeltaTable) -> int | None:
+def stored_rows(table: DeltaTable) -> int | None:
     """The rows the loaded version's data files store (their ``numRecords``, removed rows
     included); None when a file has no statistics."""
     actions = pa.table(table.get_add_actions(flatten=True))

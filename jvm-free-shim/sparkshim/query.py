@@ -32,6 +32,8 @@ from sparkshim.config import (
     HAVING_AS_WHERE_CONF,
     LEGACY_COUNT_CONF,
     ROW_INDEX_CONF,
+    ROW_INDEX_MIN_ROWS,
+    ROW_INDEX_MIN_ROWS_CONF,
     SETOPS_PRECEDENCE_CONF,
 )
 from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
@@ -590,6 +592,8 @@ def _located_by_index(
     if state is None or not append.marks_removed_rows(state):
         return None
     snapshot = delta.open_table(entry.location)
+    if not _large_enough_for_index(session, snapshot):
+        return None
     schema = delta.arrow_schema(snapshot)
     looked_up = [name for name in schema.names if name.lower() in lookup.pairs]
     if len(looked_up) != len(lookup.pairs):
@@ -617,6 +621,20 @@ def _located_by_index(
         located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
         located = located.append_column(POSITION_COLUMN, found.column(POSITION_COLUMN))
     return registrations.arrow(located)
+
+
+def _large_enough_for_index(session: SessionProtocol, snapshot: DeltaTable) -> bool:
+    """Whether the snapshot's data files store at least ``ROW_INDEX_MIN_ROWS_CONF`` rows
+    (a table whose files keep no row counts is taken for large)."""
+    setting = session.conf.get(ROW_INDEX_MIN_ROWS_CONF, None)
+    try:
+        least = ROW_INDEX_MIN_ROWS if setting is None else int(str(setting))
+    except ValueError:
+        raise AnalysisException(
+            message=f"{ROW_INDEX_MIN_ROWS_CONF} is {setting!r}: set it to a whole number of rows"
+        ) from None
+    stored = delta.stored_rows(snapshot)
+    return stored is None or stored >= least
 
 
 def _rows_found(

@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkshim import row_index
-from sparkshim.config import ROW_INDEX_CONF
+from sparkshim.config import ROW_INDEX_CONF, ROW_INDEX_MIN_ROWS_CONF
+from sparkshim.errors import AnalysisException
 from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
@@ -31,6 +32,14 @@ LOOKUP = (
     " ON t.k <=> p.k AND t.s <=> p.s AND t.d <=> p.d AND t.m <=> p.m AND t.day <=> p.day"
     " GROUP BY t.k, t.s, t.d, t.m, t.day"
 )
+
+
+def indexed_session(warehouse: Path) -> ShimSession:
+    """A session whose semi joins go through the index whatever the table's size (by
+    default a table of fewer than half a million rows is read instead)."""
+    session = ShimSession(warehouse=str(warehouse))
+    session.conf.set(ROW_INDEX_MIN_ROWS_CONF, "0")
+    return session
 
 
 def indexed_and_read(session: ShimSession, sql: str) -> tuple[Counter[str], Counter[str]]:
@@ -83,7 +92,7 @@ def table_and_probes(
     inserted = [value for batch in batches for value in batch]
     probes = data.draw(st.lists(st.one_of(st.sampled_from(inserted), VALUE), min_size=1))
     deleted = data.draw(st.lists(st.sampled_from(inserted), max_size=3))
-    session = ShimSession(warehouse=str(tmp_path_factory.mktemp("w")))
+    session = indexed_session(tmp_path_factory.mktemp("w"))
     session.sql(
         f"CREATE TABLE t ({COLUMNS}) USING delta"
         " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
@@ -141,7 +150,7 @@ def test_lookups_by_some_columns_equal_reading_the_table(
 def test_an_index_of_some_columns_is_kept_beside_the_full_one(tmp_path: Path) -> None:
     """Each set of looked-up columns has an index file of its own per data file; VACUUM
     keeps both, as both are of the table's schema."""
-    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session = indexed_session(tmp_path / "w")
     session.sql(
         "CREATE TABLE t (k INT, v STRING) USING delta"
         " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
@@ -163,7 +172,7 @@ def test_an_index_of_some_columns_is_kept_beside_the_full_one(tmp_path: Path) ->
 def test_a_refresh_merge_finds_its_rows_through_the_index(tmp_path: Path) -> None:
     """The MERGE a refresh runs (delete the copies of changed rows, insert the new copies)
     marks exactly the rows a read of the table finds."""
-    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session = indexed_session(tmp_path / "w")
     session.sql(
         "CREATE TABLE t (k INT, v STRING) USING delta"
         " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
@@ -191,7 +200,7 @@ def test_a_refresh_merge_finds_its_rows_through_the_index(tmp_path: Path) -> Non
 
 
 def test_damaged_or_foreign_indexes_are_built_again(tmp_path: Path) -> None:
-    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session = indexed_session(tmp_path / "w")
     session.sql(
         f"CREATE TABLE t ({COLUMNS}) USING delta"
         " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
@@ -224,7 +233,7 @@ def test_damaged_or_foreign_indexes_are_built_again(tmp_path: Path) -> None:
 def test_a_column_added_later_gets_indexes_of_its_own(tmp_path: Path) -> None:
     """Old files read the new column as NULL: their rows hash otherwise than before, so
     the index of the old schema is not used (it would find nothing)."""
-    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session = indexed_session(tmp_path / "w")
     session.sql(
         "CREATE TABLE t (k INT) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
     )
@@ -266,3 +275,29 @@ def test_a_search_finds_every_copy_of_a_value() -> None:
             for position in np.nonzero(hashes == value)[0]
         ]
         assert sorted(pairs) == sorted(expected)
+
+
+def test_a_table_too_small_for_the_index_is_read(tmp_path: Path) -> None:
+    """Below ``sparkshim.rowIndex.minRows`` stored rows a semi join reads the table (no
+    index is built); from that many on it goes through the index; both answer alike."""
+    session = ShimSession(warehouse=str(tmp_path / "w"))
+    session.conf.set(ROW_INDEX_MIN_ROWS_CONF, "20")
+    session.sql(
+        "CREATE TABLE t (k INT, v STRING) USING delta"
+        " TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    session.sql("INSERT INTO t SELECT CAST(id AS INT), CAST(id AS STRING) FROM range(19)")
+    session.sql("CREATE TABLE probe (k INT) USING delta")
+    session.sql("INSERT INTO probe VALUES (3), (18), (19), (NULL)")
+    lookup = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k"
+    found = session.sql(lookup).collect()
+    assert sorted((row["k"], row["v"]) for row in found) == [(3, "3"), (18, "18")]
+    assert not index_files(session)
+    session.sql("INSERT INTO t VALUES (19, '19')")
+    through_index, read = indexed_and_read(session, lookup)
+    assert through_index == read
+    assert sum(read.values()) == 3
+    assert index_files(session)
+    session.conf.set(ROW_INDEX_MIN_ROWS_CONF, "many")
+    with pytest.raises(AnalysisException, match=r"rowIndex\.minRows is 'many'.*whole number"):
+        session.sql(lookup)
