@@ -86,6 +86,7 @@ DECIDED = "__dt_decided"  # change arithmetic decides the group's new row
 REMAINS = "__dt_remains"  # the group still has rows (meaningful where decided)
 PRESENT = "__dt_present"  # TRUE on the table's rows (NULL: an outer join found none)
 OLD = "__dt_old{}"  # a column of the table's row of a group, by position
+GROUPS = "__dt_groups"  # the affected groups, where a query reads them more than once
 
 
 # ---- applying a change ----
@@ -369,6 +370,9 @@ class IncrementalRefresh:
         if delta is None:
             return Applied(0, 0, committed=False)
         renamed = with_columns(delta, [*key_names, *[a.alias for a in arguments]])
+        if mergeable is not None and self.fmt.writes_counted_changes:
+            merged_groups = self._merged_groups(renamed, key_names, mergeable)
+            return self._write_group_changes(tree, keys, merged_groups, watermark, expected)
         count_all = exp.func("count", exp.Star())
         # The affected groups, computed once, with what the MERGE does to them counted by
         # the same job: the rows it removes (the table's rows of those groups: a
@@ -428,6 +432,74 @@ class IncrementalRefresh:
         removed = exp.select(*quoted_columns(key_names)).from_(aliased(affected, "a"))
         made = self._merge(key_names, removed, union_all(parts), watermark, expected)
         return Applied(inserted, int(deleted or 0), committed=True, made=made)
+
+    def _write_group_changes(
+        self,
+        tree: exp.Select,
+        keys: list[tuple[exp.Expr, str]],
+        merged_groups: exp.Query,
+        watermark: str,
+        expected: int | None,
+    ) -> Applied:
+        """The affected groups (``_merged_groups``) written as a counted change, where the
+        engine writes them: computed once, straight into the rows the table loses and
+        gains (a group's old row out and its new row in, neither where they are equal),
+        with a row of its keys alone for each group change arithmetic does not decide, so
+        that no statement nets them apart unless some group is recomputed."""
+        names = [name for name, _ in self.columns]
+        key_names = [name for _, name in keys]
+        counted, (rows, undecided, gained, lost) = self.deriver.summarized(
+            _counted_groups(merged_groups, self.columns, key_names),
+            [
+                exp.func("count", exp.Star()),
+                *[
+                    exp.func("count_if", comparison(this=exp.column(NET), expression=_number(0)))
+                    for comparison in (exp.EQ, exp.GT, exp.LT)
+                ],
+            ],
+        )
+        if not rows:
+            return Applied(0, 0, committed=False)
+        change, inserted = counted, int(gained)
+        recomputed: exp.Query | None = None
+        if undecided:
+            undecided_keys = (
+                exp.select(*quoted_columns(key_names))
+                .from_(aliased(counted, "u"))
+                .where(exp.EQ(this=exp.column(NET), expression=_number(0)))
+            )
+            recomputed, (written,) = self.deriver.summarized(
+                self._recomputed_groups(tree, keys, undecided_keys), [exp.func("count", exp.Star())]
+            )
+            inserted += int(written)
+            signed: list[exp.Query] = [
+                exp.select(*quoted_columns(names), exp.alias_(exp.column(NET), SIGN))
+                .from_(aliased(counted, "c"))
+                .where(exp.NEQ(this=exp.column(NET), expression=_number(0))),
+                exp.select(*quoted_columns(names), exp.alias_(_number(1), SIGN)).from_(
+                    aliased(recomputed, "r")
+                ),
+            ]
+            change = self.deriver.materialize(netted(with_columns(union_all(signed), names), names))
+        written_counted = self.fmt.apply_counted(
+            self.session, self.table, view_read(change), NET, watermark, expected
+        )
+        if written_counted is not None:
+            return Applied(
+                written_counted.inserted, written_counted.deleted, written_counted.committed
+            )
+        # Not written as counted rows (e.g. a table without deletion vectors): every
+        # affected group's rows replaced by one MERGE on the keys.
+        touched = exp.select(*quoted_columns(key_names)).from_(aliased(counted, "a")).distinct()
+        parts: list[exp.Query] = [
+            exp.select(*quoted_columns(names))
+            .from_(aliased(counted, "a"))
+            .where(exp.GT(this=exp.column(NET), expression=_number(0)))
+        ]
+        if recomputed is not None:
+            parts.append(recomputed)
+        made = self._merge(key_names, touched, union_all(parts), watermark, expected)
+        return Applied(inserted, int(lost), committed=True, made=made)
 
     def _old_group_rows(
         self, affected: exp.Query, key_names: list[str], *, from_table: bool
@@ -638,6 +710,63 @@ class IncrementalRefresh:
 
 def _number(value: int) -> exp.Expr:
     return exp.Literal.number(value)
+
+
+def _counted_groups(
+    merged_groups: exp.Query, columns: list[tuple[str, str]], key_names: list[str]
+) -> exp.Query:
+    """From the affected groups (``_merged_groups``: each group's new row, its old row in
+    ``OLD`` columns, ``PRESENT``, ``DECIDED``, ``REMAINS``), the rows the table loses
+    (``NET`` -1: a present group's old row, unless change arithmetic decides a new row
+    equal to it) and gains (``NET`` 1: a decided group's new row that remains, unless
+    equal to its old row), and each undecided group's keys with NULL for the other
+    columns (``NET`` 0: recomputed). A group's rows all carry its keys, so no row value
+    is both lost and gained, or given twice."""
+    names = [name for name, _ in columns]
+    same = exp.and_(
+        *[
+            exp.NullSafeEQ(
+                this=exp.column(name, quoted=True),
+                expression=exp.column(OLD.format(i), quoted=True),
+            )
+            for i, name in enumerate(names)
+        ]
+    )
+    kept_new = exp.and_(exp.column(DECIDED), exp.column(REMAINS))
+    old_rows = (
+        exp.select(
+            *[
+                exp.alias_(exp.column(OLD.format(i), quoted=True), name, quoted=True)
+                for i, name in enumerate(names)
+            ],
+            exp.alias_(_number(-1), NET),
+        )
+        .from_(GROUPS)
+        .where(exp.and_(exp.column(PRESENT), exp.not_(exp.and_(kept_new.copy(), same.copy()))))
+    )
+    new_rows = (
+        exp.select(*quoted_columns(names), exp.alias_(_number(1), NET))
+        .from_(GROUPS)
+        .where(exp.and_(kept_new.copy(), exp.not_(exp.and_(exp.column(PRESENT), same.copy()))))
+    )
+    undecided = (
+        exp.select(
+            *[
+                exp.alias_(
+                    exp.column(name, quoted=True)
+                    if name in key_names
+                    else exp.cast(exp.Null(), exp.DataType.build(type_sql, dialect="spark")),
+                    name,
+                    quoted=True,
+                )
+                for name, type_sql in columns
+            ],
+            exp.alias_(_number(0), NET),
+        )
+        .from_(GROUPS)
+        .where(exp.not_(exp.column(DECIDED)))
+    )
+    return union_all([old_rows, new_rows, undecided]).with_(GROUPS, as_=merged_groups)
 
 
 def _copies(count: exp.Expr) -> exp.Lateral:
