@@ -460,18 +460,16 @@ class IncrementalRefresh:
         )
         if not rows:
             return Applied(0, 0, committed=False)
-        change, inserted = counted, int(gained)
+        change = counted
         recomputed: exp.Query | None = None
         if undecided:
+            # Recomputed in the statement that nets them against the groups' old rows.
             undecided_keys = (
                 exp.select(*quoted_columns(key_names))
                 .from_(aliased(counted, "u"))
                 .where(exp.EQ(this=exp.column(NET), expression=_number(0)))
             )
-            recomputed, (written,) = self.deriver.summarized(
-                self._recomputed_groups(tree, keys, undecided_keys), [exp.func("count", exp.Star())]
-            )
-            inserted += int(written)
+            recomputed = self._recomputed_groups(tree, keys, undecided_keys)
             signed: list[exp.Query] = [
                 exp.select(*quoted_columns(names), exp.alias_(exp.column(NET), SIGN))
                 .from_(aliased(counted, "c"))
@@ -499,6 +497,8 @@ class IncrementalRefresh:
         if recomputed is not None:
             parts.append(recomputed)
         made = self._merge(key_names, touched, union_all(parts), watermark, expected)
+        # The rows the recompute inserts are not counted apart: its commit's metrics say.
+        inserted = int(gained) if recomputed is None else None
         return Applied(inserted, int(lost), committed=True, made=made)
 
     def _old_group_rows(
