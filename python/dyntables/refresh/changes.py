@@ -473,7 +473,8 @@ def rows_of_keys(
 ) -> exp.Select:
     """The rows (columns ``names``, of alias ``t``) of ``table`` whose ``key_names`` equal
     (null-safe) a row of ``keys`` (those columns): a semi join by the keys, which the
-    embedded engine answers through an index of them instead of reading the table."""
+    embedded engine answers through an index of them instead of reading the table (a
+    table of half a million rows or more: a smaller one is read)."""
     return (
         exp.select(*quoted_columns(names, "t"))
         .from_(exp.alias_(table.copy(), "t", table=True))

@@ -268,7 +268,8 @@ class IncrementalRefresh:
             return None
         names = [name for name, _ in self.columns]
         # An engine that writes counted changes (the embedded one) also looks rows up by
-        # some of their columns through its row index: the old rows are found so there.
+        # some of their columns through its row index (on a table of half a million rows
+        # or more; a smaller one it reads): the old rows are found so there.
         by_index = self.fmt.writes_counted_changes
         return RanksKept(self.deriver, self.table, names, by_index).change(select, windows)
 
@@ -524,8 +525,8 @@ class IncrementalRefresh:
 
     def _held_rows(self, keys: exp.Query, key_names: list[str]) -> exp.Query:
         """The table's rows whose ``key_names`` equal (null-safe) a row of ``keys`` (those
-        columns): a semi join by the keys, which the embedded engine answers through an
-        index of them; only active rows, with a frozen region (never removed)."""
+        columns): a semi join by the keys (``rows_of_keys``); only active rows, with a
+        frozen region (never removed)."""
         rows = rows_of_keys(self.table, [name for name, _ in self.columns], keys, key_names)
         return rows.where(qualified(self.active, "t")) if self.active is not None else rows
 
