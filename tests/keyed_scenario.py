@@ -21,6 +21,10 @@ QUERIES = {
     "big_customers": "SELECT t.customer_id, t.total, c.region FROM"
     " (SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id) t"
     " JOIN customers c ON t.customer_id = c.customer_id",
+    # A GROUP BY at the top with COUNT(*): change arithmetic decides most groups; one whose
+    # MIN or MAX lost its value (moved or deleted, nothing added) is recomputed.
+    "extremes": "SELECT customer_id, count(*) AS n, min(amount) AS lo, max(amount) AS hi"
+    " FROM orders GROUP BY customer_id",
     # A dbt mart's shape: CTEs with GROUP BYs, two LEFT JOINs on one key in one SELECT.
     "customer_summary": "WITH counts AS (SELECT customer_id, count(*) AS n,"
     " min(order_id) AS first_order FROM orders GROUP BY customer_id),"

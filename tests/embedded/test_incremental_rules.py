@@ -388,6 +388,37 @@ def test_groups_the_arithmetic_cannot_decide_are_recomputed(
     assert [text for text in statements if _reads_a_version(text)], why
 
 
+@pytest.mark.parametrize("vectors", [True, False], ids=["counted-write", "merge"])
+@pytest.mark.parametrize(
+    "change",
+    [
+        "DELETE FROM orders WHERE order_id = 1",  # the paid group's maximum
+        "DELETE FROM orders WHERE order_id = 3",  # its minimum
+        "DELETE FROM orders WHERE order_id IN (1, 3)",  # the whole group
+        "UPDATE orders SET status = 'open' WHERE order_id = 3",  # moved to another group
+    ],
+)
+def test_a_group_that_lost_its_extreme_and_gained_nothing_keeps_its_other_rows(
+    dt: DynamicTables, change: str, vectors: bool
+) -> None:
+    """With COUNT(*) the group's survival is known; its MIN or MAX lost its value and no
+    value was added (a comparison with the NULL added extreme): the group is recomputed,
+    not dropped."""
+    query = (
+        "SELECT status, count(*) AS n, min(amount) AS lo, max(amount) AS hi FROM orders"
+        " GROUP BY status"
+    )
+    dt.sql(f"CREATE DYNAMIC TABLE extremes TARGET_LAG = '1 minute' AS {query}")
+    if not vectors:
+        dt.session.sql(
+            "ALTER TABLE extremes SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'false')"
+        )
+    dt.sql(change)
+    refreshed = dt.sql("ALTER DYNAMIC TABLE extremes REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM extremes") == _rows(dt, query)
+
+
 def test_a_decimal_sum_of_products_is_merged_exactly(
     dt: DynamicTables, statements: list[str]
 ) -> None:

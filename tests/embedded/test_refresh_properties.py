@@ -103,6 +103,10 @@ KEYED_QUERIES = {
     "status_sizes": "SELECT count(*) AS n, sum(amount) AS total FROM orders GROUP BY status",
     "by_status": "SELECT status, count(customer_id) AS with_customer, min(amount) AS lo,"
     " max(amount) AS hi, sum(amount) AS total FROM orders GROUP BY status",
+    # COUNT(*) with MIN/MAX: a group that lost its extreme and gained no value is
+    # recomputed (its survival is known from the count).
+    "extremes": "SELECT customer_id, count(*) AS n, min(amount) AS lo, max(amount) AS hi"
+    " FROM orders GROUP BY customer_id",
     "busy_status": "SELECT status, count(DISTINCT customer_id) AS buyers FROM orders"
     " GROUP BY status HAVING count(*) > 1",
     # Keys computed from the input rows: a recompute reads only the rows of those keys.

@@ -106,7 +106,8 @@ def merged_value(aggregate: MergeableAggregate, old: exp.Expr, change: str) -> e
 
 
 def decided(aggregate: MergeableAggregate, old: exp.Expr, change: str) -> exp.Expr:
-    """Whether the rules decide the aggregate's new value in this group."""
+    """Whether the rules decide the aggregate's new value in this group: TRUE or FALSE,
+    never NULL."""
     b = _summary(aggregate, change, "b")
     if aggregate.function is exp.Count:
         return exp.true()
@@ -135,7 +136,9 @@ def decided(aggregate: MergeableAggregate, old: exp.Expr, change: str) -> exp.Ex
             at_least(this=a, expression=old.copy()),
         ),
     )
-    return exp.or_(removed, kept, replaced)
+    # A comparison with a NULL summary is NULL (no value added: ``a``), and NULL is neither
+    # decided nor undecided to the filters that read the flag: it counts as undecided.
+    return exp.func("coalesce", exp.or_(removed, kept, replaced), exp.false())
 
 
 def group_outcome(
