@@ -59,7 +59,32 @@ def inlined_query(query: str) -> exp.Query:
 
 @functools.lru_cache(maxsize=256)
 def _inlined_query(query: str) -> exp.Query:
-    return inline_ctes(parse_query(query))
+    return name_derived_tables(inline_ctes(parse_query(query)))
+
+
+# The name a derived table written without one gets (Spark names it alike, internally):
+# the refresh's queries refer to each input by its name.
+UNNAMED_SUBQUERY = "__dt_subquery_{}"
+
+
+def name_derived_tables(tree: exp.Query) -> exp.Query:
+    """``tree`` with a name for each derived table in a FROM or JOIN written without one
+    (``FROM (SELECT …)``, which Spark accepts): nothing can refer to it by name, so the
+    name changes no column's meaning.
+
+    >>> name_derived_tables(parse_query("SELECT k FROM (SELECT a AS k FROM t)")).sql("spark")
+    'SELECT k FROM (SELECT a AS k FROM t) AS __dt_subquery_0'
+    """
+    unnamed = [
+        node
+        for node in tree.find_all(exp.Subquery)
+        if not node.alias and isinstance(node.parent, (exp.From, exp.Join))
+    ]
+    for number, subquery in enumerate(unnamed):
+        subquery.set(
+            "alias", exp.TableAlias(this=exp.to_identifier(UNNAMED_SUBQUERY.format(number)))
+        )
+    return tree
 
 
 def inline_ctes(tree: exp.Query) -> exp.Query:

@@ -441,15 +441,25 @@ def _observed(rows: Any, summary: Sequence[exp.Expr]) -> tuple[Any, Callable[[],
 def touched_by(keys: list[exp.Expr], touched: exp.Query) -> exp.Expr:
     """True for a row whose ``keys`` equal (null-safe: a NULL key is a key) one row of
     ``touched`` (columns ``__dt_key0``, …, in the keys' order)."""
-    alias = "__dt_touched"
+    alias = "__dt_touched"  # a name no query of the user's has a column of: a column the
+    # keys read unqualified resolves to the query's own (DuckDB would take a relation of
+    # the same name for that name's row)
     equal = [
         exp.NullSafeEQ(
-            this=exp.column(KEY.format(i), table=alias, quoted=True), expression=k.copy()
+            this=exp.column(KEY.format(i), table=alias, quoted=True), expression=_operand(k)
         )
         for i, k in enumerate(keys)
     ]
     found = exp.select(exp.Literal.number(1)).from_(aliased(touched, alias)).where(exp.and_(*equal))
     return exp.Exists(this=found)
+
+
+def _operand(expression: exp.Expr) -> exp.Expr:
+    """A copy of ``expression`` to put beside an operator: parenthesized unless it is a
+    column or a literal (``k <=> v IS NULL`` would read as ``(k <=> v) IS NULL``)."""
+    if isinstance(expression, (exp.Column, exp.Literal, exp.Paren)):
+        return expression.copy()
+    return exp.paren(expression.copy(), copy=False)
 
 
 def union_all(parts: list[exp.Query]) -> exp.Query:

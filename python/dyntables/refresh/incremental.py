@@ -589,23 +589,11 @@ class IncrementalRefresh:
                 for i, (_, name) in enumerate(keys)
             ]
         ).from_(aliased(groups, "g"))
-        # The keys as the query computes them from an input row; ``w`` has only
-        # ``__dt_key…`` columns, so the query's unqualified columns stay the outer ones.
-        is_wanted = exp.and_(
-            *[
-                exp.NullSafeEQ(
-                    this=exp.column(KEY.format(i), table="w", quoted=True),
-                    expression=(key.this if isinstance(key, exp.Alias) else key).copy(),
-                )
-                for i, (key, _) in enumerate(keys)
-            ]
-        )
         recomputed = self.deriver.at(exp.Subquery(this=tree), "new").this
         assert isinstance(recomputed, exp.Select)
-        recomputed = recomputed.where(
-            exp.Exists(this=exp.select("1").from_(aliased(wanted, "w")).where(is_wanted)),
-            copy=False,
-        )
+        # The keys as the query computes them from an input row, among the wanted ones.
+        key_values = [key.this if isinstance(key, exp.Alias) else key for key, _ in keys]
+        recomputed = recomputed.where(touched_by(key_values, wanted), copy=False)
         return exp.select("*").from_(aliased(recomputed, "q"))  # its ORDER BY stays inside
 
     def _merged_groups(
