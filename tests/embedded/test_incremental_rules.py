@@ -602,6 +602,41 @@ def _recomputing_keys(ran: dict[str, list[str]]) -> set[str]:
     return {join for join, texts in ran.items() if any("__dt_key0" in t for t in texts)}
 
 
+def test_a_full_join_after_other_joins_on_expressions_says_how_to_make_it_incremental(
+    dt: DynamicTables,
+) -> None:
+    """A row of one side alone pads the other's columns with NULLs; coalesce(c.n, 0) on
+    the padded side is not NULL, so the row's key cannot be told from it: such a join is
+    FULL under AUTO, and the reason says to join on a derived table's column, which is
+    incremental."""
+    dt.sql("CREATE TABLE tiers (order_id INT, tier INT)")
+    dt.sql("INSERT INTO tiers VALUES (1, 2), (3, NULL)")
+    on_expressions = (
+        "SELECT o.order_id, t.tier, n.order_id AS other FROM orders o"
+        " JOIN tiers t ON t.order_id = o.order_id"
+        " FULL JOIN orders n ON coalesce(t.tier, 0) = coalesce(n.order_id, 0)"
+    )
+    dt.sql(f"CREATE DYNAMIC TABLE on_expressions TARGET_LAG = '1 minute' AS {on_expressions}")
+    shown = dt.sql("SHOW DYNAMIC TABLES LIKE 'on_expressions'").collect()[0]
+    assert shown.refresh_mode == "FULL"
+    assert "compute it as a column of a derived table" in shown.refresh_mode_reason
+    on_columns = (
+        "SELECT o.order_id, t.tier, n.order_id AS other FROM orders o"
+        " JOIN (SELECT order_id, coalesce(tier, 0) AS tier FROM tiers) t"
+        " ON t.order_id = o.order_id"
+        " FULL JOIN (SELECT order_id, coalesce(order_id, 0) AS k FROM orders) n ON t.tier = n.k"
+    )
+    dt.sql(f"CREATE DYNAMIC TABLE on_columns TARGET_LAG = '1 minute' AS {on_columns}")
+    for change in (
+        "INSERT INTO orders VALUES (2, 1.00, 'open', NULL), (7, 1.00, 'open', NULL)",
+        "UPDATE tiers SET tier = 7 WHERE order_id = 1",
+    ):
+        dt.sql(change)
+        refreshed = dt.sql("ALTER DYNAMIC TABLE on_columns REFRESH").collect()[0]
+        assert refreshed.action == "INCREMENTAL", change
+        assert _rows(dt, "SELECT * FROM on_columns") == _rows(dt, on_columns), change
+
+
 def test_an_outer_join_whose_preserved_side_changed_nets_that_change(
     noted: DynamicTables, statements: list[str]
 ) -> None:

@@ -624,11 +624,28 @@ def _joined_row_keys(
     if side == "RIGHT":
         return [key.copy() for key in joined_keys]
     if side == "FULL":
+        # A row of one side alone has the other side's columns NULL, so that side's key is
+        # NULL only where its expression is NULL whenever its columns are: a column (a
+        # CAST of one), not coalesce(c.tier, 0), which would give the missing side's key.
+        for key in [*prefix_keys, *joined_keys]:
+            if not _null_when_its_column_is(key):
+                raise CannotRefreshIncrementallyError(
+                    f"a FULL JOIN after other joins is incremental on columns compared"
+                    f" (ON a.k = b.k); this one compares {key.sql('spark')}: compute it as"
+                    " a column of a derived table and join on that column"
+                )
         return [
             exp.func("coalesce", mine.copy(), theirs.copy())
             for mine, theirs in zip(prefix_keys, joined_keys, strict=True)
         ]
     return [key.copy() for key in prefix_keys]
+
+
+def _null_when_its_column_is(key: exp.Expr) -> bool:
+    """Whether ``key`` is a column, parenthesized or cast (NULL exactly when it is)."""
+    while isinstance(key, (exp.Paren, exp.Cast)):
+        key = key.this
+    return isinstance(key, exp.Column)
 
 
 def _key_columns(keys: list[exp.Expr]) -> list[exp.Expr]:
