@@ -472,6 +472,30 @@ def test_derived_tables_without_a_name_refresh_incrementally(dt: DynamicTables, 
         assert _rows(dt, "SELECT * FROM unnamed") == _rows(dt, query), change
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT u.status, u.total FROM (SELECT status, amount AS total FROM orders"
+        " UNION ALL SELECT status, amount FROM refunds) u WHERE u.total > 1",
+        "WITH u AS (SELECT status, amount AS total FROM orders"
+        " UNION ALL SELECT status, amount FROM refunds)"
+        " SELECT status, count(*) AS n, sum(total) AS total FROM u GROUP BY status",
+    ],
+)
+def test_a_union_inside_the_query_names_its_columns_by_its_first_branch(
+    dt: DynamicTables, query: str
+) -> None:
+    """A change of the second branch alone is named as the union is (Spark names a union's
+    columns by its first branch)."""
+    dt.sql("CREATE TABLE refunds (status STRING, amount DECIMAL(8, 2))")
+    dt.sql("INSERT INTO refunds VALUES ('paid', 3.00)")
+    dt.sql(f"CREATE DYNAMIC TABLE unioned TARGET_LAG = '1 minute' AS {query}")
+    dt.sql("UPDATE refunds SET amount = 40.00")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE unioned REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM unioned") == _rows(dt, query)
+
+
 def test_a_decimal_sum_of_products_is_merged_exactly(
     dt: DynamicTables, statements: list[str]
 ) -> None:

@@ -46,6 +46,7 @@ from dyntables.planner.structure import (
     key_definitions,
     key_probe,
     keyed_join,
+    output_names,
     pads_a_change,
     recompute_keys,
     select_inputs,
@@ -179,7 +180,14 @@ class ChangeDeriver:
             if node.args.get("distinct"):
                 raise CannotRefreshIncrementallyError("UNION (distinct) is not incremental yet")
             parts = [part for part in (self.change(node.left), self.change(node.right)) if part]
-            return union_all(parts) if parts else None
+            if not parts:
+                return None
+            # A union's columns are named by its first branch; a change of the others alone
+            # would carry theirs.
+            names = output_names(node.left, self.columns_of)
+            if names is not None:
+                parts = [exp.select("*").from_(with_columns(part, names)) for part in parts]
+            return union_all(parts)
         if isinstance(node, exp.Select):
             shape = select_shape(node)
             if shape == "linear" or (shape == "outer" and self.changes_linearly(node)):
