@@ -686,8 +686,18 @@ def changes_by_delta_rs(location: Path, start: int, end: int | None) -> pa.Table
     """The change data feed as delta-rs reads it (``changes`` minus its check that the
     feed is on, and minus its own read of append-only commits)."""
     table = open_table(location)
-    feed = pa.table(table.load_cdf(starting_version=start, ending_version=end))
+    try:
+        feed = pa.table(table.load_cdf(starting_version=start, ending_version=end))
+    except (pa.ArrowInvalid, OSError) as failure:
+        missing = _MISSING_OBJECT.search(str(failure))
+        if missing is None:
+            raise
+        raise missing_file_error(missing[1]) from failure
     return _with_spark_metadata_types(feed)
+
+
+# How delta-rs's object store says a file it was to read is not there.
+_MISSING_OBJECT = re.compile(r"Object at location (\S+) not found")
 
 
 def _with_spark_metadata_types(feed: pa.Table) -> pa.Table:
@@ -726,7 +736,10 @@ def _appended_rows(
     schema = _arrow_schema(state.schema_json)
     parts = []
     for file in files:
-        stored = pq.read_table(location / unquote(file.path))
+        try:
+            stored = pq.read_table(location / unquote(file.path))
+        except FileNotFoundError as failure:
+            raise missing_file_error(str(location / unquote(file.path))) from failure
         rows = align_to_schema(stored, stored.column_names, schema)
         count = rows.num_rows
         stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))

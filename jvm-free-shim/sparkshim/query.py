@@ -74,9 +74,9 @@ class Registrations:
         self.schemas: dict[str, dict[str, str]] = {}
 
     def arrow(self, data: pa.Table) -> exp.Expr:
-        name = self._new_name(self.arrow_names)
+        name = _new_name()
         self.cursor.register(name, data)
-        self._record_schema(name, data.schema)
+        self._registered(name, self.arrow_names, data.schema)
         return exp.to_table(name)
 
     def delta_snapshot(self, table: DeltaTable, located: bool = False) -> exp.Expr:
@@ -102,11 +102,12 @@ class Registrations:
         return self.arrow(delta.snapshot(table))
 
     def _view(self, scan: str, schema: pa.Schema) -> exp.Expr:
-        name = self._new_name(self.view_names)
+        name = _new_name()
         # A view in SQL: about 1.5 ms, where the relation API's create_view takes 4-5 ms,
-        # and a query registers every table it reads.
+        # and a query registers every table it reads. Kept for dropping once it exists
+        # (it fails to bind where a file it reads is gone).
         self.cursor.execute(f"CREATE TEMPORARY VIEW {name} AS {scan}")
-        self._record_schema(name, schema)
+        self._registered(name, self.view_names, schema)
         return exp.to_table(name)
 
     def _file_scan(self, scan: delta.FileScan, located: bool) -> str:
@@ -174,7 +175,10 @@ class Registrations:
             row_positions=row_positions,
         )
 
-    def _record_schema(self, name: str, schema: pa.Schema) -> None:
+    def _registered(self, name: str, kind: list[str], schema: pa.Schema) -> None:
+        """Keep ``name`` (registered in the cursor) for dropping, with its Spark schema."""
+        kind.append(name)
+        self.names.append(name)
         self.schemas[name] = {
             field.name: to_spark_type(field.type).simpleString() for field in schema
         }
@@ -188,11 +192,9 @@ class Registrations:
         self.view_names.clear()
         self.names.clear()
 
-    def _new_name(self, names: list[str]) -> str:
-        name = f"__shim_{next(_registration_ids)}"
-        names.append(name)
-        self.names.append(name)
-        return name
+
+def _new_name() -> str:
+    return f"__shim_{next(_registration_ids)}"
 
 
 def parquet_scan(

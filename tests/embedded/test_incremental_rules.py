@@ -496,6 +496,45 @@ def test_a_union_inside_the_query_names_its_columns_by_its_first_branch(
     assert _rows(dt, "SELECT * FROM unioned") == _rows(dt, query)
 
 
+@pytest.mark.parametrize(
+    ("query", "maintenance"),
+    [
+        # The change feed of the update is gone.
+        ("SELECT order_id, amount FROM orders WHERE amount > 1", ["VACUUM orders RETAIN 0 HOURS"]),
+        # The version the last refresh read is gone (a ranking window reads it).
+        (
+            "SELECT order_id, status, rank() OVER (PARTITION BY status ORDER BY order_id) AS r"
+            " FROM orders",
+            ["OPTIMIZE orders", "VACUUM orders RETAIN 0 HOURS"],
+        ),
+    ],
+)
+def test_a_refresh_whose_changes_were_vacuumed_recomputes_in_full(
+    dt: DynamicTables, query: str, maintenance: list[str]
+) -> None:
+    """VACUUM may remove the files of the versions and changes the last refresh read: the
+    next refresh recomputes from the current version and says why, instead of failing
+    (and the one after it is incremental again)."""
+    dt.sql(f"CREATE DYNAMIC TABLE kept TARGET_LAG = '1 minute' AS {query}")
+    session = dt.engine.session
+    session.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    if maintenance[0].startswith("OPTIMIZE"):  # compacted after the refresh read them
+        dt.sql("UPDATE orders SET order_id = 4 WHERE order_id = 1")
+    else:  # an inserted row's file rewritten by an update: the insert's rows are gone
+        dt.sql("INSERT INTO orders VALUES (5, 50.00, 'open', NULL)")
+        dt.sql("UPDATE orders SET amount = 51.00 WHERE order_id = 5")
+    for statement in maintenance:
+        session.sql(statement)
+    refreshed = dt.sql("ALTER DYNAMIC TABLE kept REFRESH").collect()[0]
+    assert refreshed.action == "FULL"
+    assert "can no longer be read" in refreshed.reason
+    assert _rows(dt, "SELECT * FROM kept") == _rows(dt, query)
+    dt.sql("UPDATE orders SET amount = 31.00 WHERE order_id = 3")
+    refreshed = dt.sql("ALTER DYNAMIC TABLE kept REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert _rows(dt, "SELECT * FROM kept") == _rows(dt, query)
+
+
 def test_a_decimal_sum_of_products_is_merged_exactly(
     dt: DynamicTables, statements: list[str]
 ) -> None:

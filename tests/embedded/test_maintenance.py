@@ -165,6 +165,22 @@ def test_a_vacuumed_version_of_a_plain_table_names_the_missing_file(tmp_path: Pa
     assert spark.sql("SELECT count(*) AS n FROM u").collect()[0]["n"] == 2
 
 
+def test_a_vacuumed_change_feed_names_the_missing_file(tmp_path: Path) -> None:
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql(
+        "CREATE TABLE u (id BIGINT, v INT) USING delta"
+        " TBLPROPERTIES (delta.enableChangeDataFeed = true)"
+    )
+    spark.sql("INSERT INTO u VALUES (1, 1)")
+    spark.sql("UPDATE u SET v = 2")  # its change feed is a file of its own
+    spark.sql("OPTIMIZE u")
+    spark.conf.set(RETENTION_CHECK, "false")
+    spark.sql("VACUUM u RETAIN 0 HOURS")
+    for read in ("SELECT * FROM table_changes('u', 1, 2)", "SELECT * FROM u VERSION AS OF 1"):
+        with pytest.raises(AnalysisException, match=r"DELTA_FILE_NOT_FOUND_DETAILED.*part-"):
+            spark.sql(read).collect()
+
+
 def test_a_short_retention_is_refused_unless_the_check_is_off(spark: ShimSession) -> None:
     spark.sql("OPTIMIZE t")
     version = detail(spark)["version"]

@@ -243,6 +243,11 @@ class TableFormat(Protocol):
         """Whether ``failure`` (an engine's error from a commit) means another commit to
         the table won: nothing was committed, and a rerun would succeed."""
 
+    def files_gone(self, failure: BaseException) -> bool:
+        """Whether ``failure`` (an engine's error from a read) means a file the table's
+        log names is gone: removed by VACUUM (or snapshot expiry) once no version newer
+        than its retention needed it, so older versions and their changes are unreadable."""
+
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """Set table properties (one commit)."""
 
@@ -271,9 +276,9 @@ def schema_from_catalog(session: Any, table: exp.Table) -> Any:
     return session.table(to_spark_sql(table)).schema
 
 
-def lost_race_in(failure: BaseException, markers: tuple[str, ...]) -> bool:
+def names_one_of(failure: BaseException, markers: tuple[str, ...]) -> bool:
     """Whether ``failure`` or an error it was raised from names one of ``markers`` (an
-    engine's error class or code for a commit that lost to another)."""
+    engine's error classes or codes for one kind of failure)."""
     seen: BaseException | None = failure
     while seen is not None:
         text = f"{type(seen).__name__}: {seen}"
@@ -404,7 +409,7 @@ __all__ = [
     "create_table",
     "create_table_sql",
     "ensure_properties",
-    "lost_race_in",
+    "names_one_of",
     "property_list",
     "session_settings",
 ]

@@ -23,7 +23,7 @@ from dyntables.formats import (
     CountedWrite,
     create_table,
     ensure_properties,
-    lost_race_in,
+    names_one_of,
     property_list,
     schema_from_catalog,
     session_settings,
@@ -54,6 +54,15 @@ _LOST_RACE_MARKERS = (
     "ConcurrentWriteException",
     "MetadataChangedException",
     "ProtocolChangedException",
+)
+
+# How Delta names a read of a file its log names but the file system lacks (VACUUM removed
+# the files only versions past its retention need: their changes too).
+_FILES_GONE_MARKERS = (
+    "DELTA_FILE_NOT_FOUND",
+    "DELTA_CHANGE_DATA_FILE_NOT_FOUND",
+    "FileNotFoundException",
+    "FAILED_READ_FILE.FILE_NOT_EXIST",
 )
 
 # Operations that leave the rows as they were: a source commit of these is no new data.
@@ -377,7 +386,10 @@ class DeltaFormat:
         )
 
     def lost_race(self, failure: BaseException) -> bool:
-        return lost_race_in(failure, _LOST_RACE_MARKERS)
+        return names_one_of(failure, _LOST_RACE_MARKERS)
+
+    def files_gone(self, failure: BaseException) -> bool:
+        return names_one_of(failure, _FILES_GONE_MARKERS)
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         alter = exp.Alter(

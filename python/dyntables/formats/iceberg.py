@@ -37,7 +37,7 @@ from dyntables.formats import (
     CountedWrite,
     create_table,
     ensure_properties,
-    lost_race_in,
+    names_one_of,
     property_list,
     schema_from_catalog,
     session_settings,
@@ -153,6 +153,14 @@ _LOST_RACE_MARKERS = (
     "org.apache.iceberg.exceptions.ValidationException: Found conflicting",
     "Cannot commit, found new",
     "org.apache.iceberg.exceptions.ValidationException: Missing required files to delete",
+)
+
+# How Iceberg on Spark names a read of a file (or snapshot) expiry removed.
+_FILES_GONE_MARKERS = (
+    "org.apache.iceberg.exceptions.NotFoundException",
+    "FileNotFoundException",
+    "FAILED_READ_FILE.FILE_NOT_EXIST",
+    "Cannot find snapshot",
 )
 
 
@@ -660,7 +668,10 @@ class IcebergFormat:
         return self._commit(session, table, insert, watermark, expected_version)
 
     def lost_race(self, failure: BaseException) -> bool:
-        return lost_race_in(failure, _LOST_RACE_MARKERS)
+        return names_one_of(failure, _LOST_RACE_MARKERS)
+
+    def files_gone(self, failure: BaseException) -> bool:
+        return names_one_of(failure, _FILES_GONE_MARKERS)
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """One metadata commit; Iceberg makes no snapshot for it (the version stays)."""

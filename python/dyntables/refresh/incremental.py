@@ -798,7 +798,18 @@ class IncrementalStrategy:
         )
         text = watermark.to_json()
         read_version = inputs.state.table_version
-        applied = change.apply(text, read_version)
+        try:
+            applied = change.apply(text, read_version)
+        except Exception as failure:
+            if not context.fmt.files_gone(failure):
+                raise
+            # Nothing committed (the commit is the last step, conditional on the version
+            # read); the current versions are still there to recompute from.
+            raise CannotRefreshIncrementallyError(
+                "the sources' changes since the last refresh can no longer be read: a file"
+                " they need is gone (VACUUM removes what only versions past its retention"
+                " need)"
+            ) from failure
 
         def rows_changed(ours: Commit) -> tuple[int | None, int | None]:
             return (
