@@ -134,3 +134,18 @@ def test_a_dynamic_table_gets_spark_names(tmp_path: Path) -> None:
         ("length(b)", "int"),
         ("a", "int"),
     ]
+
+
+def test_tables_and_columns_named_by_words_sqlglot_reserves_refresh(tmp_path: Path) -> None:
+    """Spark reads `qualify`, `values` and `inner` as names; the statements a refresh
+    generates quote them, so the embedded engine reads them too."""
+    tables = DynamicTables(warehouse=tmp_path / "warehouse")
+    tables.sql("CREATE TABLE `values` (`inner` INT, `qualify` STRING) USING delta")
+    tables.sql("INSERT INTO `values` VALUES (1, 'x'), (2, 'y')")
+    query = "SELECT `qualify`, count(*) AS n FROM `values` WHERE `inner` > 0 GROUP BY `qualify`"
+    tables.sql(f"CREATE DYNAMIC TABLE `qualify` TARGET_LAG = '1 minute' AS {query}")
+    tables.sql("UPDATE `values` SET `qualify` = 'x' WHERE `inner` = 2")
+    refreshed = tables.sql("ALTER DYNAMIC TABLE `qualify` REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    rows = sorted(tuple(row) for row in tables.sql("SELECT * FROM `qualify`").collect())
+    assert rows == [("x", 2)]

@@ -310,7 +310,7 @@ SPARK_SQL = [
     "SELECT a FROM t1 UNION ALL SELECT a FROM t2 UNION ALL SELECT a FROM t3",
     "SELECT `weird col`, `select`, `a$b` FROM `my db`.`my table`",
     "SELECT date_add(order_date, 7), date_sub(order_date, 1), datediff(a, b) FROM t",
-    "SELECT s.field, s.inner.deep, arr[0], m['key'], element_at(arr, 1) FROM t",
+    "SELECT s.field, s.nested.deep, arr[0], m['key'], element_at(arr, 1) FROM t",
     "SELECT DISTINCT a FROM t WHERE b IN (1, 2) AND c IS NOT NULL AND d LIKE 'x%'",
     "SELECT CAST(a AS DECIMAL(10, 2)), CASE WHEN a > 0 THEN 'p' ELSE 'n' END FROM t",
     "SELECT named_struct('a', 1, 'b', 2).a, array(1, 2)[1], map('k', 1)['k']",
@@ -330,6 +330,17 @@ def test_plain_spark_sql_reads_as_spark_does(sql: str) -> None:
     # repr, not ==: sqlglot's equality ignores the case of names.
     assert repr(ours) == repr(spark)
     assert to_spark_sql(ours) == spark.sql(dialect="spark")
+
+
+def test_names_sqlglot_reads_as_keywords_are_quoted() -> None:
+    """Spark reads ``qualify`` or ``inner`` as names; sqlglot's Spark parser (the embedded
+    engine's) does not, so the SQL the product generates quotes them."""
+    tree = parse_one("SELECT s.`inner`, `values` FROM `qualify`")
+
+    rendered = to_spark_sql(tree)
+
+    assert rendered == "SELECT s.`inner`, `values` FROM `qualify`"
+    assert repr(sqlglot.parse_one(rendered, read="spark")) == repr(tree)
 
 
 def test_dialect_is_usable_by_sqlglot_directly() -> None:

@@ -66,10 +66,21 @@ class DynamicTablesDialect(Spark):
 
     class Generator(SparkGenerator):
         def identifier_sql(self, expression: exp.Identifier) -> str:
-            # Spark's lexer does not accept "$" in an unquoted name; backticks make it legal.
-            if "$" in expression.name and not expression.quoted:
-                expression = exp.to_identifier(expression.name, quoted=True)
+            # Spark's lexer does not accept "$" in an unquoted name, nor sqlglot's Spark
+            # parser (the embedded engine's) some words Spark reads as names (a table
+            # named `qualify`); backticks make either legal.
+            name = expression.name
+            if not expression.quoted and ("$" in name or name.upper() in _KEYWORDS):
+                expression = exp.to_identifier(name, quoted=True)
             return super().identifier_sql(expression)
+
+
+# The keywords sqlglot's Spark parser does not read as a name where one is expected.
+_KEYWORDS = frozenset(
+    word
+    for word, token in Spark.Tokenizer.KEYWORDS.items()
+    if word.isidentifier() and token not in SparkParser.ID_VAR_TOKENS
+)
 
 
 _DIALECT = DynamicTablesDialect()
@@ -147,7 +158,9 @@ def _second_statement_start(tokens: list[Token]) -> int:
 def to_spark_sql(expression: exp.Expr, *, pretty: bool = False) -> str:
     """Render ``expression`` as Spark SQL, as sqlglot's Spark generator does, for Spark 3.5.
 
-    Differences from plain ``expression.sql("spark")``: names containing ``$`` are quoted.
+    Differences from plain ``expression.sql("spark")``: names containing ``$`` are quoted,
+    and so are the few words sqlglot's Spark parser takes for keywords where Spark reads a
+    name (``qualify``, ``inner``, ``values``).
     Snowflake forms Spark 3.5 lacks keep sqlglot's Spark spelling (``QUALIFY`` becomes a
     subquery, ``EXCLUDE`` becomes ``EXCEPT``, ``CHANGES (…)`` stays).
 
