@@ -437,16 +437,12 @@ def test_a_group_that_lost_its_extreme_and_gained_nothing_keeps_its_other_rows(
 def test_groups_and_partitions_keyed_by_expressions_are_recomputed_by_them(
     dt: DynamicTables, query: str
 ) -> None:
-    dt.sql(f"CREATE DYNAMIC TABLE keyed TARGET_LAG = '1 minute' AS {query}")
-    for change in (
+    changes = [
         "UPDATE orders SET order_id = order_id + 10",
         "UPDATE orders SET amount = NULL WHERE order_id = 11",
         "DELETE FROM orders WHERE order_id = 13",
-    ):
-        dt.sql(change)
-        refreshed = dt.sql("ALTER DYNAMIC TABLE keyed REFRESH").collect()[0]
-        assert refreshed.action == "INCREMENTAL", change
-        assert _rows(dt, "SELECT * FROM keyed") == _rows(dt, query), change
+    ]
+    _refreshes_incrementally(dt, query, changes)
 
 
 @pytest.mark.parametrize(
@@ -461,15 +457,22 @@ def test_groups_and_partitions_keyed_by_expressions_are_recomputed_by_them(
 )
 def test_derived_tables_without_a_name_refresh_incrementally(dt: DynamicTables, query: str) -> None:
     """Spark reads ``FROM (SELECT …)`` without a name (its columns unqualified)."""
-    dt.sql(f"CREATE DYNAMIC TABLE unnamed TARGET_LAG = '1 minute' AS {query}")
-    for change in (
+    changes = [
         "UPDATE orders SET order_id = order_id + 10",
         "DELETE FROM orders WHERE order_id = 13",
-    ):
+    ]
+    _refreshes_incrementally(dt, query, changes)
+
+
+def _refreshes_incrementally(dt: DynamicTables, query: str, changes: list[str]) -> None:
+    """A dynamic table of ``query`` refreshes incrementally after each of ``changes``, and
+    then equals the query."""
+    dt.sql(f"CREATE DYNAMIC TABLE checked TARGET_LAG = '1 minute' AS {query}")
+    for change in changes:
         dt.sql(change)
-        refreshed = dt.sql("ALTER DYNAMIC TABLE unnamed REFRESH").collect()[0]
+        refreshed = dt.sql("ALTER DYNAMIC TABLE checked REFRESH").collect()[0]
         assert refreshed.action == "INCREMENTAL", change
-        assert _rows(dt, "SELECT * FROM unnamed") == _rows(dt, query), change
+        assert _rows(dt, "SELECT * FROM checked") == _rows(dt, query), change
 
 
 @pytest.mark.parametrize(
@@ -489,11 +492,7 @@ def test_a_union_inside_the_query_names_its_columns_by_its_first_branch(
     columns by its first branch)."""
     dt.sql("CREATE TABLE refunds (status STRING, amount DECIMAL(8, 2))")
     dt.sql("INSERT INTO refunds VALUES ('paid', 3.00)")
-    dt.sql(f"CREATE DYNAMIC TABLE unioned TARGET_LAG = '1 minute' AS {query}")
-    dt.sql("UPDATE refunds SET amount = 40.00")
-    refreshed = dt.sql("ALTER DYNAMIC TABLE unioned REFRESH").collect()[0]
-    assert refreshed.action == "INCREMENTAL"
-    assert _rows(dt, "SELECT * FROM unioned") == _rows(dt, query)
+    _refreshes_incrementally(dt, query, ["UPDATE refunds SET amount = 40.00"])
 
 
 @pytest.mark.parametrize(
