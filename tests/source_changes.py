@@ -9,6 +9,8 @@ dimension's column, on the tables
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
 customer_ids = st.one_of(st.none(), st.integers(min_value=1, max_value=3))
@@ -67,4 +69,18 @@ def source_change(max_order_id: int) -> st.SearchStrategy[str]:
         move_order,
         delete_order,
         move_customer,
+    )
+
+
+def create_sources(dt: Any) -> None:
+    """The two tables on a ``DynamicTables`` (embedded), with rows that have duplicates and
+    NULL keys."""
+    dt.sql(
+        "CREATE TABLE orders (order_id INT, customer_id INT, amount DECIMAL(8, 2), status STRING)"
+    )
+    dt.sql("CREATE TABLE customers (customer_id INT, region STRING)")
+    dt.sql("INSERT INTO customers VALUES (1, 'north'), (2, 'south'), (3, NULL)")
+    dt.sql(
+        "INSERT INTO orders VALUES (1, 1, 110.00, 'paid'), (2, 2, 5.00, 'open'),"
+        " (2, 2, 5.00, 'open'), (3, NULL, 150.00, 'paid')"
     )

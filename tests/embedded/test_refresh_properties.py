@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from source_changes import insert_order, source_change
+from source_changes import create_sources, insert_order, source_change
 
 from dyntables import DynamicTables
 
@@ -170,16 +170,7 @@ def _check_every_refresh(
     sources too) on the engine's own session."""
     with tempfile.TemporaryDirectory() as scratch:
         dt = DynamicTables(warehouse=Path(scratch) / "warehouse")
-        dt.sql(
-            "CREATE TABLE orders"
-            " (order_id INT, customer_id INT, amount DECIMAL(8, 2), status STRING)"
-        )
-        dt.sql("CREATE TABLE customers (customer_id INT, region STRING)")
-        dt.sql("INSERT INTO customers VALUES (1, 'north'), (2, 'south'), (3, NULL)")
-        dt.sql(
-            "INSERT INTO orders VALUES (1, 1, 110.00, 'paid'), (2, 2, 5.00, 'open'),"
-            " (2, 2, 5.00, 'open'), (3, NULL, 150.00, 'paid')"
-        )
+        create_sources(dt)
         for name, query in queries.items():
             dt.sql(
                 f"CREATE DYNAMIC TABLE {name} TARGET_LAG = '1 minute'"
