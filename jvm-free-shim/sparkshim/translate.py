@@ -1502,10 +1502,11 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
-    if name in _INTEGRAL_BITS and _never_a_string(value):
+    if name in _INTEGRAL_BITS and _never_a_string(value) and not _cast_to_timestamp(value):
         # The string branch below could never be taken; without it the value is copied
         # once, not five times (an incremental refresh casts large CASE expressions).
         return _narrowed_number(value, name, target)
+    is_timestamp = _typeof_in(value, "TIMESTAMP WITH TIME ZONE")
     text = _fn(
         "REGEXP_REPLACE",
         _as_varchar(value),
@@ -1522,7 +1523,18 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
                 _try_cast(_fn("TRUNC", _try_cast(text, "DECIMAL(38, 9)")), target),
             )
         )
-        return _case((is_string, from_text), default=_narrowed_number(value, name, target))
+        return _case(
+            (is_string, from_text),
+            (is_timestamp, _narrowed_number(_epoch_seconds(value), name, target)),
+            default=_narrowed_number(value, name, target),
+        )
+    if name in _FRACTIONAL_TYPES:
+        # A TIMESTAMP is its seconds since the epoch, with their fraction (Spark divides
+        # its microseconds as a DOUBLE; a DECIMAL is made from that DOUBLE).
+        seconds = exp.Div(this=_epoch_micros(value), expression=_lit(1e6))
+        return _case(
+            (is_timestamp, _try_cast(seconds, target)), default=_try_cast(_c(value), target)
+        )
     if name == "BOOLEAN":
         lowered = _fn("LOWER", text)
         from_text = _case(
@@ -1583,6 +1595,42 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             default=_try_cast(_c(value), "VARCHAR"),
         )
     return _try_cast(_c(value), target)
+
+
+# The numeric types a TIMESTAMP casts to with its seconds' fraction.
+_FRACTIONAL_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC")
+
+
+def _cast_to_timestamp(value: exp.Expr) -> bool:
+    """Whether ``value`` is a CAST to TIMESTAMP (never a string, but not a number)."""
+    while isinstance(value, exp.Paren):
+        value = value.this
+    return isinstance(value, exp.Cast | exp.TryCast) and value.to.is_type(
+        *exp.DataType.TEMPORAL_TYPES
+    )
+
+
+def _epoch_micros(value: exp.Expr) -> exp.Expr:
+    """The microseconds since the epoch of ``value`` where it is a TIMESTAMP WITH TIME ZONE
+    (read through its text, which binds whatever the value's type: the CASE that uses this
+    takes it only for a timestamp)."""
+    instant = _try_cast(_try_cast(_c(value), "VARCHAR"), "TIMESTAMPTZ")
+    return _fn("EPOCH_US", instant)
+
+
+def _epoch_seconds(value: exp.Expr) -> exp.Expr:
+    """The whole seconds since the epoch of a TIMESTAMP ``value``, rounded down as Spark's
+    CAST to an integral type does (Math.floorDiv): exact integer arithmetic."""
+    micros = _epoch_micros(value)
+    second = _lit(1_000_000)
+    below = exp.Mod(
+        this=exp.Paren(
+            this=exp.Add(this=exp.Mod(this=micros, expression=second), expression=second.copy())
+        ),
+        expression=second.copy(),
+    )
+    whole = exp.Sub(this=micros.copy(), expression=below)
+    return exp.IntDiv(this=exp.Paren(this=whole), expression=second.copy())
 
 
 def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
