@@ -213,10 +213,13 @@ def as_decimal(spark_type: SparkType, literal: exp.Expr | None = None) -> Decima
 
 
 def _integer_literal_value(node: exp.Expr) -> int | None:
-    """The value of an integer literal (Spark's parser reads ``-5`` as one literal)."""
+    """The value of an integer literal (Spark's parser reads ``-5`` as one literal, and
+    ``10L``, ``3S``, ``5Y`` too, which sqlglot reads as a TRY_CAST of the number)."""
     inner = node.this if isinstance(node, exp.Neg) else node
     if isinstance(inner, exp.Paren):
         return None
+    if isinstance(inner, exp.TryCast) and inner.to.is_type(*exp.DataType.INTEGER_TYPES):
+        inner = inner.this
     if isinstance(inner, exp.Literal) and not inner.is_string and inner.is_int:
         value = int(inner.this)
         return -value if isinstance(node, exp.Neg) else value
