@@ -1502,7 +1502,7 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
-    if name in _INTEGRAL_BITS and _never_a_string(value) and not _cast_to_timestamp(value):
+    if name in _INTEGRAL_BITS and _never_a_string(value) and not _may_be_a_timestamp(value):
         # The string branch below could never be taken; without it the value is copied
         # once, not five times (an incremental refresh casts large CASE expressions).
         return _narrowed_number(value, name, target)
@@ -1601,13 +1601,19 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
 _FRACTIONAL_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC")
 
 
-def _cast_to_timestamp(value: exp.Expr) -> bool:
-    """Whether ``value`` is a CAST to TIMESTAMP (never a string, but not a number)."""
+def _may_be_a_timestamp(value: exp.Expr) -> bool:
+    """Whether ``value``, never a string, may still be a TIMESTAMP rather than a number: a
+    CAST to one, or a sum or difference with an interval (``ts + INTERVAL 1 HOUR``)."""
     while isinstance(value, exp.Paren):
         value = value.this
-    return isinstance(value, exp.Cast | exp.TryCast) and value.to.is_type(
-        *exp.DataType.TEMPORAL_TYPES
-    )
+    if isinstance(value, exp.Cast | exp.TryCast):
+        return value.to.is_type(*exp.DataType.TEMPORAL_TYPES)
+    if isinstance(value, exp.Add | exp.Sub):
+        return any(
+            isinstance(side, exp.Interval) or _may_be_a_timestamp(side)
+            for side in (value.this, value.expression)
+        )
+    return False
 
 
 def _epoch_micros(value: exp.Expr) -> exp.Expr:
