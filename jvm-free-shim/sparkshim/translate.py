@@ -1502,10 +1502,14 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
-    if name in _INTEGRAL_BITS and _never_a_string(value) and not _may_be_a_timestamp(value):
-        # The string branch below could never be taken; without it the value is copied
-        # once, not five times (an incremental refresh casts large CASE expressions).
-        return _narrowed_number(value, name, target)
+    if _never_a_string(value) and not _may_be_a_timestamp(value):
+        # A number: the string and timestamp branches below could never be taken; without
+        # them the value is copied once, not three to five times (an incremental refresh
+        # casts large CASE expressions to integral types and DECIMALs).
+        if name in _INTEGRAL_BITS:
+            return _narrowed_number(value, name, target)
+        if name in _FRACTIONAL_TYPES:
+            return _try_cast(_c(value), target)
     is_timestamp = _typeof_in(value, "TIMESTAMP WITH TIME ZONE")
     text = _fn(
         "REGEXP_REPLACE",

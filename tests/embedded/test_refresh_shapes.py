@@ -106,7 +106,9 @@ queries = st.one_of(
         st.sampled_from(THIRD_ON),
     ),
 )
-changes = st.lists(st.lists(source_change(max_order_id=6), min_size=1, max_size=4), max_size=3)
+changes = st.lists(
+    st.lists(source_change(max_order_id=6), min_size=1, max_size=4), min_size=1, max_size=3
+)
 
 
 def _rows(dt: DynamicTables, sql: str) -> Counter[tuple[Any, ...]]:
