@@ -368,15 +368,47 @@ def align_to_schema(rows: pa.Table, columns: list[str], schema: pa.Schema) -> pa
 def _store_assigned(values: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
     """``values`` cast to a column of type ``target`` as Spark's store assignment casts:
     an integer or a DECIMAL of more digits goes into a DECIMAL when each value fits (Arrow
-    checks the types' digits, not the values: an INT refused for DECIMAL(8, 2)), and a
-    DECIMAL of a larger scale is rounded half away from zero (1.555 is stored as 1.56)."""
+    checks the types' digits, not the values: an INT refused for DECIMAL(8, 2)), a
+    DECIMAL of a larger scale is rounded half away from zero (1.555 is stored as 1.56), and
+    a DECIMAL and a DOUBLE pass into each other's columns by their decimal text (the
+    literal 2.675 is the double nearest 2.675)."""
     source = values.type
+    if pa.types.is_floating(target) and pa.types.is_decimal(source):
+        return _decimals_as_floats(values, target)
     if pa.types.is_decimal(target) and target.precision <= 38:
-        if pa.types.is_integer(source) and 19 + target.scale <= 38:
+        if pa.types.is_floating(source):
+            values = _floats_as_decimals(values, target.scale)
+        elif pa.types.is_integer(source) and 19 + target.scale <= 38:
             values = values.cast(pa.decimal128(19 + target.scale, target.scale), safe=True)
         elif pa.types.is_decimal(source) and source.scale > target.scale:
             values = pc.round(values, ndigits=target.scale, round_mode="half_towards_infinity")
     return values.cast(target, safe=True)
+
+
+def _decimals_as_floats(values: pa.ChunkedArray, target: pa.DataType) -> pa.ChunkedArray:
+    """DECIMAL ``values`` as the nearest FLOAT/DOUBLE of each, as Spark's cast gives: read
+    from their decimal text, since Arrow's direct cast scales by an inexact power of ten
+    (2.675 became 2.6750000000000003, and an equality with the literal 2.675 missed)."""
+    return values.cast(pa.string()).cast(target)
+
+
+def _floats_as_decimals(values: pa.ChunkedArray, scale: int) -> pa.ChunkedArray:
+    """FLOAT/DOUBLE ``values`` as DECIMAL(38, ``scale``), each read from its shortest text
+    and rounded half up, as Spark reads a double as a decimal (123456789.12345679 is
+    123456789.1234567900 at scale 10, where Arrow's cast rounds the binary value's exact
+    expansion, 123456789.1234567910...). Values with no such decimal (NaN, infinities, more
+    than 38 digits) leave all to Arrow's cast, which refuses them."""
+    unit = decimal.Decimal(1).scaleb(-scale)
+    limit = decimal.Decimal(10) ** (38 - scale)
+    decimals: list[decimal.Decimal | None] = []
+    for value in values.cast(pa.float64()).to_pylist():
+        if value is None:
+            decimals.append(None)
+            continue
+        if not math.isfinite(value) or abs(value) >= limit:
+            return values
+        decimals.append(decimal.Decimal(repr(value)).quantize(unit, decimal.ROUND_HALF_UP))
+    return pa.chunked_array([pa.array(decimals, pa.decimal128(38, scale))])
 
 
 def parse_ddl_type(type_sql: str) -> pa.DataType:

@@ -313,3 +313,37 @@ def test_store_assignment_into_a_decimal_column_as_in_spark(
     finally:
         pyspark_session.sql("DROP TABLE IF EXISTS stored_t")
         shim.stop()
+
+
+# Literal texts, each stored through INSERT VALUES (a DECIMAL literal, and a DOUBLE literal
+# beside 1e0 in the same VALUES) and through INSERT SELECT.
+STORED_TEXTS = ["0.1", "1.1", "2.675", "0.00001", "-2.675", "123456789.123456789", "0.3"]
+
+
+def test_store_assignment_between_double_and_decimal_as_in_spark(
+    pyspark_session: Any, tmp_path: Path
+) -> None:
+    shim = ShimSession(warehouse=str(tmp_path))
+    create = "CREATE TABLE stored_f (src STRING, x DOUBLE, d DECIMAL(20, 10)) USING {fmt}"
+    statements = [
+        *(f"INSERT INTO stored_f VALUES ('dec {t}', {t}, {t})" for t in STORED_TEXTS),
+        *(f"INSERT INTO stored_f VALUES ('dbl {t}', {t}e0, {t}e0)" for t in STORED_TEXTS),
+        *(f"INSERT INTO stored_f SELECT 'sel {t}', {t}, {t}e0" for t in STORED_TEXTS),
+        "INSERT INTO stored_f VALUES ('mix', 0.1, 0.1), ('mix', 2.675, 1e-5), ('mix', 1.5, 1.5)",
+    ]
+    try:
+        pyspark_session.sql(create.format(fmt="parquet"))
+        shim.sql(create.format(fmt="delta"))
+        for statement in statements:
+            pyspark_session.sql(statement)
+            shim.sql(statement)
+        _assert_same(pyspark_session, shim, "SELECT * FROM stored_f")
+        # The stored double is the one nearest the literal's text, so equality finds it.
+        for row in shim.sql("SELECT src, x FROM stored_f WHERE src LIKE 'dec %'").collect():
+            assert row.x == float(row.src.removeprefix("dec "))
+        matches = "SELECT count(*) AS n FROM stored_f WHERE x = 2.675 OR x = 123456789.123456789"
+        assert shim.sql(matches).collect()[0].n == 7
+        _assert_same(pyspark_session, shim, matches)
+    finally:
+        pyspark_session.sql("DROP TABLE IF EXISTS stored_f")
+        shim.stop()
