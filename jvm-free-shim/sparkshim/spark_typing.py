@@ -7,7 +7,10 @@ rounding, literals) its Spark type in ``node.meta[SPARK_TYPE]``; a binary arithm
 node whose result is a DECIMAL also gets its operands' types, as Spark widens them, in
 ``node.meta[OPERAND_TYPES]`` (an avg of a DECIMAL: the types of its sum and its count,
 which Spark divides); an avg of a TIMESTAMP is marked ``node.meta[TIMESTAMP_AVERAGE]``
-(Spark averages its seconds as DOUBLE). A node whose type cannot be derived gets nothing, and the
+(Spark averages its seconds as DOUBLE). A comparison of a STRING with a number (``=``,
+``<``, BETWEEN, IN, a simple CASE's WHEN) gets the types Spark casts its operands to, pair
+by pair, in ``node.meta[COMPARISON_CASTS]`` (Spark's ``PromoteStrings`` and
+``InConversion`` with ANSI mode off). A node whose type cannot be derived gets nothing, and the
 translation then decides at run time (or refuses) as it would without types.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
@@ -36,6 +39,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 __all__ = [
     "ARITHMETIC_OPERATORS",
+    "COMPARISON_CASTS",
     "COUNT_TYPE",
     "MAX_PRECISION",
     "MINIMUM_ADJUSTED_SCALE",
@@ -49,6 +53,8 @@ __all__ = [
     "as_decimal",
     "avg_type",
     "bounded",
+    "comparison_type",
+    "in_list_type",
     "literal_type",
     "mark_typed_nodes",
     "parse_type",
@@ -66,6 +72,7 @@ MINIMUM_ADJUSTED_SCALE = 6
 SPARK_TYPE = "spark_type"
 OPERAND_TYPES = "spark_operand_types"
 TIMESTAMP_AVERAGE = "spark_timestamp_average"
+COMPARISON_CASTS = "spark_comparison_casts"
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,9 @@ COUNT_TYPE = DecimalType(20, 0)
 
 # A Spark type: a DECIMAL, or the simpleString of any other type ("int", "double", ...).
 SparkType = DecimalType | str
+
+# The types the two operands of one comparison are cast to (None: compared as they are).
+CastPair = tuple[SparkType | None, SparkType | None]
 
 # Integral types, narrowest first, with the DECIMAL a column of each widens to.
 _INTEGRAL_WIDTHS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
@@ -287,6 +297,72 @@ def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType 
     return None
 
 
+# ---- comparisons of a STRING with a number ----
+
+
+def comparison_type(left: SparkType | None, right: SparkType | None) -> SparkType | None:
+    """The type Spark (ANSI off) compares a STRING and a number as: the number's type, or
+    DOUBLE beside a DECIMAL (its ``PromoteStrings``; ``'1.5' = 1`` is true, the string
+    cast to INT); None for any other pair, which is compared as it is.
+
+    >>> comparison_type("string", "int"), comparison_type(DecimalType(5, 2), "string")
+    ('int', 'double')
+    >>> comparison_type("string", "string") is None
+    True
+    """
+    for string_side, other in ((left, right), (right, left)):
+        if string_side == "string" and _is_numeric(other):
+            return "double" if isinstance(other, DecimalType) else other
+    return None
+
+
+def in_list_type(types: list[SparkType | None]) -> SparkType | None:
+    """The type Spark (ANSI off) compares an IN's value and list as when they mix STRINGs
+    and numbers: STRING (its ``InConversion`` widens them to one type, and a STRING beside a
+    number widens to STRING: ``'1.0' IN (1)`` is false); None otherwise.
+
+    >>> in_list_type(["string", "int", "void"]), in_list_type(["int", "bigint"])
+    ('string', None)
+    """
+    known = [t for t in types if t != "void"]
+    if any(t is None for t in known) or "string" not in known:
+        return None
+    numbers = [t for t in known if t != "string"]
+    return "string" if numbers and all(_is_numeric(t) for t in numbers) else None
+
+
+def _cast_pair(left: SparkType | None, right: SparkType | None, target: SparkType) -> CastPair:
+    return (None if left == target else target, None if right == target else target)
+
+
+# The binary comparison operators Spark's PromoteStrings casts the operands of.
+_BINARY_COMPARISONS = (
+    exp.EQ,
+    exp.NEQ,
+    exp.NullSafeEQ,
+    exp.NullSafeNEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+)
+
+
+def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr]]:
+    """The pairs of operands ``node`` compares: a binary comparison its two sides, BETWEEN
+    its value with each bound, a simple CASE its value with each WHEN, an IN (of a list)
+    its value with each item; none for any other node."""
+    if isinstance(node, _BINARY_COMPARISONS):
+        return [(node.this, node.expression)]
+    if isinstance(node, exp.Between):
+        return [(node.this, node.args["low"]), (node.this, node.args["high"])]
+    if isinstance(node, exp.Case) and node.this is not None:
+        return [(node.this, when.this) for when in node.args.get("ifs") or []]
+    if isinstance(node, exp.In) and not node.args.get("query") and not node.args.get("unnest"):
+        return [(node.this, item) for item in node.expressions]
+    return []
+
+
 # ---- the typing rules ----
 
 # Spark's arithmetic operators, by sqlglot node (translate.py emits DECIMAL arithmetic by them).
@@ -311,6 +387,7 @@ class _Typer:
         self.types: dict[int, SparkType] = {}  # id(node) -> its Spark type
         self.operands: dict[int, tuple[DecimalType, DecimalType]] = {}
         self.timestamp_averages: set[int] = set()
+        self.comparison_casts: dict[int, tuple[CastPair, ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -324,6 +401,9 @@ class _Typer:
                 spark_type = self.infer(node)
                 if spark_type is not None:
                     self.types[id(node)] = spark_type
+                casts = self.comparison_casts_of(node)
+                if casts is not None:
+                    self.comparison_casts[id(node)] = casts
 
     def infer(self, node: exp.Expr) -> SparkType | None:
         if isinstance(node, exp.Literal):
@@ -365,6 +445,36 @@ class _Typer:
         if isinstance(node, exp.Predicate | exp.Connector | exp.Not):
             return "boolean"
         return self.sqlglot_type(node)
+
+    def comparison_casts_of(self, node: exp.Expr) -> tuple[CastPair, ...] | None:
+        """The types each pair of operands ``node`` compares is cast to, when Spark casts
+        some operand for comparing a STRING with a number (None when it casts none)."""
+        pairs = compared_pairs(node)
+        if not pairs:
+            return None
+        if isinstance(node, exp.In):
+            types = [self.operand_type(node.this), *(self.operand_type(r) for _, r in pairs)]
+            target = in_list_type(types)
+            if target is None:
+                return None
+            return tuple(_cast_pair(types[0], right, target) for right in types[1:])
+        casts: list[CastPair] = []
+        for left, right in pairs:
+            left_type, right_type = self.operand_type(left), self.operand_type(right)
+            target = comparison_type(left_type, right_type)
+            casts.append(
+                (None, None) if target is None else _cast_pair(left_type, right_type, target)
+            )
+        return tuple(casts) if any(pair != (None, None) for pair in casts) else None
+
+    def operand_type(self, node: exp.Expr) -> SparkType | None:
+        """A compared operand's type: its Spark type, else STRING where sqlglot types it
+        as text (a string function's result, which these rules do not type)."""
+        spark_type = self.type_of(node)
+        if spark_type is not None:
+            return spark_type
+        text = isinstance(node.type, exp.DataType) and node.type.is_type(*exp.DataType.TEXT_TYPES)
+        return "string" if text else None
 
     def sqlglot_type(self, node: exp.Expr) -> SparkType | None:
         """sqlglot's type for a node these rules do not cover, trusted only when it is an
@@ -524,13 +634,18 @@ _RECORDED = (
     exp.Coalesce,
     exp.Case,
     exp.If,
+    *_BINARY_COMPARISONS,
+    exp.Between,
+    exp.In,
 )
 _NODE_NUMBER = "spark_typing_number"
 
 
 def _translation_reads_type(node: exp.Expr) -> bool:
     """Whether the translation of ``node`` depends on its Spark type (a literal only if
-    it is a DECIMAL one, an unknown function only if it is bround)."""
+    it is a DECIMAL one, an unknown function only if it is bround, an IN only of a list)."""
+    if isinstance(node, exp.In):
+        return bool(compared_pairs(node))
     if isinstance(node, exp.Literal):
         return isinstance(literal_type(node), DecimalType)
     if isinstance(node, exp.Anonymous):
@@ -573,15 +688,19 @@ def annotate(
     if typer is not None and typed is not None:
         for node in typed.find_all(*_RECORDED):
             typed_number = node.meta.get(_NODE_NUMBER)
-            if typed_number is not None and id(node) in typer.types:
+            typed_somehow = id(node) in typer.types or id(node) in typer.comparison_casts
+            if typed_number is not None and typed_somehow:
                 found.setdefault(typed_number, node)
     for number, marked in enumerate(recorded):
         del marked.meta[_NODE_NUMBER]
         typed_node = found.get(number)
         if typed_node is None or typer is None:
             continue
-        marked.meta[SPARK_TYPE] = typer.types[id(typed_node)]
+        if id(typed_node) in typer.types:
+            marked.meta[SPARK_TYPE] = typer.types[id(typed_node)]
         if id(typed_node) in typer.operands:
             marked.meta[OPERAND_TYPES] = typer.operands[id(typed_node)]
         if id(typed_node) in typer.timestamp_averages:
             marked.meta[TIMESTAMP_AVERAGE] = True
+        if id(typed_node) in typer.comparison_casts:
+            marked.meta[COMPARISON_CASTS] = typer.comparison_casts[id(typed_node)]

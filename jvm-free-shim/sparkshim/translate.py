@@ -38,11 +38,14 @@ from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_typing import (
     ARITHMETIC_OPERATORS,
+    COMPARISON_CASTS,
     MAX_PRECISION,
     OPERAND_TYPES,
     SPARK_TYPE,
     TIMESTAMP_AVERAGE,
+    CastPair,
     DecimalType,
+    SparkType,
 )
 from sparkshim.syntax import (
     check_statement_start,
@@ -556,10 +559,103 @@ _VALUE_HOLDERS = (exp.Select, exp.Alias, exp.Tuple, exp.Case, exp.If, exp.Coales
 
 def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
     # CASE / IF / COALESCE of DECIMALs: Spark's wider type of the branches.
+    if isinstance(node, exp.Case):
+        node = _rewrite_simple_case(node)
     spark_type = node.meta.get(SPARK_TYPE)
     if not isinstance(spark_type, DecimalType):
         return node
     return _cast(_c(node), spark_type.sql())
+
+
+# ---- comparisons of a STRING with a number (spark_typing.comparison_type) ----
+
+# The DuckDB names of the Spark types a compared operand is cast to.
+_DUCKDB_TYPE_NAMES = {
+    "tinyint": "TINYINT",
+    "smallint": "SMALLINT",
+    "int": "INTEGER",
+    "bigint": "BIGINT",
+    "float": "FLOAT",
+    "double": "DOUBLE",
+    "string": "VARCHAR",
+}
+
+
+def _compared_as(value: exp.Expr, spark_type: SparkType | None) -> exp.Expr:
+    """``value`` cast the way Spark casts it to ``spark_type`` (with ANSI off: a string
+    that does not read as a number is NULL, and the comparison finds no match, where
+    DuckDB's implicit cast fails); unchanged for None."""
+    if spark_type is None:
+        return value
+    if isinstance(spark_type, DecimalType):
+        return _spark_cast(value.copy(), spark_type.sql())
+    return _spark_cast(value.copy(), _DUCKDB_TYPE_NAMES[spark_type])
+
+
+def _comparison_casts(node: exp.Expr) -> tuple[CastPair, ...] | None:
+    casts = node.meta.get(COMPARISON_CASTS)
+    return casts if isinstance(casts, tuple) else None
+
+
+def _rewrite_comparison(node: exp.Expr) -> exp.Expr:
+    """``s = 12``, ``a.i < b.s``: each side cast to the type Spark compares them as."""
+    casts = _comparison_casts(node)
+    if casts is None:
+        return node
+    ((left, right),) = casts
+    node.set("this", _compared_as(node.this, left))
+    node.set("expression", _compared_as(node.expression, right))
+    return node
+
+
+def _rewrite_between(node: exp.Expr) -> exp.Expr:
+    """``s BETWEEN 1 AND 12``: Spark's ``1 <= s AND s <= 12``, each comparison cast apart
+    (the value may be compared as an INT with one bound, as a DOUBLE with the other)."""
+    casts = _comparison_casts(node)
+    if casts is None:
+        return node
+    (value_low, low), (value_high, high) = casts
+    return exp.Paren(
+        this=exp.and_(
+            exp.GTE(
+                this=_compared_as(node.this, value_low),
+                expression=_compared_as(node.args["low"], low),
+            ),
+            exp.LTE(
+                this=_compared_as(node.this, value_high),
+                expression=_compared_as(node.args["high"], high),
+            ),
+        )
+    )
+
+
+def _rewrite_in(node: exp.Expr) -> exp.Expr:
+    """``s IN (1, 2)``: the value and the list compared as strings, as Spark does."""
+    casts = _comparison_casts(node)
+    if casts is None:
+        return node
+    node.set("this", _compared_as(node.this, casts[0][0]))
+    node.set(
+        "expressions",
+        [_compared_as(item, cast) for item, (_, cast) in zip(node.expressions, casts, strict=True)],
+    )
+    return node
+
+
+def _rewrite_simple_case(node: exp.Case) -> exp.Case:
+    """``CASE s WHEN 1 THEN ...``: Spark's ``CASE WHEN s = 1 THEN ...``, each WHEN's
+    comparison cast apart."""
+    casts = _comparison_casts(node)
+    key = node.this
+    if casts is None or key is None:
+        return node
+    for when, (key_type, value_type) in zip(node.args.get("ifs") or [], casts, strict=True):
+        condition = exp.EQ(
+            this=_compared_as(key, key_type), expression=_compared_as(when.this, value_type)
+        )
+        when.set("this", condition)
+    node.set("this", None)
+    return node
 
 
 def _is_result_column(node: exp.Expr) -> bool:
@@ -2128,6 +2224,12 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Interval: _rewrite_interval,
     exp.Literal: _rewrite_literal,
     exp.Case: _rewrite_decimal_choice,
+    **dict.fromkeys(
+        (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ, exp.GT, exp.GTE, exp.LT, exp.LTE),
+        _rewrite_comparison,
+    ),
+    exp.Between: _rewrite_between,
+    exp.In: _rewrite_in,
     exp.If: _rewrite_decimal_choice,
     exp.Coalesce: _rewrite_decimal_choice,
     exp.Div: _rewrite_div,
