@@ -263,8 +263,14 @@ class ShimSpark(Spark):
 _KEYWORD_CALL_NAMES = {"substr": "substring", "position": "locate"}
 
 
+# Operands that bind looser than DuckDB's ``||``: a comparison, IN, BETWEEN, LIKE, IS,
+# NOT, AND, OR (and a LIKE with its ESCAPE).
+_LOOSER_THAN_CONCAT = (exp.Predicate, exp.Connector, exp.Not, exp.Escape)
+
+
 class ShimDuckDB(DuckDB):
-    """DuckDB, with every sort key's NULL placement spelled out."""
+    """DuckDB, with every sort key's NULL placement spelled out, and the operands of a
+    ``||`` parenthesized where they bind looser than it."""
 
     class Generator(DuckDBGenerator):
         def ordered_sql(self, expression: exp.Ordered) -> str:
@@ -272,6 +278,17 @@ class ShimDuckDB(DuckDB):
             desc = " DESC" if expression.args.get("desc") else ""
             nulls = "FIRST" if expression.args.get("nulls_first") else "LAST"
             return f"{this}{desc} NULLS {nulls}"
+
+        def dpipe_sql(self, expression: exp.DPipe) -> str:
+            # concat(s = '12', '!') is rendered as a ||, whose operands were arguments:
+            # unparenthesized, `s = '12' || '!'` compares s with '12!'.
+            pipes = [expression, *expression.find_all(exp.DPipe)]
+            for pipe in pipes:
+                for side in ("this", "expression"):
+                    operand = pipe.args.get(side)
+                    if isinstance(operand, _LOOSER_THAN_CONCAT):
+                        pipe.set(side, exp.Paren(this=operand))
+            return super().dpipe_sql(expression)
 
 
 # ---- entry points ----

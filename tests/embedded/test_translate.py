@@ -512,6 +512,12 @@ def test_every_sort_key_names_its_null_placement() -> None:
     assert sql.endswith("ORDER BY a NULLS FIRST")
 
 
+def test_a_comparison_concatenated_is_parenthesized() -> None:
+    sql = to_duckdb(parse_spark("SELECT concat(s = '12', '!'), concat(NOT b, s LIKE 'x%', c)"))
+    assert "(s = '12') || '!'" in sql
+    assert "(NOT b) || (s LIKE 'x%' ESCAPE '\\') || c" in sql
+
+
 def test_refusal_list_names_constructs_and_reasons() -> None:
     assert len(REFUSED) >= 10
     assert all(construct and reason for construct, reason in REFUSED)
