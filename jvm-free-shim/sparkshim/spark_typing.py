@@ -10,8 +10,10 @@ which Spark divides); an avg of a TIMESTAMP is marked ``node.meta[TIMESTAMP_AVER
 (Spark averages its seconds as DOUBLE). A comparison of a STRING with a number (``=``,
 ``<``, BETWEEN, IN, a simple CASE's WHEN) gets the types Spark casts its operands to, pair
 by pair, in ``node.meta[COMPARISON_CASTS]`` (Spark's ``PromoteStrings`` and
-``InConversion`` with ANSI mode off). A node whose type cannot be derived gets nothing, and the
-translation then decides at run time (or refuses) as it would without types.
+``InConversion`` with ANSI mode off). A ``concat``, ``||`` or ``concat_ws`` gets the types
+of the values it turns into text in ``node.meta[CONCATENATED_TYPES]``. A node whose type
+cannot be derived gets nothing, and the translation then decides at run time (or refuses)
+as it would without types.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
 ``resultDecimalType`` (``spark.sql.decimalOperations.allowPrecisionLoss`` true by
@@ -40,6 +42,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 __all__ = [
     "ARITHMETIC_OPERATORS",
     "COMPARISON_CASTS",
+    "CONCATENATED_TYPES",
     "COUNT_TYPE",
     "MAX_PRECISION",
     "MINIMUM_ADJUSTED_SCALE",
@@ -54,6 +57,7 @@ __all__ = [
     "avg_type",
     "bounded",
     "comparison_type",
+    "concatenated",
     "in_list_type",
     "literal_type",
     "mark_typed_nodes",
@@ -73,6 +77,7 @@ SPARK_TYPE = "spark_type"
 OPERAND_TYPES = "spark_operand_types"
 TIMESTAMP_AVERAGE = "spark_timestamp_average"
 COMPARISON_CASTS = "spark_comparison_casts"
+CONCATENATED_TYPES = "spark_concatenated_types"
 
 
 @dataclass(frozen=True)
@@ -363,6 +368,18 @@ def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr]]:
     return []
 
 
+def concatenated(node: exp.Expr) -> list[exp.Expr]:
+    """The values a ``concat``, ``||`` or ``concat_ws`` (after its separator) joins as
+    text; none for any other node."""
+    if isinstance(node, exp.Concat):
+        return list(node.expressions)
+    if isinstance(node, exp.DPipe):
+        return [node.this, node.expression]
+    if isinstance(node, exp.ConcatWs):
+        return list(node.expressions[1:])
+    return []
+
+
 # ---- the typing rules ----
 
 # Spark's arithmetic operators, by sqlglot node (translate.py emits DECIMAL arithmetic by them).
@@ -388,6 +405,7 @@ class _Typer:
         self.operands: dict[int, tuple[DecimalType, DecimalType]] = {}
         self.timestamp_averages: set[int] = set()
         self.comparison_casts: dict[int, tuple[CastPair, ...]] = {}
+        self.concatenated_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -404,6 +422,9 @@ class _Typer:
                 casts = self.comparison_casts_of(node)
                 if casts is not None:
                     self.comparison_casts[id(node)] = casts
+                joined = concatenated(node)
+                if joined:
+                    self.concatenated_types[id(node)] = tuple(map(self.type_of, joined))
 
     def infer(self, node: exp.Expr) -> SparkType | None:
         if isinstance(node, exp.Literal):
@@ -637,6 +658,9 @@ _RECORDED = (
     *_BINARY_COMPARISONS,
     exp.Between,
     exp.In,
+    exp.Concat,
+    exp.DPipe,
+    exp.ConcatWs,
 )
 _NODE_NUMBER = "spark_typing_number"
 
@@ -688,7 +712,11 @@ def annotate(
     if typer is not None and typed is not None:
         for node in typed.find_all(*_RECORDED):
             typed_number = node.meta.get(_NODE_NUMBER)
-            typed_somehow = id(node) in typer.types or id(node) in typer.comparison_casts
+            typed_somehow = (
+                id(node) in typer.types
+                or id(node) in typer.comparison_casts
+                or id(node) in typer.concatenated_types
+            )
             if typed_number is not None and typed_somehow:
                 found.setdefault(typed_number, node)
     for number, marked in enumerate(recorded):
@@ -704,3 +732,5 @@ def annotate(
             marked.meta[TIMESTAMP_AVERAGE] = True
         if id(typed_node) in typer.comparison_casts:
             marked.meta[COMPARISON_CASTS] = typer.comparison_casts[id(typed_node)]
+        if id(typed_node) in typer.concatenated_types:
+            marked.meta[CONCATENATED_TYPES] = typer.concatenated_types[id(typed_node)]

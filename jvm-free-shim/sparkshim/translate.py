@@ -32,13 +32,14 @@ from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import TokenType
 
-from sparkshim import conv, decimals, function_gaps, functions, intervals
+from sparkshim import conv, decimals, function_gaps, functions, intervals, number_text
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_typing import (
     ARITHMETIC_OPERATORS,
     COMPARISON_CASTS,
+    CONCATENATED_TYPES,
     MAX_PRECISION,
     OPERAND_TYPES,
     SPARK_TYPE,
@@ -46,6 +47,7 @@ from sparkshim.spark_typing import (
     CastPair,
     DecimalType,
     SparkType,
+    concatenated,
 )
 from sparkshim.syntax import (
     check_statement_start,
@@ -672,6 +674,23 @@ def _rewrite_simple_case(node: exp.Case) -> exp.Case:
         )
         when.set("this", condition)
     node.set("this", None)
+    return node
+
+
+# The types whose DuckDB text differs from Spark's (types.py's format_double; DuckDB's +00).
+_TEXT_DIFFERS = ("timestamp", "double", "float")
+
+
+def _rewrite_concatenation(node: exp.Expr) -> exp.Expr:
+    """``concat(ts, '!')``, ``d || ''``, ``concat_ws(',', x, ...)``: each value whose
+    DuckDB text differs from Spark's turned into Spark's text, as an explicit CAST would
+    (a TIMESTAMP without ``+00``, a DOUBLE ``1.0E-5``, a DECIMAL ``1E-10``)."""
+    types = node.meta.get(CONCATENATED_TYPES)
+    if not isinstance(types, tuple):
+        return node
+    for value, spark_type in zip(concatenated(node), types, strict=True):
+        if spark_type in _TEXT_DIFFERS or isinstance(spark_type, DecimalType):
+            value.replace(_spark_text(value.copy()))
     return node
 
 
@@ -1686,32 +1705,47 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             value_type=_fn("TYPEOF", _c(value)),
         )
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
-        number = _try_cast(_c(value), "DOUBLE")
-        magnitude = _fn("ABS", number)
-        plain = exp.or_(
-            exp.EQ(this=number.copy(), expression=_lit(0)),
-            exp.and_(
-                exp.GTE(this=magnitude, expression=_lit(0.001)),
-                exp.LT(this=magnitude.copy(), expression=_lit(1e7)),
-            ),
-        )
-        return _case(
-            (
-                exp.and_(_typeof_in(value, "DOUBLE", "FLOAT"), exp.Not(this=exp.Paren(this=plain))),
-                _runtime_refusal("CAST of this DOUBLE to STRING"),
-            ),
-            (
-                _typeof_in(value, "TIMESTAMP WITH TIME ZONE"),
-                _fn(
-                    "REGEXP_REPLACE",
-                    _try_cast(_c(value), "VARCHAR"),
-                    _lit(r"\+00$"),
-                    _lit(""),
-                ),
-            ),
-            default=_try_cast(_c(value), "VARCHAR"),
-        )
+        return _spark_text(value)
     return _try_cast(_c(value), target)
+
+
+def _spark_text(value: exp.Expr) -> exp.Expr:
+    """``value`` as Spark's text where DuckDB's differs: a DOUBLE or FLOAT outside plain
+    notation's range by the JVM's ``toString`` (``1.0E-5``, ``Infinity``), a DECIMAL below
+    one by ``BigDecimal.toString`` (``0.5000``, ``1E-10``), both computed in Python
+    (number_text.py) for those values only; a TIMESTAMP without DuckDB's ``+00``."""
+    number = _try_cast(_c(value), "DOUBLE")
+    magnitude = _fn("ABS", number)
+    plain = exp.or_(
+        exp.EQ(this=number.copy(), expression=_lit(0)),
+        exp.and_(
+            exp.GTE(this=magnitude, expression=_lit(0.001)),
+            exp.LT(this=magnitude.copy(), expression=_lit(1e7)),
+        ),
+    )
+    not_plain = exp.Not(this=exp.Paren(this=plain))
+    duckdb_text = _try_cast(_c(value), "VARCHAR")
+    return _case(
+        (
+            exp.and_(_typeof_in(value, "DOUBLE"), not_plain),
+            _fn(number_text.DOUBLE_TEXT, _try_cast(_c(value), "DOUBLE")),
+        ),
+        (
+            exp.and_(_typeof_in(value, "FLOAT"), not_plain.copy()),
+            _fn(number_text.FLOAT_TEXT, _try_cast(_c(value), "FLOAT")),
+        ),
+        (
+            exp.and_(
+                _typeof_like(value, "DECIMAL%"), exp.LT(this=magnitude.copy(), expression=_lit(1))
+            ),
+            _fn(number_text.DECIMAL_TEXT, duckdb_text.copy()),
+        ),
+        (
+            _typeof_in(value, "TIMESTAMP WITH TIME ZONE"),
+            _fn("REGEXP_REPLACE", duckdb_text.copy(), _lit(r"\+00$"), _lit("")),
+        ),
+        default=duckdb_text,
+    )
 
 
 # The numeric types a TIMESTAMP casts to with its seconds' fraction.
@@ -2246,6 +2280,9 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
         _rewrite_comparison,
     ),
     exp.Between: _rewrite_between,
+    exp.Concat: _rewrite_concatenation,
+    exp.DPipe: _rewrite_concatenation,
+    exp.ConcatWs: _rewrite_concatenation,
     exp.In: _rewrite_in,
     exp.If: _rewrite_decimal_choice,
     exp.Coalesce: _rewrite_decimal_choice,
