@@ -65,6 +65,7 @@ from sparkshim.column import Column, ColumnOrName, col, column_expressions, lit,
 from sparkshim.config import EAGER_EVAL_MAX_ROWS_CONF, EAGER_EVAL_TRUNCATE_CONF
 from sparkshim.grouped import GroupedData
 from sparkshim.plan import Plan
+from sparkshim.spark_parser import parse_statements
 from sparkshim.translate import ShimSpark
 from sparkshim.types import (
     format_double,
@@ -680,11 +681,12 @@ def join_kind(how: str) -> str:
 def parse_expression(text: str) -> exp.Expr:
     """One Spark SQL expression (``selectExpr``, ``filter("...")``, ``expr``)."""
     try:
-        return sqlglot.parse_one(text, read=ShimSpark)
-    except sqlglot.ParseError as failure:
+        (expression,) = parse_statements(text)
+    except (sqlglot.ParseError, sqlglot.TokenError, ValueError) as failure:
         raise ParseException(
             message=f"[PARSE_SYNTAX_ERROR] Syntax error in the expression '{text}'."
         ) from failure
+    return expression
 
 
 def _flat(values: tuple[Any, ...]) -> list[Any]:

@@ -125,11 +125,12 @@ def check_statement(sql: str, tree: exp.Expr) -> None:
         raise syntax_error(sql, first.offset if first is not None else None)
 
 
-def wrong_argument_count(sql: str) -> AnalysisException | None:
+def wrong_argument_count(sql: str, tokens: list[Token] | None = None) -> AnalysisException | None:
     """Spark's WRONG_NUM_ARGS for the first call of a built-in function with a number of
     arguments Spark does not accept (sqlglot parses some: ``round(1, 2, 3)`` drops the
-    third, ``count()`` counts rows), else None."""
-    tokens = _tokens(sql)
+    third, ``count()`` counts rows), else None. ``tokens``: the statement's, when the
+    caller has them."""
+    tokens = _tokens(sql) if tokens is None else tokens
     for index, token in enumerate(tokens[:-1]):
         name = token.text.lower()
         if name not in SPARK_ARITIES or tokens[index + 1].token_type != TokenType.L_PAREN:

@@ -1,6 +1,6 @@
 """Spark SQL → DuckDB SQL with Spark's semantics, or a refusal.
 
-sqlglot reads the statement with :class:`ShimSpark` (Spark 3.5 with a few functions kept
+sqlglot reads the statement (spark_parser.py: Spark 3.5, with a few functions kept
 verbatim so their Java arguments survive), :func:`to_duckdb` rewrites a copy of the tree
 bottom-up into DuckDB constructs that give Spark's answer (one ``_rewrite_*`` function per
 construct), and :class:`ShimDuckDB` renders it. Whatever cannot be given Spark's exact
@@ -8,7 +8,7 @@ answer raises :class:`~sparkshim.errors.UnsupportedSqlError`; :data:`REFUSED` li
 constructs for the docs.
 
 >>> to_duckdb(parse_spark("SELECT a FROM t ORDER BY a, b DESC"))
-'SELECT a FROM t ORDER BY a NULLS FIRST, b DESC NULLS LAST'
+'SELECT a FROM t ORDER BY a NULLS FIRST, b DESC'
 
 Types are unknown at translation time (tables are resolved, not typed), so where Spark's
 answer depends on the operand's type the emitted SQL dispatches on DuckDB's ``typeof``,
@@ -20,22 +20,17 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
-from sqlglot.generators.duckdb import DuckDBGenerator
-from sqlglot.helper import seq_get
-from sqlglot.parsers.spark import SparkParser
-from sqlglot.tokenizer_core import TokenType
 
 from sparkshim import conv, decimals, function_gaps, functions, intervals, number_text
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
+from sparkshim.spark_parser import parse_statements, tokenize
 from sparkshim.spark_typing import (
     ARITHMETIC_OPERATORS,
     COMPARISON_CASTS,
@@ -172,97 +167,10 @@ class _DropCommandFallbackWarning(logging.Filter):
 logging.getLogger("sqlglot").addFilter(_DropCommandFallbackWarning())
 
 
-def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
-    def build(args: list[exp.Expr]) -> exp.Expr:
-        return exp.Anonymous(this=name, expressions=args)
-
-    return build
-
-
-def _corr(args: list[exp.Expr]) -> exp.Expr:
-    """corr(x, y), and corr(DISTINCT x, y) (over distinct pairs in Spark and DuckDB)."""
-    if len(args) == 1 and isinstance(args[0], exp.Distinct) and len(args[0].expressions) == 2:
-        first, second = args[0].expressions
-        return exp.Corr(this=exp.Distinct(expressions=[first]), expression=second)
-    return exp.Corr(this=seq_get(args, 0), expression=seq_get(args, 1))
-
-
-def _with_nulls_flag(function: type[exp.Expr]) -> Callable[[list[exp.Expr]], exp.Expr]:
-    """first/last/first_value/last_value(x[, ignoreNulls]): TRUE means IGNORE NULLS,
-    FALSE RESPECT NULLS (sqlglot rejects the FALSE form as having too many arguments)."""
-
-    def build(args: list[exp.Expr]) -> exp.Expr:
-        value = function(this=args[0] if args else None)
-        if len(args) == 2 and args[1] == exp.true():
-            return exp.IgnoreNulls(this=value)
-        if len(args) == 2 and args[1] == exp.false():
-            return exp.RespectNulls(this=value)
-        return value if len(args) == 1 else exp.Anonymous(this=function.key, expressions=args)
-
-    return build
-
-
 class ShimSpark(Spark):
-    """Spark 3.5, keeping date/time functions whose Java pattern argument must be seen
-    verbatim (sqlglot would convert it to strftime on the way in)."""
-
-    class Parser(SparkParser):
-        FUNCTIONS: ClassVar[dict[str, Callable[..., exp.Expr]]] = {
-            **SparkParser.FUNCTIONS,
-            "DATE_FORMAT": _verbatim("DATE_FORMAT"),
-            "TO_DATE": _verbatim("TO_DATE"),
-            "TO_TIMESTAMP": _verbatim("TO_TIMESTAMP"),
-            "UNIX_TIMESTAMP": _verbatim("UNIX_TIMESTAMP"),
-            "TRUNC": _verbatim("TRUNC"),
-            "DATE_TRUNC": _verbatim("DATE_TRUNC"),
-            "BROUND": _verbatim("BROUND"),
-            "CORR": _corr,
-            "FIRST": _with_nulls_flag(exp.First),
-            "LAST": _with_nulls_flag(exp.Last),
-            "FIRST_VALUE": _with_nulls_flag(exp.FirstValue),
-            "LAST_VALUE": _with_nulls_flag(exp.LastValue),
-        }
-
-        def _parse_function_call(
-            self,
-            functions: dict[str, Callable[..., exp.Expr]] | None = None,
-            anonymous: bool = False,
-            optional_parens: bool = True,
-            any_token: bool = False,
-        ) -> exp.Expr | None:
-            # Records the name as written: Spark names a result column by it (naming.py).
-            written = self._curr.text if self._curr else None
-            start = self._index
-            call = super()._parse_function_call(functions, anonymous, optional_parens, any_token)
-            if written and self._has_keyword_arguments(start):
-                # substr(s FROM n), position(x IN s): Spark names them substring, locate.
-                written = _KEYWORD_CALL_NAMES.get(written.lower(), written)
-                if isinstance(call, exp.Trim) and not call.args.get("position"):
-                    call.set("position", "BOTH")  # trim(c FROM s) is Spark's TRIM(BOTH c FROM s)
-            function = call.this if isinstance(call, exp.Window) else call
-            if isinstance(function, (exp.IgnoreNulls, exp.RespectNulls)):
-                function = function.this
-            if written and isinstance(function, exp.Expr):
-                function.meta.setdefault(FUNCTION_NAME_KEY, written)
-            return call
-
-        def _has_keyword_arguments(self, start: int) -> bool:
-            """Whether the call parsed from token ``start`` separates arguments by FROM/IN."""
-            depth = 0
-            for token in self._tokens[start : self._index]:
-                depth += token.token_type == TokenType.L_PAREN
-                depth -= token.token_type == TokenType.R_PAREN
-                if depth == 1 and token.token_type in (TokenType.FROM, TokenType.IN):
-                    return True
-            return False
-
-        def _parse_pivot_aggregation(self) -> exp.Expr | None:
-            # Spark takes any aggregate expression there (sum(x) + 1 AS a), not only a call.
-            return self._parse_alias(self._parse_bitwise())
-
-
-# Functions Spark names otherwise when called with FROM/IN between the arguments.
-_KEYWORD_CALL_NAMES = {"substr": "substring", "position": "locate"}
+    """Spark 3.5 as sqlglot reads and writes it. sparkshim reads statements with
+    :func:`sparkshim.spark_parser.parse_statements` (names and some arguments as written),
+    and writes Spark SQL with this dialect."""
 
 
 # Operands that bind looser than DuckDB's ``||``: a comparison, IN, BETWEEN, LIKE, IS,
@@ -271,26 +179,9 @@ _LOOSER_THAN_CONCAT = (exp.Predicate, exp.Connector, exp.Not, exp.Escape)
 
 
 class ShimDuckDB(DuckDB):
-    """DuckDB, with every sort key's NULL placement spelled out, and the operands of a
-    ``||`` parenthesized where they bind looser than it."""
-
-    class Generator(DuckDBGenerator):
-        def ordered_sql(self, expression: exp.Ordered) -> str:
-            this = self.sql(expression, "this")
-            desc = " DESC" if expression.args.get("desc") else ""
-            nulls = "FIRST" if expression.args.get("nulls_first") else "LAST"
-            return f"{this}{desc} NULLS {nulls}"
-
-        def dpipe_sql(self, expression: exp.DPipe) -> str:
-            # concat(s = '12', '!') is rendered as a ||, whose operands were arguments:
-            # unparenthesized, `s = '12' || '!'` compares s with '12!'.
-            pipes = [expression, *expression.find_all(exp.DPipe)]
-            for pipe in pipes:
-                for side in ("this", "expression"):
-                    operand = pipe.args.get(side)
-                    if isinstance(operand, _LOOSER_THAN_CONCAT):
-                        pipe.set(side, exp.Paren(this=operand))
-            return super().dpipe_sql(expression)
+    """DuckDB as sqlglot writes it. A sort key without NULLS FIRST/LAST is written as it
+    is: DuckDB's default places NULLs last both ascending and descending, and sqlglot
+    spells out NULLS FIRST where Spark's ascending order wants it."""
 
 
 # ---- entry points ----
@@ -310,16 +201,17 @@ def parse_spark(sql: str) -> exp.Expression:
             "statement (line 1, pos 0)"
         )
     check_statement_start(sql)
-    wrong_count = wrong_argument_count(sql)  # sqlglot drops or invents some arguments
+    try:
+        tokens = tokenize(sql)
+    except TokenError as failure:
+        raise token_error(sql, failure) from failure
+    wrong_count = wrong_argument_count(sql, tokens)  # sqlglot drops or invents some arguments
     if wrong_count is not None:
         raise wrong_count
     try:
-        trees = sqlglot.parse(sql, read=ShimSpark)
+        statements = parse_statements(sql, tokens)
     except ParseError as failure:
         raise parse_error(sql, failure) from failure
-    except TokenError as failure:
-        raise token_error(sql, failure) from failure
-    statements = [tree for tree in trees if isinstance(tree, exp.Expression)]
     if len(statements) != 1:
         raise extra_statement_error(sql)
     return statements[0]
@@ -685,6 +577,7 @@ def _rewrite_concatenation(node: exp.Expr) -> exp.Expr:
     """``concat(ts, '!')``, ``d || ''``, ``concat_ws(',', x, ...)``: each value whose
     DuckDB text differs from Spark's turned into Spark's text, as an explicit CAST would
     (a TIMESTAMP without ``+00``, a DOUBLE ``1.0E-5``, a DECIMAL ``1E-10``)."""
+    _parenthesize_loose_operands(node)
     types = node.meta.get(CONCATENATED_TYPES)
     if not isinstance(types, tuple):
         return node
@@ -692,6 +585,17 @@ def _rewrite_concatenation(node: exp.Expr) -> exp.Expr:
         if spark_type in _TEXT_DIFFERS or isinstance(spark_type, DecimalType):
             value.replace(_spark_text(value.copy()))
     return node
+
+
+def _parenthesize_loose_operands(node: exp.Expr) -> None:
+    """The values of a ``concat``, ``||`` or ``concat_ws`` that bind looser than DuckDB's
+    ``||`` in parentheses: sqlglot writes a concat as a ``||`` of its arguments, and
+    unparenthesized, ``concat(s = '12', '!')`` would compare s with '12!'."""
+    for value in concatenated(node):
+        if isinstance(value, _LOOSER_THAN_CONCAT):
+            paren = exp.Paren()
+            value.replace(paren)
+            paren.set("this", value)
 
 
 def _is_result_column(node: exp.Expr) -> bool:

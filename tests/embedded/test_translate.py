@@ -509,10 +509,17 @@ def test_refuses_at_run_time(duck: duckdb.DuckDBPyConnection, sql: str) -> None:
         duck.sql(to_duckdb(parse_spark(sql))).fetchall()
 
 
-def test_every_sort_key_names_its_null_placement() -> None:
+def test_every_sort_key_places_nulls_as_spark_does() -> None:
+    # Spark: NULLs first ascending, last descending. sqlglot writes NULLS FIRST where it
+    # differs from DuckDB's default order, which must stay NULLs last both ways.
     sql = to_duckdb(parse_spark("SELECT a, rank() OVER (ORDER BY b DESC) FROM t ORDER BY a"))
-    assert "b DESC NULLS LAST" in sql
+    assert "ORDER BY b DESC)" in sql
     assert sql.endswith("ORDER BY a NULLS FIRST")
+    assert duckdb.sql("SELECT current_setting('default_null_order')").fetchall() == [
+        ("NULLS_LAST",)
+    ]
+    rows = duckdb.sql("SELECT x FROM (VALUES (1), (NULL), (2)) AS v(x) ORDER BY x DESC").fetchall()
+    assert rows == [(2,), (1,), (None,)]
 
 
 def test_a_comparison_concatenated_is_parenthesized() -> None:

@@ -6,8 +6,12 @@ use. sqlglot's Spark dialect already reads almost all of them: ``'…'::TIMESTAM
 ``date_trunc(minute, ts)`` (the bare word becomes the unit), ``* EXCLUDE (…)`` (the star's
 except list), ``QUALIFY``, ``COUNT_IF``, ``t CHANGES(INFORMATION => …)`` (``exp.Changes`` on
 the table), ``MERGE INTO SELF … USING …`` and ``INSERT INTO SELF SELECT …``. The gaps are
-``$`` inside identifiers (``METADATA$ACTION``) and ``CHANGES()`` with empty parentheses
-(the DEFAULT information), which `DynamicTablesDialect` fills.
+``$`` inside identifiers (``METADATA$ACTION``), which `DynamicTablesDialect` fills, and
+``CHANGES()`` with empty parentheses (the DEFAULT information), which `parse_one` fills.
+
+sqlglot may be installed compiled (``sqlglot[c]``): Python code cannot subclass its
+compiled parser and generator, so the dialect customizes only what the dialect class and
+the (Python) tokenizer offer, and `parse_one` works on the tokens.
 
 Spark 3.5 itself has no ``* EXCEPT``, no ``CHANGES`` clause and no ``$`` in unquoted names;
 `to_spark_sql` quotes such names, and rewriting the other two is the planner's job.
@@ -25,7 +29,6 @@ from typing import ClassVar
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
-from sqlglot.generators.spark import SparkGenerator
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import Token, TokenType
 
@@ -51,28 +54,12 @@ class DynamicTablesDialect(Spark):
         # unquoted names never contain "$", reads exactly as before.
         VAR_SINGLE_TOKENS: ClassVar[set[str]] = {"$"}
 
-    class Parser(SparkParser):
-        def _parse_changes(self) -> exp.Changes | None:
-            # ``t CHANGES()`` means ``CHANGES(INFORMATION => DEFAULT)`` (seed 003).
-            if self._match_text_seq("CHANGES", "(", ")"):
-                return self.expression(
-                    exp.Changes(
-                        information=exp.var("DEFAULT"),
-                        at_before=self._parse_historical_data(),
-                        end=self._parse_historical_data(),
-                    )
-                )
-            return super()._parse_changes()
-
-    class Generator(SparkGenerator):
-        def identifier_sql(self, expression: exp.Identifier) -> str:
-            # Spark's lexer does not accept "$" in an unquoted name, nor sqlglot's Spark
-            # parser (the embedded engine's) some words Spark reads as names (a table
-            # named `qualify`); backticks make either legal.
-            name = expression.name
-            if not expression.quoted and ("$" in name or name.upper() in _KEYWORDS):
-                expression = exp.to_identifier(name, quoted=True)
-            return super().identifier_sql(expression)
+    def can_quote(self, identifier: exp.Identifier, identify: str | bool = "safe") -> bool:
+        # Spark's lexer does not accept "$" in an unquoted name, nor sqlglot's Spark
+        # parser (the embedded engine's) some words Spark reads as names (a table named
+        # `qualify`); backticks make either legal.
+        name = identifier.name
+        return "$" in name or name.upper() in _KEYWORDS or super().can_quote(identifier, identify)
 
 
 # The keywords sqlglot's Spark parser does not read as a name where one is expected.
@@ -114,7 +101,7 @@ def parse_one(sql: str, *, statement: str | None = None, offset: int = 0) -> exp
     """
     text = sql if statement is None else statement
     try:
-        tokens = _DIALECT.tokenize(sql)
+        tokens = _with_default_information(_DIALECT.tokenize(sql))
         # Context as long as the text makes start_context the whole text before the culprit,
         # so its length is the culprit's offset.
         trees = _DIALECT.parser(error_message_context=len(sql)).parse(tokens, sql)
@@ -125,12 +112,14 @@ def parse_one(sql: str, *, statement: str | None = None, offset: int = 0) -> exp
         reason = _CLASS_REPR.sub(r"\1", first["description"])
         raise syntax_error_at(reason, text, offset + len(first["start_context"])) from err
     except TokenError as err:
-        missing = _MISSING_DELIMITER.match(str(err.__cause__))
+        # The tokenizer's own error is the cause (the context, where sqlglot is compiled).
+        inner = err.__cause__ or err.__context__
+        missing = _MISSING_DELIMITER.match(str(inner))
         if missing:
             reason, culprit = f"missing closing {missing.group(1)}", int(missing.group(2))
         else:
             # E.g. an unterminated /* comment: sqlglot only knows it ran off the end.
-            reason, culprit = f"cannot tokenize the SQL ({err.__cause__ or err})", len(sql)
+            reason, culprit = f"cannot tokenize the SQL ({inner or err})", len(sql)
         raise syntax_error_at(reason, text, offset + culprit) from err
 
     found_trees = [tree for tree in trees if tree is not None]
@@ -140,6 +129,31 @@ def parse_one(sql: str, *, statement: str | None = None, offset: int = 0) -> exp
         second = _second_statement_start(tokens)
         raise syntax_error_at("expected one SQL statement, found more", text, offset + second)
     return found_trees[0]
+
+
+def _with_default_information(tokens: list[Token]) -> list[Token]:
+    """``t CHANGES()`` means ``CHANGES(INFORMATION => DEFAULT)`` (seed 003); sqlglot's
+    Spark parser reads the second form, so the first gets its words, placed where its
+    closing parenthesis is."""
+    result: list[Token] = []
+    for index, token in enumerate(tokens):
+        result.append(token)
+        empty_changes = (
+            token.token_type == TokenType.L_PAREN
+            and 0 < index < len(tokens) - 1
+            and tokens[index - 1].text.upper() == "CHANGES"
+            and tokens[index + 1].token_type == TokenType.R_PAREN
+        )
+        if empty_changes:
+            closing = tokens[index + 1]
+            result.extend(
+                Token(kind, word, closing.line, closing.col, closing.start, closing.start)
+                for kind, word in _DEFAULT_INFORMATION
+            )
+    return result
+
+
+_DEFAULT_INFORMATION = [(t.token_type, t.text) for t in _DIALECT.tokenize("INFORMATION => DEFAULT")]
 
 
 def _second_statement_start(tokens: list[Token]) -> int:

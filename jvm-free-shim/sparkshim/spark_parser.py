@@ -1,0 +1,390 @@
+"""Reading Spark SQL with sqlglot's own Spark parser, as sparkshim needs it.
+
+sqlglot may be installed compiled (``sqlglot[c]``, the ``sqlglotc`` package: its parser and
+generator are mypyc native classes, about three times as fast as the Python ones), and Python
+code cannot subclass a compiled class. So sparkshim reads with sqlglot's Spark dialect as
+it is, and does what it needs around the parser: on the tokens before, on the tree after.
+The same code runs on either build.
+
+* **Names as written.** Spark names a result column by a function's name as written
+  (``nvl(a, b)``, ``substring(s FROM 2)``: naming.py), which sqlglot's tree does not keep.
+  Each call's name token gets a marker comment. sqlglot gives a call the comments of its
+  name token (a window, alias, ``[i]`` or ``.field`` around the call may take them over), and
+  a call it builds from a known function records where its name token was; after parsing,
+  each marker is taken off and the name recorded in the call's meta under
+  ``FUNCTION_NAME_KEY``.
+* **Arguments as written.** sqlglot would turn some functions' arguments into something
+  else on the way in (a Java date pattern into strftime, ``first(x, true)`` refused as too
+  many arguments). Their name token is renamed to a private name the parser does not know,
+  so it reads an anonymous call; after parsing it gets its name back, or is built as
+  sparkshim builds it (``_AS_WRITTEN``).
+* **PIVOT aggregates.** Spark takes any expression over aggregates there (``avg(x) + 1 AS
+  a``); sqlglot's Spark parser reads a call there, or misreads what follows the expression
+  for its alias. Such an expression is made the argument of a private call, which is taken
+  off after parsing.
+
+>>> tree = parse_statements("SELECT nvl(a, 1), substr(s FROM 2) FROM t")[0]
+>>> [node.meta[FUNCTION_NAME_KEY] for node in tree.find_all(exp.Coalesce, exp.Substring)]
+['nvl', 'substring']
+>>> tree.sql("spark")
+'SELECT COALESCE(a, 1), SUBSTRING(s, 2) FROM t'
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.helper import seq_get
+from sqlglot.parsers.spark import SparkParser
+from sqlglot.tokenizer_core import Token, TokenType
+
+from sparkshim.naming import FUNCTION_NAME_KEY
+
+__all__ = ["parse_statements", "tokenize"]
+
+_SPARK = Spark()
+
+# Marker comments and private names carry a token of this process, so that no text of a
+# statement can be taken for one.
+_TOKEN = secrets.token_hex(6)
+_CALL_MARK = f"__sparkshim_call_{_TOKEN}_"
+_PIVOT_NAME = f"__sparkshim_pivot_{_TOKEN}"
+_PRIVATE_NAME = f"__sparkshim_fn_{_TOKEN}_"
+
+# Functions Spark names otherwise when called with FROM/IN between the arguments.
+_KEYWORD_CALL_NAMES = {"substr": "substring", "position": "locate"}
+_KEYWORD_ARGUMENT_CALLS = frozenset({"SUBSTR", "SUBSTRING", "POSITION", "TRIM"})
+
+# Words that never start a call even before "(" (a statement or clause keyword).
+_CALL_TOKENS = frozenset(SparkParser.FUNC_TOKENS)
+_NO_PAREN_CALLS = frozenset(SparkParser.NO_PAREN_FUNCTIONS)
+# The nodes sqlglot puts around a call and moves the call's comments onto.
+_CALL_WRAPPERS = (exp.Alias, exp.Window, exp.IgnoreNulls, exp.RespectNulls, exp.Bracket, exp.Dot)
+
+
+def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        return exp.Anonymous(this=name, expressions=args)
+
+    return build
+
+
+def _corr(args: list[exp.Expr]) -> exp.Expr:
+    """corr(x, y), and corr(DISTINCT x, y) (over distinct pairs in Spark and DuckDB)."""
+    if len(args) == 1 and isinstance(args[0], exp.Distinct) and len(args[0].expressions) == 2:
+        first, second = args[0].expressions
+        return exp.Corr(this=exp.Distinct(expressions=[first]), expression=second)
+    return exp.Corr(this=seq_get(args, 0), expression=seq_get(args, 1))
+
+
+def _with_nulls_flag(function: type[exp.Expr]) -> Callable[[list[exp.Expr]], exp.Expr]:
+    """first/last/first_value/last_value(x[, ignoreNulls]): TRUE means IGNORE NULLS,
+    FALSE RESPECT NULLS (sqlglot rejects the FALSE form as having too many arguments)."""
+
+    def build(args: list[exp.Expr]) -> exp.Expr:
+        value = function(this=args[0] if args else None)
+        if len(args) == 2 and args[1] == exp.true():
+            return exp.IgnoreNulls(this=value)
+        if len(args) == 2 and args[1] == exp.false():
+            return exp.RespectNulls(this=value)
+        return value if len(args) == 1 else exp.Anonymous(this=function.key, expressions=args)
+
+    return build
+
+
+# Functions read as anonymous calls, then built from their arguments as written: date/time
+# functions whose Java pattern argument must be seen verbatim (sqlglot would convert it to
+# strftime on the way in), and the calls sqlglot reads otherwise than Spark.
+_AS_WRITTEN: dict[str, Callable[[list[exp.Expr]], exp.Expr]] = {
+    "DATE_FORMAT": _verbatim("DATE_FORMAT"),
+    "TO_DATE": _verbatim("TO_DATE"),
+    "TO_TIMESTAMP": _verbatim("TO_TIMESTAMP"),
+    "UNIX_TIMESTAMP": _verbatim("UNIX_TIMESTAMP"),
+    "TRUNC": _verbatim("TRUNC"),
+    "DATE_TRUNC": _verbatim("DATE_TRUNC"),
+    "BROUND": _verbatim("BROUND"),
+    "CORR": _corr,
+    "FIRST": _with_nulls_flag(exp.First),
+    "LAST": _with_nulls_flag(exp.Last),
+    "FIRST_VALUE": _with_nulls_flag(exp.FirstValue),
+    "LAST_VALUE": _with_nulls_flag(exp.LastValue),
+}
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A call's name token: the name as Spark names the call, and where the token starts."""
+
+    written: str
+    start: int
+    keyword_arguments: bool  # substr(s FROM 2), trim(c FROM s) ...
+
+
+def tokenize(sql: str) -> list[Token]:
+    """sqlglot's Spark tokens of ``sql`` (a TokenError if it cannot be tokenized)."""
+    return _SPARK.tokenize(sql)
+
+
+def parse_statements(sql: str, tokens: list[Token] | None = None) -> list[exp.Expr]:
+    """The statements (or expression) of ``sql``, read as sparkshim reads Spark SQL;
+    ``tokens``: its tokens, when the caller has them already. sqlglot's ParseError or
+    TokenError if it cannot be read."""
+    tokens = tokenize(sql) if tokens is None else tokens
+    prepared, calls = _prepared(tokens)
+    trees = _SPARK.parser().parse(prepared, sql)
+    return [_finished(tree, calls) for tree in trees if tree is not None]
+
+
+# ---- before the parser ----
+
+
+def _prepared(tokens: list[Token]) -> tuple[list[Token], dict[int, _Call]]:
+    """The tokens the parser reads: each call's name marked (its number in the returned
+    mapping), the names of ``_AS_WRITTEN`` made private, PIVOT aggregates parenthesized."""
+    calls: dict[int, _Call] = {}
+    prepared: list[Token] = []
+    for index, token in enumerate(tokens):
+        if _starts_call(tokens, index):
+            number = len(calls)
+            calls[number] = _call(tokens, index)
+            token = _marked(token, f"{_CALL_MARK}{number}")
+        prepared.append(token)
+    if any(token.token_type == TokenType.PIVOT for token in prepared):
+        prepared = _parenthesized_pivot_aggregates(prepared)
+    return prepared, calls
+
+
+def _starts_call(tokens: list[Token], index: int) -> bool:
+    token = tokens[index]
+    if token.token_type in _NO_PAREN_CALLS:
+        return True
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    return (
+        following is not None
+        and following.token_type == TokenType.L_PAREN
+        and token.token_type in _CALL_TOKENS
+    )
+
+
+def _call(tokens: list[Token], index: int) -> _Call:
+    token = tokens[index]
+    upper = token.text.upper()
+    keyword_arguments = upper in _KEYWORD_ARGUMENT_CALLS and _has_keyword_arguments(tokens, index)
+    written = token.text
+    if keyword_arguments:
+        written = _KEYWORD_CALL_NAMES.get(written.lower(), written)
+    return _Call(written, token.start, keyword_arguments)
+
+
+def _has_keyword_arguments(tokens: list[Token], name: int) -> bool:
+    """Whether the call named at ``name`` separates its arguments by FROM/IN."""
+    depth = 0
+    for token in tokens[name + 1 :]:
+        depth += token.token_type == TokenType.L_PAREN
+        depth -= token.token_type == TokenType.R_PAREN
+        if depth == 0:
+            return False
+        if depth == 1 and token.token_type in (TokenType.FROM, TokenType.IN):
+            return True
+    return False
+
+
+def _marked(token: Token, mark: str) -> Token:
+    """A copy of ``token`` with ``mark`` among its comments (the caller's tokens stay as
+    they are); a name in ``_AS_WRITTEN`` called is made private."""
+    text = token.text
+    if text.upper() in _AS_WRITTEN:
+        text = _PRIVATE_NAME + text.upper()
+    return Token(
+        token.token_type,
+        text,
+        token.line,
+        token.col,
+        token.start,
+        token.end,
+        [*token.comments, mark],
+    )
+
+
+def _parenthesized_pivot_aggregates(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each PIVOT aggregate that is not one call wrapped in a private
+    call."""
+    result: list[Token] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        result.append(token)
+        index += 1
+        if token.token_type != TokenType.PIVOT or index >= len(tokens):
+            continue
+        if tokens[index].token_type != TokenType.L_PAREN:
+            continue
+        result.append(tokens[index])
+        index += 1
+        for start, end in _pivot_items(tokens, index):
+            result.extend(_wrapped_item(tokens[start:end]))
+            if end < len(tokens):
+                result.append(tokens[end])  # the comma, or FOR
+            index = end + 1
+            if end >= len(tokens) or tokens[end].token_type != TokenType.COMMA:
+                break
+    return result
+
+
+def _pivot_items(tokens: list[Token], start: int) -> list[tuple[int, int]]:
+    """The spans of the aggregates from ``start`` (after PIVOT's parenthesis) to FOR."""
+    items: list[tuple[int, int]] = []
+    depth = 0
+    item_start = start
+    for index in range(start, len(tokens)):
+        kind = tokens[index].token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and kind in (TokenType.COMMA, TokenType.FOR):
+            items.append((item_start, index))
+            if kind == TokenType.FOR:
+                return items
+            item_start = index + 1
+    items.append((item_start, len(tokens)))
+    return items
+
+
+def _wrapped_item(item: list[Token]) -> list[Token]:
+    """One PIVOT aggregate's tokens, its expression made the argument of a private call
+    unless it is one call (sqlglot reads a call there, or a call then an alias)."""
+    expression_end = _alias_start(item)
+    expression = item[:expression_end]
+    if not expression or _leading_call_end(expression) == len(expression):
+        return item
+    first, last = expression[0], expression[-1]
+    name = Token(TokenType.VAR, _PIVOT_NAME, first.line, first.col, first.start, first.start)
+    opening = Token(TokenType.L_PAREN, "(", first.line, first.col, first.start, first.start)
+    closing = Token(TokenType.R_PAREN, ")", last.line, last.col, last.end, last.end)
+    return [name, opening, *expression, closing, *item[expression_end:]]
+
+
+def _alias_start(item: list[Token]) -> int:
+    """Where the alias of a PIVOT aggregate starts (``AS a`` or a trailing name), or its
+    length when it has none."""
+    depth = 0
+    for index, token in enumerate(item):
+        depth += token.token_type == TokenType.L_PAREN
+        depth -= token.token_type == TokenType.R_PAREN
+        if depth == 0 and token.token_type == TokenType.ALIAS:
+            return index
+    operands = (TokenType.R_PAREN, TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER)
+    if (
+        len(item) >= 2
+        and item[-1].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+        and item[-2].token_type in operands
+    ):
+        return len(item) - 1
+    return len(item)
+
+
+def _leading_call_end(expression: list[Token]) -> int | None:
+    """Where the call that ``expression`` starts with ends (after its closing
+    parenthesis), or None if it does not start with a call."""
+    if len(expression) < 3 or expression[1].token_type != TokenType.L_PAREN:
+        return None
+    depth = 0
+    for index, token in enumerate(expression[1:], start=1):
+        depth += token.token_type == TokenType.L_PAREN
+        depth -= token.token_type == TokenType.R_PAREN
+        if depth == 0:
+            return index + 1
+    return None
+
+
+# ---- after the parser ----
+
+
+def _finished(tree: exp.Expr, calls: dict[int, _Call]) -> exp.Expr:
+    """``tree`` with the private calls undone and the markers read: each call's written
+    name in its meta, no marker left in a comment."""
+    hosts: dict[int, list[exp.Expr]] = {}
+    for node in list(tree.walk()):
+        if node.comments:
+            _take_marks(node, hosts)
+    tree = _built_as_written(tree)
+    by_start = _calls_by_start(tree)
+    # The innermost call first: a call whose builder returns its argument keeps the
+    # argument's name, as the parser recorded them.
+    for number in sorted(hosts, reverse=True):
+        call = calls[number]
+        target = by_start.get(call.start) or _call_under(hosts[number])
+        if target is None:
+            continue
+        if (
+            call.keyword_arguments
+            and isinstance(target, exp.Trim)
+            and not target.args.get("position")
+        ):
+            target.set("position", "BOTH")  # trim(c FROM s) is Spark's TRIM(BOTH c FROM s)
+        target.meta.setdefault(FUNCTION_NAME_KEY, call.written)
+    return tree
+
+
+def _take_marks(node: exp.Expr, hosts: dict[int, list[exp.Expr]]) -> None:
+    kept: list[str] = []
+    for comment in node.comments or []:
+        if comment.startswith(_CALL_MARK):
+            hosts.setdefault(int(comment[len(_CALL_MARK) :]), []).append(node)
+        else:
+            kept.append(comment)
+    node.comments = kept or None
+
+
+def _built_as_written(tree: exp.Expr) -> exp.Expr:
+    """``tree`` with each call of a private name (``_AS_WRITTEN``) built from its
+    arguments, keeping the call's meta (its position) on the function built, and each
+    PIVOT aggregate wrapped in a call its argument again."""
+    for node in list(tree.find_all(exp.Anonymous)):
+        name = node.name
+        if name == _PIVOT_NAME and len(node.expressions) == 1:
+            node.replace(node.expressions[0])
+            continue
+        if not name.startswith(_PRIVATE_NAME):
+            continue
+        built = _AS_WRITTEN[name[len(_PRIVATE_NAME) :]](list(node.expressions))
+        function = built
+        while isinstance(function, exp.IgnoreNulls | exp.RespectNulls):
+            function = function.this
+        function.meta.update(node.meta)
+        if node is tree:
+            return built
+        node.replace(built)
+    return tree
+
+
+def _calls_by_start(tree: exp.Expr) -> dict[int, exp.Expr]:
+    """The calls sqlglot recorded the position of (known functions, whatever node their
+    builder made, and anonymous calls), by where their name starts: the outermost node
+    of a position but a name's identifier (the only other node made of a call's name
+    token)."""
+    found: dict[int, exp.Expr] = {}
+    for node in tree.walk():
+        meta = node._meta  # read without creating an empty dict on every node
+        if meta and "start" in meta and not isinstance(node, exp.Identifier):
+            found.setdefault(meta["start"], node)
+    return found
+
+
+def _call_under(hosts: list[exp.Expr]) -> exp.Expr | None:
+    """The call whose name's comments a node took: the node, or the call inside the
+    window, alias ... sqlglot put around it."""
+    for host in hosts:
+        node: exp.Expr | None = host
+        while isinstance(node, _CALL_WRAPPERS):
+            node = node.this
+        if isinstance(node, exp.Func):
+            return node
+    return None
