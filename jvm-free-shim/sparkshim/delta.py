@@ -138,6 +138,13 @@ def open_table(location: Path, version: int | None = None) -> DeltaTable:
     kept: OrderedDict[str, tuple[DeltaTable, tuple[Any, ...]]] = _thread_tables()
     key = str(location) if version is None else f"{location}@{version}"
     identity = _log_identity(location)
+    if version is not None:
+        # A refresh reads its sources at the versions it just found latest: the kept
+        # latest table, when at that version, is that snapshot (opening the version on
+        # its own would replay its log again, milliseconds a table).
+        latest = kept.get(str(location))
+        if latest is not None and latest[1] == identity and latest[0].version() == version:
+            return latest[0]
     entry = kept.get(key)
     if entry is not None and identity is not None and entry[1] == identity:
         table = entry[0]

@@ -202,3 +202,29 @@ def test_a_kept_table_is_reopened_from_each_new_checkpoint(spark: ShimSession) -
     assert reopened.version() == 3
     assert len(reopened.file_uris()) == 3
     assert delta.open_table(path) is reopened
+
+
+def test_a_version_read_while_the_kept_latest_table_moves_on(spark: ShimSession) -> None:
+    # The kept latest table stands for a version while it is at it; once newer commits
+    # land, each version is read as it was, by this writer's commits or another's.
+    spark.sql("CREATE TABLE t (id INT)")
+    spark.sql("INSERT INTO t VALUES (1)")  # version 1
+    path = location(spark)
+    assert delta.open_table(path).version() == 1  # kept, at version 1
+    assert delta.open_table(path, 1) is delta.open_table(path)  # no log replayed again
+    write_deltalake(str(path), pa.table({"id": pa.array([2], pa.int32())}), mode="append")
+
+    def ids(version: int) -> list[int]:
+        table = delta.open_table(path, version)
+        assert table.version() == version
+        return sorted(table.to_pyarrow_table().column("id").to_pylist())
+
+    assert ids(1) == [1]  # the kept latest table, not yet moved on
+    assert ids(2) == [1, 2]
+    assert delta.open_table(path).version() == 2  # the kept latest table moves on
+    assert ids(1) == [1]
+    assert ids(2) == [1, 2]
+    counts = spark.sql(
+        "SELECT (SELECT count(*) FROM t VERSION AS OF 1), (SELECT count(*) FROM t)"
+    ).collect()
+    assert list(counts[0]) == [1, 2]
