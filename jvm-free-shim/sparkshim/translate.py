@@ -187,7 +187,7 @@ class ShimDuckDB(DuckDB):
 # ---- entry points ----
 
 
-def parse_spark(sql: str) -> exp.Expression:
+def parse_spark(sql: str) -> exp.Expr:
     """Exactly one Spark SQL statement as a sqlglot tree.
 
     >>> parse_spark("SELECT 1; SELECT 2")

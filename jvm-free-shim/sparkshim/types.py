@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import reduce
+from functools import lru_cache, reduce
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -67,6 +67,7 @@ from pyspark.sql.types import (
     _infer_schema,
     _make_type_verifier,
     _merge_type,
+    _parse_datatype_json_string,
 )
 
 from sparkshim.errors import UnsupportedSqlError
@@ -844,6 +845,14 @@ def _as_struct(schema: DataType) -> StructType:
     return StructType([StructField("value", schema, True)])
 
 
+@lru_cache(maxsize=256)
+def _type_verifier(schema_json: str, name: str | None) -> Callable[[Any], None]:
+    """PySpark's check of a row against a schema (by its JSON), made once per schema:
+    making it takes milliseconds for a schema of a dozen columns, and a dynamic table's
+    refresh history gets a row of the same schema after every refresh."""
+    return _make_type_verifier(_parse_datatype_json_string(schema_json), name=name)
+
+
 def _from_records(data: Iterable[Any], schema: DataType | list[str] | None) -> pa.Table:
     # PySpark 3.5's _create_dataframe and _createFromLocal, with Arrow at the end instead
     # of the JVM: verify against the schema, infer it if not given, then toInternal.
@@ -862,13 +871,13 @@ def _from_records(data: Iterable[Any], schema: DataType | list[str] | None) -> p
                 struct_type.names[i] = name
     elif isinstance(schema, StructType):
         struct_type = schema
-        verify = _make_type_verifier(schema)
+        verify = _type_verifier(schema.json(), None)
         for row in rows:
             verify(row)
         tupled = rows
     elif isinstance(schema, DataType):
         struct_type = _as_struct(schema)
-        verify = _make_type_verifier(schema, name="field value")
+        verify = _type_verifier(schema.json(), "field value")
         for row in rows:
             verify(row)
         tupled = [(row,) for row in rows]
