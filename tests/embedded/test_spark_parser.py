@@ -126,17 +126,25 @@ def test_a_name_followed_by_a_parenthesis_that_is_no_call_is_untouched() -> None
 
 
 def _pure_python_run() -> str:
-    """A script that makes Python prefer sqlglot's source modules to its compiled ones (as
-    if sqlglotc were not installed), then runs pytest on the given files."""
+    """A script that imports sqlglot from its source modules, not its compiled ones (as if
+    sqlglotc were not installed), then runs pytest on the given files."""
     return (
         "import importlib.machinery as m, sys\n"
-        "details = [(m.SourceFileLoader, m.SOURCE_SUFFIXES),"
-        " (m.ExtensionFileLoader, m.EXTENSION_SUFFIXES),"
-        " (m.SourcelessFileLoader, m.BYTECODE_SUFFIXES)]\n"
-        "sys.path_hooks.insert(0, m.FileFinder.path_hook(*details))\n"
-        "sys.path_importer_cache.clear()\n"
-        "import sqlglot.parser\n"
+        "class PureSqlglot:\n"
+        "    @classmethod\n"
+        "    def find_spec(cls, name, path=None, target=None):\n"
+        "        if name != 'sqlglot' and not name.startswith('sqlglot.'):\n"
+        "            return None\n"
+        "        for entry in path or sys.path:\n"
+        "            source = (m.SourceFileLoader, m.SOURCE_SUFFIXES)\n"
+        "            spec = m.FileFinder(entry, source).find_spec(name)\n"
+        "            if spec is not None:\n"
+        "                return spec\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, PureSqlglot)\n"
+        "import sqlglot.parser, sqlglot.expressions.core\n"
         "assert sqlglot.parser.__file__.endswith('.py'), sqlglot.parser.__file__\n"
+        "assert sqlglot.expressions.core.__file__.endswith('.py')\n"
         "import pytest\n"
         "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', *sys.argv[1:]]))\n"
     )
