@@ -1809,6 +1809,15 @@ _JAVA_TO_STRFTIME = {
     "EEEE": "%A",
     "E": "%a",
     "DDD": "%j",
+    # One letter: the number without padding (M/d/yy reads 3/5/24).
+    "y": "%Y",
+    "M": "%-m",
+    "d": "%-d",
+    "H": "%-H",
+    "h": "%-I",
+    "m": "%-M",
+    "s": "%-S",
+    "D": "%-j",
 }
 
 
