@@ -144,7 +144,8 @@ def parse_statements(sql: str, tokens: list[Token] | None = None) -> list[exp.Ex
 
 def _prepared(tokens: list[Token]) -> tuple[list[Token], dict[int, _Call]]:
     """The tokens the parser reads: each call's name marked (its number in the returned
-    mapping), the names of ``_AS_WRITTEN`` made private, PIVOT aggregates parenthesized."""
+    mapping), the names of ``_AS_WRITTEN`` made private, PIVOT aggregates that are not one
+    call wrapped in a private call."""
     calls: dict[int, _Call] = {}
     prepared: list[Token] = []
     for index, token in enumerate(tokens):
