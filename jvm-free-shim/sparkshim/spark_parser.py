@@ -59,9 +59,48 @@ _PRIVATE_NAME = f"__sparkshim_fn_{_TOKEN}_"
 _KEYWORD_CALL_NAMES = {"substr": "substring", "position": "locate"}
 _KEYWORD_ARGUMENT_CALLS = frozenset({"SUBSTR", "SUBSTRING", "POSITION", "TRIM"})
 
-# Words that never start a call even before "(" (a statement or clause keyword).
+# The tokens sqlglot may read as a call's name before "(", and without one.
 _CALL_TOKENS = frozenset(SparkParser.FUNC_TOKENS)
 _NO_PAREN_CALLS = frozenset(SparkParser.NO_PAREN_FUNCTIONS)
+# Binary operators that are also functions (``a DIV (b)``, ``div(a, b)``; ``x AND (y)``):
+# after an operand they are the operator.
+_OPERATORS = frozenset(
+    token_type
+    for table in (
+        SparkParser.CONJUNCTION,
+        SparkParser.DISJUNCTION,
+        SparkParser.EQUALITY,
+        SparkParser.COMPARISON,
+        SparkParser.BITWISE,
+        SparkParser.TERM,
+        SparkParser.FACTOR,
+        SparkParser.RANGE_PARSERS,
+    )
+    for token_type in table
+) | {TokenType.XOR, TokenType.LIKE, TokenType.RLIKE, TokenType.IS}
+_OPERAND_ENDS = frozenset(
+    {
+        TokenType.VAR,
+        TokenType.IDENTIFIER,
+        TokenType.NUMBER,
+        TokenType.STRING,
+        TokenType.R_PAREN,
+        TokenType.R_BRACKET,
+        TokenType.NULL,
+        TokenType.TRUE,
+        TokenType.FALSE,
+        TokenType.STAR,
+    }
+)
+# Calls sqlglot reads with a parser of its own that gives the name token's comments to no
+# node (CASE, IF(...), ANY(...), TRANSFORM(...)): their names as written are matched to
+# the nodes of their kind in the order both appear.
+_UNMARKED_CALLS: dict[str, type[exp.Expr]] = {
+    "CASE": exp.Case,
+    "IF": exp.If,
+    "ANY": exp.Any,
+    "TRANSFORM": exp.Transform,
+}
 # The nodes sqlglot puts around a call and moves the call's comments onto.
 _CALL_WRAPPERS = (exp.Alias, exp.Window, exp.IgnoreNulls, exp.RespectNulls, exp.Bracket, exp.Dot)
 
@@ -134,29 +173,51 @@ def parse_statements(sql: str, tokens: list[Token] | None = None) -> list[exp.Ex
     ``tokens``: its tokens, when the caller has them already. sqlglot's ParseError or
     TokenError if it cannot be read."""
     tokens = tokenize(sql) if tokens is None else tokens
-    prepared, calls = _prepared(tokens)
-    trees = _SPARK.parser().parse(prepared, sql)
-    return [_finished(tree, calls) for tree in trees if tree is not None]
+    prepared = _prepared(tokens)
+    trees = _SPARK.parser().parse(prepared.tokens, sql)
+    return [_finished(tree, prepared) for tree in trees if tree is not None]
 
 
 # ---- before the parser ----
 
 
-def _prepared(tokens: list[Token]) -> tuple[list[Token], dict[int, _Call]]:
-    """The tokens the parser reads: each call's name marked (its number in the returned
-    mapping), the names of ``_AS_WRITTEN`` made private, PIVOT aggregates that are not one
-    call wrapped in a private call."""
-    calls: dict[int, _Call] = {}
-    prepared: list[Token] = []
+@dataclass
+class _Prepared:
+    """The tokens the parser reads, and what the tree is finished with after."""
+
+    tokens: list[Token]
+    calls: dict[int, _Call]  # by the number in each marked name's comment
+    unmarked: dict[str, list[str]]  # the names of each _UNMARKED_CALLS kind, in order
+
+
+def _prepared(tokens: list[Token]) -> _Prepared:
+    """The tokens the parser reads: each call's name marked (its number in ``calls``),
+    the names of ``_AS_WRITTEN`` made private, PIVOT aggregates that are not one call
+    wrapped in a private call."""
+    prepared = _Prepared([], {}, {})
     for index, token in enumerate(tokens):
-        if _starts_call(tokens, index):
-            number = len(calls)
-            calls[number] = _call(tokens, index)
+        upper = token.text.upper()
+        if _is_unmarked_call(tokens, index):
+            prepared.unmarked.setdefault(upper, []).append(token.text)
+        elif _starts_call(tokens, index):
+            number = len(prepared.calls)
+            prepared.calls[number] = _call(tokens, index)
             token = _marked(token, f"{_CALL_MARK}{number}")
-        prepared.append(token)
-    if any(token.token_type == TokenType.PIVOT for token in prepared):
-        prepared = _parenthesized_pivot_aggregates(prepared)
-    return prepared, calls
+        prepared.tokens.append(token)
+    if any(token.token_type == TokenType.PIVOT for token in prepared.tokens):
+        prepared.tokens = _parenthesized_pivot_aggregates(prepared.tokens)
+    return prepared
+
+
+def _is_unmarked_call(tokens: list[Token], index: int) -> bool:
+    """Whether the token at ``index`` names one of ``_UNMARKED_CALLS``: CASE, or IF/ANY/
+    TRANSFORM before "(" (``IF NOT EXISTS`` is no call)."""
+    token = tokens[index]
+    upper = token.text.upper()
+    if upper not in _UNMARKED_CALLS or token.token_type == TokenType.IDENTIFIER:
+        return False
+    following = tokens[index + 1] if index + 1 < len(tokens) else None
+    return upper == "CASE" or (following is not None and following.token_type == TokenType.L_PAREN)
 
 
 def _starts_call(tokens: list[Token], index: int) -> bool:
@@ -164,11 +225,12 @@ def _starts_call(tokens: list[Token], index: int) -> bool:
     if token.token_type in _NO_PAREN_CALLS:
         return True
     following = tokens[index + 1] if index + 1 < len(tokens) else None
-    return (
-        following is not None
-        and following.token_type == TokenType.L_PAREN
-        and token.token_type in _CALL_TOKENS
-    )
+    if following is None or following.token_type != TokenType.L_PAREN:
+        return False
+    if token.token_type not in _CALL_TOKENS:
+        return False
+    after_operand = index > 0 and tokens[index - 1].token_type in _OPERAND_ENDS
+    return not (token.token_type in _OPERATORS and after_operand)
 
 
 def _call(tokens: list[Token], index: int) -> _Call:
@@ -308,7 +370,7 @@ def _leading_call_end(expression: list[Token]) -> int | None:
 # ---- after the parser ----
 
 
-def _finished(tree: exp.Expr, calls: dict[int, _Call]) -> exp.Expr:
+def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
     """``tree`` with the private calls undone and the markers read: each call's written
     name in its meta, no marker left in a comment."""
     hosts: dict[int, list[exp.Expr]] = {}
@@ -320,7 +382,7 @@ def _finished(tree: exp.Expr, calls: dict[int, _Call]) -> exp.Expr:
     # The innermost call first: a call whose builder returns its argument keeps the
     # argument's name, as the parser recorded them.
     for number in sorted(hosts, reverse=True):
-        call = calls[number]
+        call = prepared.calls[number]
         target = by_start.get(call.start) or _call_under(hosts[number])
         if target is None:
             continue
@@ -331,7 +393,23 @@ def _finished(tree: exp.Expr, calls: dict[int, _Call]) -> exp.Expr:
         ):
             target.set("position", "BOTH")  # trim(c FROM s) is Spark's TRIM(BOTH c FROM s)
         target.meta.setdefault(FUNCTION_NAME_KEY, call.written)
+    _name_unmarked_calls(tree, prepared.unmarked)
     return tree
+
+
+def _name_unmarked_calls(tree: exp.Expr, unmarked: dict[str, list[str]]) -> None:
+    """The names of the calls sqlglot reads without handing on comments (``_UNMARKED_CALLS``),
+    matched to the nodes of their kind in the order both appear (a call's node comes
+    before the nodes of its arguments, as its name comes before theirs); none where the
+    counts differ (another construct made such a node too)."""
+    for upper, written in unmarked.items():
+        kind = _UNMARKED_CALLS[upper]
+        # (A CASE's WHEN branches are If nodes too: they are no call.)
+        nodes = [n for n in tree.walk(bfs=False) if type(n) is kind and n.arg_key != "ifs"]
+        if len(nodes) != len(written):
+            continue
+        for node, name in zip(nodes, written, strict=True):
+            node.meta.setdefault(FUNCTION_NAME_KEY, name)
 
 
 def _take_marks(node: exp.Expr, hosts: dict[int, list[exp.Expr]]) -> None:

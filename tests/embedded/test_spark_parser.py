@@ -27,7 +27,8 @@ def _one(sql: str) -> exp.Expr:
 
 
 def _written(tree: exp.Expr, kind: type[exp.Expr]) -> str:
-    node = tree.find(kind)
+    # (A CASE's WHEN branches are If nodes: the call is the first If elsewhere.)
+    node = next((n for n in tree.find_all(kind) if n.arg_key != "ifs"), None)
     assert node is not None, f"no {kind.__name__} in {tree.sql('spark')}"
     return str(node.meta.get(FUNCTION_NAME_KEY))
 
@@ -48,10 +49,29 @@ def _written(tree: exp.Expr, kind: type[exp.Expr]) -> str:
         ("SELECT element_at(arr, 1) FROM t", exp.Bracket, "element_at"),
         ("SELECT upper(lower(s)) FROM t", exp.Lower, "lower"),
         ("SELECT date_format(ts, 'yyyy-MM') FROM t", exp.Anonymous, "date_format"),
+        ("SELECT if(a > 1, 'x', 'y') FROM t", exp.If, "if"),
+        ("SELECT CASE WHEN a > 1 THEN 0 END, if(b, 1, 2) FROM t", exp.If, "if"),
+        ("SELECT transform(arr, x -> x + 1) FROM t", exp.Transform, "transform"),
+        ("SELECT any(a > 1) FROM t", exp.Any, "any"),
+        ("SELECT div(a, 2) FROM t", exp.Paren, "div"),  # sqlglot's builder wraps it
     ],
 )
 def test_a_call_keeps_its_name_as_written(sql: str, kind: type[exp.Expr], written: str) -> None:
     assert _written(_one(sql), kind) == written
+
+
+@pytest.mark.parametrize(
+    ("sql", "kind"),
+    [
+        ("SELECT a DIV (b + 1) FROM t", exp.IntDiv),
+        ("SELECT a = 1 AND (b OR c) FROM t", exp.And),
+        ("SELECT a LIKE ('x%') FROM t", exp.Like),
+    ],
+)
+def test_an_operator_before_a_parenthesis_is_no_call(sql: str, kind: type[exp.Expr]) -> None:
+    node = _one(sql).find(kind)
+    assert node is not None
+    assert FUNCTION_NAME_KEY not in node.meta
 
 
 def test_trim_from_is_spark_s_trim_both() -> None:
