@@ -26,7 +26,15 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 
-from sparkshim import conv, decimals, function_gaps, functions, intervals, number_text
+from sparkshim import (
+    conv,
+    decimals,
+    function_gaps,
+    functions,
+    intervals,
+    math_functions,
+    number_text,
+)
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
@@ -789,7 +797,28 @@ def _rewrite_any(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_sign(node: exp.Expr) -> exp.Expr:
-    return _cast(_fn("SIGN", _c(node.this)), "DOUBLE")
+    return math_functions.signum(node.this)
+
+
+def _rewrite_ln(node: exp.Expr) -> exp.Expr:
+    return math_functions.natural_log("LN", node.this)
+
+
+def _rewrite_log(node: exp.Expr) -> exp.Expr:
+    """log(x) is ln; log10(x) is Java's log10; log(b, x) and log2(x) are ln(x) / ln(b)."""
+    if node.expression is None:
+        return math_functions.natural_log("LN", node.this)
+    if str(node.meta.get(FUNCTION_NAME_KEY, "")).lower() == "log10":
+        return math_functions.natural_log("LOG10", node.expression)
+    return math_functions.logarithm(node.this, node.expression)
+
+
+def _rewrite_pow(node: exp.Expr) -> exp.Expr:
+    return math_functions.power(node.this, node.expression)
+
+
+def _rewrite_isnan(node: exp.Expr) -> exp.Expr:
+    return math_functions.is_nan(node.this)
 
 
 def _null_if_any_null(*values: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
@@ -1924,6 +1953,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         default_message = _lit(f"'{args[0].sql('spark')}' is not true!")
         message = _as_varchar(args[1]) if len(args) == 2 else default_message
         return _case((_c(args[0]), exp.Null()), default=_fn("ERROR", message))
+    if name == "LOG1P" and len(args) == 1:
+        return math_functions.log1p(args[0])
+    if name == "EXPM1" and len(args) == 1:
+        return math_functions.expm1(args[0])
     if name == "ZIP_WITH" and len(args) == 3 and isinstance(args[2], exp.Lambda):
         return _zip_with(args[0], args[1], args[2])
     if name in _SAME_IN_DUCKDB:
@@ -2004,7 +2037,6 @@ _SAME_IN_DUCKDB = frozenset(
         "REPEAT",
         "REVERSE",
         "TRANSLATE",
-        "ISNAN",
         "ACOS",
         "ASIN",
         "ATAN",
@@ -2018,8 +2050,6 @@ _SAME_IN_DUCKDB = frozenset(
         "PI",
         "E",
         "CBRT",
-        "LOG1P",
-        "EXPM1",
         "FACTORIAL",
         "BIT_LENGTH",
     }
@@ -2194,6 +2224,10 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Sum: _rewrite_sum,
     exp.Avg: _rewrite_avg,
     exp.Sign: _rewrite_sign,
+    exp.Ln: _rewrite_ln,
+    exp.Log: _rewrite_log,
+    exp.Pow: _rewrite_pow,
+    exp.IsNan: _rewrite_isnan,
     exp.CountIf: _rewrite_count_if,
     exp.Any: _rewrite_any,
     exp.ArrayPosition: _rewrite_array_position,
