@@ -2059,6 +2059,14 @@ _SAME_IN_DUCKDB = frozenset(
 # ---- functions built in functions.py ----
 
 
+def _rewrite_from_unixtime(node: exp.Expr) -> exp.Expr:
+    """from_unixtime takes a BIGINT: Spark casts a fractional number of seconds to it,
+    towards zero (-1.5 is -1, 1969-12-31 23:59:59), where DuckDB's to_timestamp rounds the
+    instant down."""
+    node.set("this", _spark_cast(node.this, "BIGINT"))
+    return node
+
+
 def _rewrite_months_between(node: exp.Expr) -> exp.Expr:
     round_off = node.args.get("roundoff")
     if round_off is not None and not isinstance(round_off, exp.Boolean):
@@ -2288,6 +2296,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Anonymous: _rewrite_anonymous,
     exp.Pivot: pivot_relation,
     exp.MonthsBetween: _rewrite_months_between,
+    exp.UnixToStr: _rewrite_from_unixtime,
     exp.NextDay: _rewrite_next_day,
     exp.Elt: _rewrite_elt,
     exp.Nanvl: _rewrite_nanvl,
