@@ -11,7 +11,9 @@ which Spark divides); an avg of a TIMESTAMP is marked ``node.meta[TIMESTAMP_AVER
 ``<``, BETWEEN, IN, a simple CASE's WHEN) gets the types Spark casts its operands to, pair
 by pair, in ``node.meta[COMPARISON_CASTS]`` (Spark's ``PromoteStrings`` and
 ``InConversion`` with ANSI mode off). A ``concat``, ``||`` or ``concat_ws`` gets the types
-of the values it turns into text in ``node.meta[CONCATENATED_TYPES]``. A node whose type
+of the values it turns into text in ``node.meta[CONCATENATED_TYPES]``; a CASE, IF or
+COALESCE whose values Spark widens to STRING (a string beside a number, a DATE or a
+TIMESTAMP) gets the types of its values in ``node.meta[CHOSEN_TYPES]``. A node whose type
 cannot be derived gets nothing, and the translation then decides at run time (or refuses)
 as it would without types.
 
@@ -41,6 +43,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 __all__ = [
     "ARITHMETIC_OPERATORS",
+    "CHOSEN_TYPES",
     "COMPARISON_CASTS",
     "CONCATENATED_TYPES",
     "COUNT_TYPE",
@@ -56,6 +59,7 @@ __all__ = [
     "as_decimal",
     "avg_type",
     "bounded",
+    "chosen",
     "comparison_type",
     "concatenated",
     "in_list_type",
@@ -78,6 +82,7 @@ OPERAND_TYPES = "spark_operand_types"
 TIMESTAMP_AVERAGE = "spark_timestamp_average"
 COMPARISON_CASTS = "spark_comparison_casts"
 CONCATENATED_TYPES = "spark_concatenated_types"
+CHOSEN_TYPES = "spark_chosen_types"
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,9 @@ _SIMPLE_NAMES = {
     "long": "bigint",
     "real": "float",
 }
+# The types Spark widens to STRING beside a STRING (its ``stringPromotion``: any atomic
+# type but BINARY and BOOLEAN).
+_TEXT_WIDENED = (*_INTEGRAL_ORDER, *_FRACTIONAL, "date", "timestamp", "timestamp_ntz")
 _DECIMAL_TEXT = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
 
@@ -287,6 +295,9 @@ def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType 
         return None
     if left == right:
         return left
+    for string_side, other in ((left, right), (right, left)):
+        if string_side == "string" and (isinstance(other, DecimalType) or other in _TEXT_WIDENED):
+            return "string"
     if isinstance(left, DecimalType) or isinstance(right, DecimalType):
         if left in _FRACTIONAL or right in _FRACTIONAL:
             return "double"
@@ -368,6 +379,23 @@ def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr]]:
     return []
 
 
+def chosen(node: exp.Expr) -> list[exp.Expr]:
+    """The values a CASE, IF, COALESCE or nvl2 chooses from (a CASE's ELSE only if written);
+    none for any other node."""
+    if isinstance(node, exp.Case):
+        default = node.args.get("default")
+        return [when.args["true"] for when in node.args.get("ifs") or []] + (
+            [default] if default is not None else []
+        )
+    if isinstance(node, exp.Nvl2) or (
+        isinstance(node, exp.If) and not isinstance(node.parent, exp.Case)
+    ):
+        return [node.args[key] for key in ("true", "false") if node.args.get(key) is not None]
+    if isinstance(node, exp.Coalesce):
+        return [node.this, *node.expressions]
+    return []
+
+
 def concatenated(node: exp.Expr) -> list[exp.Expr]:
     """The values a ``concat``, ``||`` or ``concat_ws`` (after its separator) joins as
     text; none for any other node."""
@@ -406,6 +434,7 @@ class _Typer:
         self.timestamp_averages: set[int] = set()
         self.comparison_casts: dict[int, tuple[CastPair, ...]] = {}
         self.concatenated_types: dict[int, tuple[SparkType | None, ...]] = {}
+        self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -425,6 +454,9 @@ class _Typer:
                 joined = concatenated(node)
                 if joined:
                     self.concatenated_types[id(node)] = tuple(map(self.type_of, joined))
+                values = chosen(node)
+                if values and spark_type == "string":
+                    self.chosen_types[id(node)] = tuple(map(self.type_of, values))
 
     def infer(self, node: exp.Expr) -> SparkType | None:
         if isinstance(node, exp.Literal):
@@ -454,7 +486,7 @@ class _Typer:
             return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
         if isinstance(node, exp.Case):
             return wider_type([self.type_of(v) for v in _case_values(node)])
-        if isinstance(node, exp.If):
+        if isinstance(node, exp.If | exp.Nvl2):
             return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
         if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
             return self.rounding(node)
@@ -655,6 +687,7 @@ _RECORDED = (
     exp.Coalesce,
     exp.Case,
     exp.If,
+    exp.Nvl2,
     *_BINARY_COMPARISONS,
     exp.Between,
     exp.In,
@@ -716,6 +749,7 @@ def annotate(
                 id(node) in typer.types
                 or id(node) in typer.comparison_casts
                 or id(node) in typer.concatenated_types
+                or id(node) in typer.chosen_types
             )
             if typed_number is not None and typed_somehow:
                 found.setdefault(typed_number, node)
@@ -734,3 +768,5 @@ def annotate(
             marked.meta[COMPARISON_CASTS] = typer.comparison_casts[id(typed_node)]
         if id(typed_node) in typer.concatenated_types:
             marked.meta[CONCATENATED_TYPES] = typer.concatenated_types[id(typed_node)]
+        if id(typed_node) in typer.chosen_types:
+            marked.meta[CHOSEN_TYPES] = typer.chosen_types[id(typed_node)]

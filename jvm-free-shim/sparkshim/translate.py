@@ -41,6 +41,7 @@ from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_parser import parse_statements, tokenize
 from sparkshim.spark_typing import (
     ARITHMETIC_OPERATORS,
+    CHOSEN_TYPES,
     COMPARISON_CASTS,
     CONCATENATED_TYPES,
     MAX_PRECISION,
@@ -50,6 +51,7 @@ from sparkshim.spark_typing import (
     CastPair,
     DecimalType,
     SparkType,
+    chosen,
     concatenated,
 )
 from sparkshim.syntax import (
@@ -480,10 +482,23 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
     # CASE / IF / COALESCE of DECIMALs: Spark's wider type of the branches.
     if isinstance(node, exp.Case):
         node = _rewrite_simple_case(node)
+    _choose_as_text(node)
     spark_type = node.meta.get(SPARK_TYPE)
     if not isinstance(spark_type, DecimalType):
         return node
     return _cast(_c(node), spark_type.sql())
+
+
+def _choose_as_text(node: exp.Expr) -> None:
+    """A CASE, IF or COALESCE Spark types STRING (``coalesce(s, ts)``): each value of
+    another type becomes Spark's text of it, where DuckDB would cast the strings to that
+    type (a TIMESTAMP without ``+00``, a DOUBLE ``1.0E-5``)."""
+    types = node.meta.get(CHOSEN_TYPES)
+    if not isinstance(types, tuple):
+        return
+    for value, spark_type in zip(chosen(node), types, strict=True):
+        if spark_type not in ("string", "void"):
+            value.replace(_spark_text(value.copy()))
 
 
 # ---- comparisons of a STRING with a number (spark_typing.comparison_type) ----
@@ -2228,6 +2243,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.In: _rewrite_in,
     exp.If: _rewrite_decimal_choice,
     exp.Coalesce: _rewrite_decimal_choice,
+    exp.Nvl2: _rewrite_decimal_choice,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
     exp.Avg: _rewrite_avg,
