@@ -46,6 +46,7 @@ from sparkshim.spark_typing import (
     CONCATENATED_TYPES,
     MAX_PRECISION,
     OPERAND_TYPES,
+    SET_TEXT_TYPES,
     SPARK_TYPE,
     TIMESTAMP_AVERAGE,
     CastPair,
@@ -53,6 +54,7 @@ from sparkshim.spark_typing import (
     SparkType,
     chosen,
     concatenated,
+    set_branches,
 )
 from sparkshim.syntax import (
     check_statement_start,
@@ -1402,6 +1404,44 @@ def _rewrite_values(node: exp.Expr) -> exp.Expr:
 _SET_OPERATIONS = (exp.Union, exp.Except, exp.Intersect)
 
 
+def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
+    """A set operation Spark widens a column of to STRING (a string beside a TIMESTAMP,
+    DOUBLE or DECIMAL): each SELECT's value of another type becomes Spark's text of it,
+    first cast to the type a nested set operation widened it to, where DuckDB would give
+    its own text (``+00``, ``1e-05``, ``.5000``)."""
+    plan = node.meta.get(SET_TEXT_TYPES)
+    branches = set_branches(node)
+    if not isinstance(plan, tuple) or len(plan) != len(branches):
+        return node
+    for branch, text_types in zip(branches, plan, strict=True):
+        projections = branch.expressions if isinstance(branch, exp.Select) else []
+        if len(projections) != len(text_types) or any(
+            isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections
+        ):
+            continue  # a star: the typed columns cannot be matched to these
+        for projection, text_type in zip(projections, text_types, strict=True):
+            if text_type is None:
+                continue
+            value = projection.unalias()
+            text = _spark_text(_as_spark_type(value.copy(), text_type))
+            if value is projection:
+                projection.replace(exp.alias_(text, projection.alias_or_name))
+            else:
+                value.replace(text)
+    return node
+
+
+def _as_spark_type(value: exp.Expr, spark_type: SparkType) -> exp.Expr:
+    """``value`` cast to the Spark type a set operation widened it to (it may be
+    narrower: an INT beside a DOUBLE, a DATE beside a TIMESTAMP)."""
+    if spark_type == value.meta.get(SPARK_TYPE):
+        return value
+    if isinstance(spark_type, DecimalType):
+        return _spark_cast(value, spark_type.sql())
+    names = {**_DUCKDB_TYPE_NAMES, "date": "DATE", "timestamp": "TIMESTAMPTZ"}
+    return _spark_cast(value, names[spark_type]) if spark_type in names else value
+
+
 def _recover_table_alias(node: exp.Expr) -> None:
     # `VALUES 0, 1 AS t(id)` / `VALUES 1 T(col)`: without parentheses around the rows
     # sqlglot reads the table alias's name as an alias of the last value (Spark allows no
@@ -2312,6 +2352,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Anonymous: _rewrite_anonymous,
     exp.Pivot: pivot_relation,
     exp.MonthsBetween: _rewrite_months_between,
+    **dict.fromkeys(_SET_OPERATIONS, _rewrite_set_operation),
     exp.UnixToStr: _rewrite_from_unixtime,
     exp.NextDay: _rewrite_next_day,
     exp.Elt: _rewrite_elt,
