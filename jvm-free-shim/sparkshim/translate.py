@@ -101,7 +101,9 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     (
         "CAST of a date/time string Spark accepts but DuckDB parses differently",
-        "e.g. '2020', '2020-1', 'T' separators (raised at run time)",
+        "e.g. a 5-digit year, a lone 'T' after the day, a zone other than Z or ±hh:mm (raised"
+        " at run time); the short forms '2020', '2020-1', '2024-01-15 7', '2024-01-15T07:08'"
+        " are read as Spark reads them, by CAST, to_timestamp and to_date",
     ),
     (
         "functions not in the translated set",
@@ -1527,6 +1529,18 @@ _FALSE_STRINGS = ("f", "false", "n", "no", "0")
 _STRICT_DATE = r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
 _SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
 _STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?"
+# The shorter forms Spark's string-to-date/timestamp cast also reads, by field (year,
+# month, day, hour, minute, second, fraction): '2024', '2024-1', '2024-01-15 7',
+# '2024-01-15T07:08'; a DATE ignores what follows the day.
+# A full timestamp with a zone: UTC ('Z') or an offset, which DuckDB's TIMESTAMPTZ reads.
+_ZONED_TIMESTAMP = (
+    _STRICT_DATE + r"[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
+_LOOSE_DATE = r"([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?"
+_LOOSE_TIMESTAMP = (
+    r"([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
+    r"(?:[ T]([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(\.[0-9]{1,6})?)?)?)?)?)?"
+)
 
 
 _INTERVAL_HINT = (
@@ -1612,7 +1626,8 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         raise UnsupportedSqlError(f"CAST to {to.sql('spark') if to else target}", _INTERVAL_HINT)
     if isinstance(value, exp.Interval):
         raise UnsupportedSqlError(f"CAST of an interval to {target}", _INTERVAL_HINT)
-    name = kind.value.upper()
+    # sqlglot builds DuckDB's TIMESTAMP as TIMESTAMPNTZ: the same string rules apply.
+    name = "TIMESTAMP" if kind == exp.DType.TIMESTAMPNTZ else kind.value.upper()
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
         if isinstance(value, exp.Null):
             return _cast(exp.Null(), target)  # a typed NULL: no element to cast
@@ -1671,11 +1686,25 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         return _case((is_string, from_text), default=_try_cast(_c(value), "BOOLEAN"))
     if name in ("DATE", "TIMESTAMP", "DATETIME"):
         strict = _STRICT_DATE if name == "DATE" else _STRICT_TIMESTAMP
+        loose = _LOOSE_DATE if name == "DATE" else _LOOSE_TIMESTAMP
+        zoned: list[tuple[exp.Expr, exp.Expr]] = []
+        if name == "TIMESTAMP":
+            zoned = [
+                (
+                    _regex_full(text.copy(), _ZONED_TIMESTAMP),
+                    _cast(_try_cast(text.copy(), "TIMESTAMPTZ"), target),
+                )
+            ]
         from_text = _case(
             (_regex_full(text, strict), _try_cast(text.copy(), target)),
             (
                 _regex_full(text.copy(), _STRICT_TIMESTAMP),
                 _cast(_try_cast(text.copy(), "TIMESTAMP"), target),
+            ),
+            *zoned,
+            (
+                _regex_full(text.copy(), loose),
+                _try_cast(_canonical_date_text(text.copy(), name), target),
             ),
             (
                 _regex_full(text.copy(), _SPARK_DATE_PREFIX),
@@ -1695,6 +1724,35 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
         return _spark_text(value)
     return _try_cast(_c(value), target)
+
+
+def _canonical_date_text(text: exp.Expr, name: str) -> exp.Expr:
+    """A string of one of Spark's shorter date or timestamp forms (``_LOOSE_DATE``,
+    ``_LOOSE_TIMESTAMP``) written in full, ``yyyy-MM-dd[ HH:mm:ss[.f]]``, for DuckDB's cast
+    (a missing month or day is 1, a missing time field 0)."""
+    pattern = _LOOSE_DATE if name == "DATE" else _LOOSE_TIMESTAMP
+
+    def field(group: int, default: str) -> exp.Expr:
+        found = _fn("REGEXP_EXTRACT", text.copy(), _lit(pattern), _lit(group))
+        return _fn(
+            "LPAD",
+            _fn("COALESCE", _fn("NULLIF", found, _lit("")), _lit(default)),
+            _lit(2),
+            _lit("0"),
+        )
+
+    parts: list[exp.Expr] = [
+        _fn("REGEXP_EXTRACT", text.copy(), _lit(pattern), _lit(1)),
+        _lit("-"),
+        field(2, "1"),
+        _lit("-"),
+        field(3, "1"),
+    ]
+    if name != "DATE":
+        fraction = _fn("REGEXP_EXTRACT", text.copy(), _lit(pattern), _lit(7))
+        parts += [_lit(" "), field(4, "0"), _lit(":"), field(5, "0"), _lit(":"), field(6, "0")]
+        parts.append(fraction)
+    return _fn("CONCAT", *parts)
 
 
 def _spark_text(value: exp.Expr) -> exp.Expr:
