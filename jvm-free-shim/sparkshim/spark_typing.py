@@ -11,7 +11,12 @@ which Spark divides); an avg of a TIMESTAMP is marked ``node.meta[TIMESTAMP_AVER
 ``<``, BETWEEN, IN, a simple CASE's WHEN) gets the types Spark casts its operands to, pair
 by pair, in ``node.meta[COMPARISON_CASTS]`` (Spark's ``PromoteStrings`` and
 ``InConversion`` with ANSI mode off). A ``concat``, ``||`` or ``concat_ws`` gets the types
-of the values it turns into text in ``node.meta[CONCATENATED_TYPES]``. A node whose type
+of the values it turns into text in ``node.meta[CONCATENATED_TYPES]``; a CASE, IF or
+COALESCE whose values Spark widens to STRING (a string beside a number, a DATE or a
+TIMESTAMP) gets the types of its values in ``node.meta[CHOSEN_TYPES]``. The outermost
+set operation (UNION, INTERSECT, EXCEPT) that widens a column to STRING gets, for each of
+its SELECTs (:func:`set_branches`) and each column, the type that SELECT's value has where
+Spark turns it into text (or None) in ``node.meta[SET_TEXT_TYPES]``. A node whose type
 cannot be derived gets nothing, and the translation then decides at run time (or refuses)
 as it would without types.
 
@@ -41,12 +46,14 @@ from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 __all__ = [
     "ARITHMETIC_OPERATORS",
+    "CHOSEN_TYPES",
     "COMPARISON_CASTS",
     "CONCATENATED_TYPES",
     "COUNT_TYPE",
     "MAX_PRECISION",
     "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
+    "SET_TEXT_TYPES",
     "SPARK_TYPE",
     "TIMESTAMP_AVERAGE",
     "DecimalType",
@@ -56,6 +63,7 @@ __all__ = [
     "as_decimal",
     "avg_type",
     "bounded",
+    "chosen",
     "comparison_type",
     "concatenated",
     "in_list_type",
@@ -63,6 +71,7 @@ __all__ = [
     "mark_typed_nodes",
     "parse_type",
     "result_type",
+    "set_branches",
     "sum_type",
     "wider_decimal",
     "wider_type",
@@ -78,6 +87,8 @@ OPERAND_TYPES = "spark_operand_types"
 TIMESTAMP_AVERAGE = "spark_timestamp_average"
 COMPARISON_CASTS = "spark_comparison_casts"
 CONCATENATED_TYPES = "spark_concatenated_types"
+CHOSEN_TYPES = "spark_chosen_types"
+SET_TEXT_TYPES = "spark_set_text_types"
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,9 @@ _SIMPLE_NAMES = {
     "long": "bigint",
     "real": "float",
 }
+# The types Spark widens to STRING beside a STRING (its ``stringPromotion``: any atomic
+# type but BINARY and BOOLEAN).
+_TEXT_WIDENED = (*_INTEGRAL_ORDER, *_FRACTIONAL, "date", "timestamp", "timestamp_ntz")
 _DECIMAL_TEXT = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 
 
@@ -287,6 +301,11 @@ def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType 
         return None
     if left == right:
         return left
+    for string_side, other in ((left, right), (right, left)):
+        if string_side == "string" and (isinstance(other, DecimalType) or other in _TEXT_WIDENED):
+            return "string"
+    if {left, right} == {"date", "timestamp"}:
+        return "timestamp"
     if isinstance(left, DecimalType) or isinstance(right, DecimalType):
         if left in _FRACTIONAL or right in _FRACTIONAL:
             return "double"
@@ -368,6 +387,40 @@ def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr]]:
     return []
 
 
+def chosen(node: exp.Expr) -> list[exp.Expr]:
+    """The values a CASE, IF, COALESCE or nvl2 chooses from (a CASE's ELSE only if written);
+    none for any other node."""
+    if isinstance(node, exp.Case):
+        default = node.args.get("default")
+        return [when.args["true"] for when in node.args.get("ifs") or []] + (
+            [default] if default is not None else []
+        )
+    if isinstance(node, exp.Nvl2) or (
+        isinstance(node, exp.If) and not isinstance(node.parent, exp.Case)
+    ):
+        return [node.args[key] for key in ("true", "false") if node.args.get(key) is not None]
+    if isinstance(node, exp.Coalesce):
+        return [node.this, *node.expressions]
+    return []
+
+
+def set_branches(query: exp.Expr) -> list[exp.Expr]:
+    """The SELECTs (or other queries) a set operation combines, left to right, through
+    nested set operations and parentheses."""
+    if isinstance(query, exp.SetOperation):
+        return set_branches(query.this) + set_branches(query.expression)
+    if isinstance(query, exp.Subquery) and not query.alias:
+        return set_branches(query.this)
+    return [query]
+
+
+def _is_outermost_set_operation(node: exp.Expr) -> bool:
+    parent = node.parent
+    while isinstance(parent, exp.Subquery) and not parent.alias:
+        parent = parent.parent
+    return isinstance(node, exp.SetOperation) and not isinstance(parent, exp.SetOperation)
+
+
 def concatenated(node: exp.Expr) -> list[exp.Expr]:
     """The values a ``concat``, ``||`` or ``concat_ws`` (after its separator) joins as
     text; none for any other node."""
@@ -406,6 +459,8 @@ class _Typer:
         self.timestamp_averages: set[int] = set()
         self.comparison_casts: dict[int, tuple[CastPair, ...]] = {}
         self.concatenated_types: dict[int, tuple[SparkType | None, ...]] = {}
+        self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
+        self.set_text_types: dict[int, tuple[tuple[SparkType | None, ...], ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -425,6 +480,11 @@ class _Typer:
                 joined = concatenated(node)
                 if joined:
                     self.concatenated_types[id(node)] = tuple(map(self.type_of, joined))
+                if _is_outermost_set_operation(node):
+                    self.record_set_text_types(node)
+                values = chosen(node)
+                if values and spark_type == "string":
+                    self.chosen_types[id(node)] = tuple(map(self.type_of, values))
 
     def infer(self, node: exp.Expr) -> SparkType | None:
         if isinstance(node, exp.Literal):
@@ -454,7 +514,7 @@ class _Typer:
             return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
         if isinstance(node, exp.Case):
             return wider_type([self.type_of(v) for v in _case_values(node)])
-        if isinstance(node, exp.If):
+        if isinstance(node, exp.If | exp.Nvl2):
             return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
         if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
             return self.rounding(node)
@@ -558,6 +618,48 @@ class _Typer:
             return self.branch_types(query.this, index)
         return [None]
 
+    def record_set_text_types(self, node: exp.Expr) -> None:
+        """The types each SELECT's values have where the set operation ``node`` (or one
+        nested in it) widens their column to STRING; nothing when no column widens."""
+        branches = set_branches(node)
+        if not all(isinstance(branch, exp.Select) for branch in branches):
+            return
+        widths = {len(branch.expressions) for branch in branches}
+        if len(widths) != 1:
+            return
+        columns = [self.text_types(node, index) for index in range(widths.pop())]
+        if any(any(t is not None for t in column) for column in columns):
+            self.set_text_types[id(node)] = tuple(zip(*columns, strict=True))
+
+    def set_column_type(self, query: exp.Expr, index: int) -> SparkType | None:
+        """The type of the ``index``-th column of ``query``, widened pair by pair as Spark
+        widens nested set operations."""
+        if isinstance(query, exp.SetOperation):
+            left = self.set_column_type(query.this, index)
+            return _wider_of_two(left, self.set_column_type(query.expression, index))
+        if isinstance(query, exp.Subquery):
+            return self.set_column_type(query.this, index)
+        if isinstance(query, exp.Select) and index < len(query.expressions):
+            return self.type_of(query.expressions[index])
+        return None
+
+    def text_types(
+        self, query: exp.Expr, index: int, in_text: bool = False
+    ) -> list[SparkType | None]:
+        """For each SELECT of ``query``: the type its ``index``-th value has where Spark
+        turns it into text, else None; ``in_text`` when the set operation ``query`` belongs
+        to widens the column to STRING."""
+        own = self.set_column_type(query, index)
+        if in_text and own != "string":
+            return [own] * len(set_branches(query))
+        if isinstance(query, exp.Subquery) and not query.alias:
+            return self.text_types(query.this, index, in_text)
+        if own == "string" and isinstance(query, exp.SetOperation):
+            return self.text_types(query.this, index, True) + self.text_types(
+                query.expression, index, True
+            )
+        return [None] * len(set_branches(query))
+
     def arithmetic(self, node: exp.Expr, operator: str) -> SparkType | None:
         left, right = self.type_of(node.this), self.type_of(node.expression)
         if operator == "/" and left == "void":
@@ -655,6 +757,10 @@ _RECORDED = (
     exp.Coalesce,
     exp.Case,
     exp.If,
+    exp.Nvl2,
+    exp.Union,
+    exp.Except,
+    exp.Intersect,
     *_BINARY_COMPARISONS,
     exp.Between,
     exp.In,
@@ -716,6 +822,8 @@ def annotate(
                 id(node) in typer.types
                 or id(node) in typer.comparison_casts
                 or id(node) in typer.concatenated_types
+                or id(node) in typer.chosen_types
+                or id(node) in typer.set_text_types
             )
             if typed_number is not None and typed_somehow:
                 found.setdefault(typed_number, node)
@@ -734,3 +842,7 @@ def annotate(
             marked.meta[COMPARISON_CASTS] = typer.comparison_casts[id(typed_node)]
         if id(typed_node) in typer.concatenated_types:
             marked.meta[CONCATENATED_TYPES] = typer.concatenated_types[id(typed_node)]
+        if id(typed_node) in typer.set_text_types:
+            marked.meta[SET_TEXT_TYPES] = typer.set_text_types[id(typed_node)]
+        if id(typed_node) in typer.chosen_types:
+            marked.meta[CHOSEN_TYPES] = typer.chosen_types[id(typed_node)]

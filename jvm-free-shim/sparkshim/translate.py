@@ -26,23 +26,35 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 
-from sparkshim import conv, decimals, function_gaps, functions, intervals, number_text
+from sparkshim import (
+    conv,
+    decimals,
+    function_gaps,
+    functions,
+    intervals,
+    math_functions,
+    number_text,
+)
 from sparkshim.errors import ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_parser import parse_statements, tokenize
 from sparkshim.spark_typing import (
     ARITHMETIC_OPERATORS,
+    CHOSEN_TYPES,
     COMPARISON_CASTS,
     CONCATENATED_TYPES,
     MAX_PRECISION,
     OPERAND_TYPES,
+    SET_TEXT_TYPES,
     SPARK_TYPE,
     TIMESTAMP_AVERAGE,
     CastPair,
     DecimalType,
     SparkType,
+    chosen,
     concatenated,
+    set_branches,
 )
 from sparkshim.syntax import (
     check_statement_start,
@@ -89,7 +101,9 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     (
         "CAST of a date/time string Spark accepts but DuckDB parses differently",
-        "e.g. '2020', '2020-1', 'T' separators (raised at run time)",
+        "e.g. a 5-digit year, a lone 'T' after the day, a zone other than Z or ±hh:mm (raised"
+        " at run time); the short forms '2020', '2020-1', '2024-01-15 7', '2024-01-15T07:08'"
+        " are read as Spark reads them, by CAST, to_timestamp and to_date",
     ),
     (
         "functions not in the translated set",
@@ -472,10 +486,23 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
     # CASE / IF / COALESCE of DECIMALs: Spark's wider type of the branches.
     if isinstance(node, exp.Case):
         node = _rewrite_simple_case(node)
+    _choose_as_text(node)
     spark_type = node.meta.get(SPARK_TYPE)
     if not isinstance(spark_type, DecimalType):
         return node
     return _cast(_c(node), spark_type.sql())
+
+
+def _choose_as_text(node: exp.Expr) -> None:
+    """A CASE, IF or COALESCE Spark types STRING (``coalesce(s, ts)``): each value of
+    another type becomes Spark's text of it, where DuckDB would cast the strings to that
+    type (a TIMESTAMP without ``+00``, a DOUBLE ``1.0E-5``)."""
+    types = node.meta.get(CHOSEN_TYPES)
+    if not isinstance(types, tuple):
+        return
+    for value, spark_type in zip(chosen(node), types, strict=True):
+        if spark_type not in ("string", "void"):
+            value.replace(_spark_text(value.copy()))
 
 
 # ---- comparisons of a STRING with a number (spark_typing.comparison_type) ----
@@ -789,7 +816,28 @@ def _rewrite_any(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_sign(node: exp.Expr) -> exp.Expr:
-    return _cast(_fn("SIGN", _c(node.this)), "DOUBLE")
+    return math_functions.signum(node.this)
+
+
+def _rewrite_ln(node: exp.Expr) -> exp.Expr:
+    return math_functions.natural_log("LN", node.this)
+
+
+def _rewrite_log(node: exp.Expr) -> exp.Expr:
+    """log(x) is ln; log10(x) is Java's log10; log(b, x) and log2(x) are ln(x) / ln(b)."""
+    if node.expression is None:
+        return math_functions.natural_log("LN", node.this)
+    if str(node.meta.get(FUNCTION_NAME_KEY, "")).lower() == "log10":
+        return math_functions.natural_log("LOG10", node.expression)
+    return math_functions.logarithm(node.this, node.expression)
+
+
+def _rewrite_pow(node: exp.Expr) -> exp.Expr:
+    return math_functions.power(node.this, node.expression)
+
+
+def _rewrite_isnan(node: exp.Expr) -> exp.Expr:
+    return math_functions.is_nan(node.this)
 
 
 def _null_if_any_null(*values: exp.Expr) -> tuple[exp.Expr, exp.Expr]:
@@ -1358,6 +1406,44 @@ def _rewrite_values(node: exp.Expr) -> exp.Expr:
 _SET_OPERATIONS = (exp.Union, exp.Except, exp.Intersect)
 
 
+def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
+    """A set operation Spark widens a column of to STRING (a string beside a TIMESTAMP,
+    DOUBLE or DECIMAL): each SELECT's value of another type becomes Spark's text of it,
+    first cast to the type a nested set operation widened it to, where DuckDB would give
+    its own text (``+00``, ``1e-05``, ``.5000``)."""
+    plan = node.meta.get(SET_TEXT_TYPES)
+    branches = set_branches(node)
+    if not isinstance(plan, tuple) or len(plan) != len(branches):
+        return node
+    for branch, text_types in zip(branches, plan, strict=True):
+        projections = branch.expressions if isinstance(branch, exp.Select) else []
+        if len(projections) != len(text_types) or any(
+            isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections
+        ):
+            continue  # a star: the typed columns cannot be matched to these
+        for projection, text_type in zip(projections, text_types, strict=True):
+            if text_type is None:
+                continue
+            value = projection.unalias()
+            text = _spark_text(_as_spark_type(value.copy(), text_type))
+            if value is projection:
+                projection.replace(exp.alias_(text, projection.alias_or_name))
+            else:
+                value.replace(text)
+    return node
+
+
+def _as_spark_type(value: exp.Expr, spark_type: SparkType) -> exp.Expr:
+    """``value`` cast to the Spark type a set operation widened it to (it may be
+    narrower: an INT beside a DOUBLE, a DATE beside a TIMESTAMP)."""
+    if spark_type == value.meta.get(SPARK_TYPE):
+        return value
+    if isinstance(spark_type, DecimalType):
+        return _spark_cast(value, spark_type.sql())
+    names = {**_DUCKDB_TYPE_NAMES, "date": "DATE", "timestamp": "TIMESTAMPTZ"}
+    return _spark_cast(value, names[spark_type]) if spark_type in names else value
+
+
 def _recover_table_alias(node: exp.Expr) -> None:
     # `VALUES 0, 1 AS t(id)` / `VALUES 1 T(col)`: without parentheses around the rows
     # sqlglot reads the table alias's name as an alias of the last value (Spark allows no
@@ -1443,6 +1529,18 @@ _FALSE_STRINGS = ("f", "false", "n", "no", "0")
 _STRICT_DATE = r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
 _SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
 _STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?"
+# The shorter forms Spark's string-to-date/timestamp cast also reads, by field (year,
+# month, day, hour, minute, second, fraction): '2024', '2024-1', '2024-01-15 7',
+# '2024-01-15T07:08'; a DATE ignores what follows the day.
+# A full timestamp with a zone: UTC ('Z') or an offset, which DuckDB's TIMESTAMPTZ reads.
+_ZONED_TIMESTAMP = (
+    _STRICT_DATE + r"[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?(Z|[+-][0-9]{2}:[0-9]{2})"
+)
+_LOOSE_DATE = r"([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})(?:[ T].*)?)?)?"
+_LOOSE_TIMESTAMP = (
+    r"([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
+    r"(?:[ T]([0-9]{1,2})(?::([0-9]{1,2})(?::([0-9]{1,2})(\.[0-9]{1,6})?)?)?)?)?)?"
+)
 
 
 _INTERVAL_HINT = (
@@ -1528,7 +1626,8 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         raise UnsupportedSqlError(f"CAST to {to.sql('spark') if to else target}", _INTERVAL_HINT)
     if isinstance(value, exp.Interval):
         raise UnsupportedSqlError(f"CAST of an interval to {target}", _INTERVAL_HINT)
-    name = kind.value.upper()
+    # sqlglot builds DuckDB's TIMESTAMP as TIMESTAMPNTZ: the same string rules apply.
+    name = "TIMESTAMP" if kind == exp.DType.TIMESTAMPNTZ else kind.value.upper()
     if to is not None and to.is_type(*exp.DataType.NESTED_TYPES):
         if isinstance(value, exp.Null):
             return _cast(exp.Null(), target)  # a typed NULL: no element to cast
@@ -1587,11 +1686,25 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         return _case((is_string, from_text), default=_try_cast(_c(value), "BOOLEAN"))
     if name in ("DATE", "TIMESTAMP", "DATETIME"):
         strict = _STRICT_DATE if name == "DATE" else _STRICT_TIMESTAMP
+        loose = _LOOSE_DATE if name == "DATE" else _LOOSE_TIMESTAMP
+        zoned: list[tuple[exp.Expr, exp.Expr]] = []
+        if name == "TIMESTAMP":
+            zoned = [
+                (
+                    _regex_full(text.copy(), _ZONED_TIMESTAMP),
+                    _cast(_try_cast(text.copy(), "TIMESTAMPTZ"), target),
+                )
+            ]
         from_text = _case(
             (_regex_full(text, strict), _try_cast(text.copy(), target)),
             (
                 _regex_full(text.copy(), _STRICT_TIMESTAMP),
                 _cast(_try_cast(text.copy(), "TIMESTAMP"), target),
+            ),
+            *zoned,
+            (
+                _regex_full(text.copy(), loose),
+                _try_cast(_canonical_date_text(text.copy(), name), target),
             ),
             (
                 _regex_full(text.copy(), _SPARK_DATE_PREFIX),
@@ -1611,6 +1724,35 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
         return _spark_text(value)
     return _try_cast(_c(value), target)
+
+
+def _canonical_date_text(text: exp.Expr, name: str) -> exp.Expr:
+    """A string of one of Spark's shorter date or timestamp forms (``_LOOSE_DATE``,
+    ``_LOOSE_TIMESTAMP``) written in full, ``yyyy-MM-dd[ HH:mm:ss[.f]]``, for DuckDB's cast
+    (a missing month or day is 1, a missing time field 0)."""
+    pattern = _LOOSE_DATE if name == "DATE" else _LOOSE_TIMESTAMP
+
+    def field(group: int, default: str) -> exp.Expr:
+        found = _fn("REGEXP_EXTRACT", text.copy(), _lit(pattern), _lit(group))
+        return _fn(
+            "LPAD",
+            _fn("COALESCE", _fn("NULLIF", found, _lit("")), _lit(default)),
+            _lit(2),
+            _lit("0"),
+        )
+
+    parts: list[exp.Expr] = [
+        _fn("REGEXP_EXTRACT", text.copy(), _lit(pattern), _lit(1)),
+        _lit("-"),
+        field(2, "1"),
+        _lit("-"),
+        field(3, "1"),
+    ]
+    if name != "DATE":
+        fraction = _fn("REGEXP_EXTRACT", text.copy(), _lit(pattern), _lit(7))
+        parts += [_lit(" "), field(4, "0"), _lit(":"), field(5, "0"), _lit(":"), field(6, "0")]
+        parts.append(fraction)
+    return _fn("CONCAT", *parts)
 
 
 def _spark_text(value: exp.Expr) -> exp.Expr:
@@ -1933,6 +2075,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         default_message = _lit(f"'{args[0].sql('spark')}' is not true!")
         message = _as_varchar(args[1]) if len(args) == 2 else default_message
         return _case((_c(args[0]), exp.Null()), default=_fn("ERROR", message))
+    if name == "LOG1P" and len(args) == 1:
+        return math_functions.log1p(args[0])
+    if name == "EXPM1" and len(args) == 1:
+        return math_functions.expm1(args[0])
     if name == "ZIP_WITH" and len(args) == 3 and isinstance(args[2], exp.Lambda):
         return _zip_with(args[0], args[1], args[2])
     if name in _SAME_IN_DUCKDB:
@@ -2013,7 +2159,6 @@ _SAME_IN_DUCKDB = frozenset(
         "REPEAT",
         "REVERSE",
         "TRANSLATE",
-        "ISNAN",
         "ACOS",
         "ASIN",
         "ATAN",
@@ -2027,8 +2172,6 @@ _SAME_IN_DUCKDB = frozenset(
         "PI",
         "E",
         "CBRT",
-        "LOG1P",
-        "EXPM1",
         "FACTORIAL",
         "BIT_LENGTH",
     }
@@ -2036,6 +2179,14 @@ _SAME_IN_DUCKDB = frozenset(
 
 
 # ---- functions built in functions.py ----
+
+
+def _rewrite_from_unixtime(node: exp.Expr) -> exp.Expr:
+    """from_unixtime takes a BIGINT: Spark casts a fractional number of seconds to it,
+    towards zero (-1.5 is -1, 1969-12-31 23:59:59), where DuckDB's to_timestamp rounds the
+    instant down."""
+    node.set("this", _spark_cast(node.this, "BIGINT"))
+    return node
 
 
 def _rewrite_months_between(node: exp.Expr) -> exp.Expr:
@@ -2199,10 +2350,15 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.In: _rewrite_in,
     exp.If: _rewrite_decimal_choice,
     exp.Coalesce: _rewrite_decimal_choice,
+    exp.Nvl2: _rewrite_decimal_choice,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
     exp.Avg: _rewrite_avg,
     exp.Sign: _rewrite_sign,
+    exp.Ln: _rewrite_ln,
+    exp.Log: _rewrite_log,
+    exp.Pow: _rewrite_pow,
+    exp.IsNan: _rewrite_isnan,
     exp.CountIf: _rewrite_count_if,
     exp.Any: _rewrite_any,
     exp.ArrayPosition: _rewrite_array_position,
@@ -2263,6 +2419,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Anonymous: _rewrite_anonymous,
     exp.Pivot: pivot_relation,
     exp.MonthsBetween: _rewrite_months_between,
+    **dict.fromkeys(_SET_OPERATIONS, _rewrite_set_operation),
+    exp.UnixToStr: _rewrite_from_unixtime,
     exp.NextDay: _rewrite_next_day,
     exp.Elt: _rewrite_elt,
     exp.Nanvl: _rewrite_nanvl,
