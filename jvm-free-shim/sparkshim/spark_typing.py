@@ -38,6 +38,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -466,6 +467,22 @@ class _Typer:
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
         return None if node is None else self.types.get(id(node))
 
+    def recorded(self, node: exp.Expr) -> dict[str, object]:
+        """What the translation reads of ``node``, by its meta key (empty: nothing)."""
+        key = id(node)
+        tables: tuple[tuple[str, dict[int, Any]], ...] = (
+            (SPARK_TYPE, self.types),
+            (OPERAND_TYPES, self.operands),
+            (COMPARISON_CASTS, self.comparison_casts),
+            (CONCATENATED_TYPES, self.concatenated_types),
+            (SET_TEXT_TYPES, self.set_text_types),
+            (CHOSEN_TYPES, self.chosen_types),
+        )
+        found: dict[str, object] = {name: table[key] for name, table in tables if key in table}
+        if key in self.timestamp_averages:
+            found[TIMESTAMP_AVERAGE] = True
+        return found
+
     def run(self, tree: exp.Expr) -> None:
         for scope in traverse_scope(tree):
             self.scope = scope
@@ -814,35 +831,15 @@ def annotate(
             typer.run(typed)
         except (OptimizeError, SqlglotError, KeyError, ValueError):
             typer = None  # untyped: the translation decides at run time
-    found: dict[int, exp.Expr] = {}
+    found: dict[int, dict[str, object]] = {}  # by the recorded node's number
     if typer is not None and typed is not None:
         for node in typed.find_all(*_RECORDED):
             typed_number = node.meta.get(_NODE_NUMBER)
-            typed_somehow = (
-                id(node) in typer.types
-                or id(node) in typer.comparison_casts
-                or id(node) in typer.concatenated_types
-                or id(node) in typer.chosen_types
-                or id(node) in typer.set_text_types
-            )
-            if typed_number is not None and typed_somehow:
-                found.setdefault(typed_number, node)
+            if typed_number is None:
+                continue
+            recorded_meta = typer.recorded(node)
+            if recorded_meta:
+                found.setdefault(typed_number, recorded_meta)
     for number, marked in enumerate(recorded):
         del marked.meta[_NODE_NUMBER]
-        typed_node = found.get(number)
-        if typed_node is None or typer is None:
-            continue
-        if id(typed_node) in typer.types:
-            marked.meta[SPARK_TYPE] = typer.types[id(typed_node)]
-        if id(typed_node) in typer.operands:
-            marked.meta[OPERAND_TYPES] = typer.operands[id(typed_node)]
-        if id(typed_node) in typer.timestamp_averages:
-            marked.meta[TIMESTAMP_AVERAGE] = True
-        if id(typed_node) in typer.comparison_casts:
-            marked.meta[COMPARISON_CASTS] = typer.comparison_casts[id(typed_node)]
-        if id(typed_node) in typer.concatenated_types:
-            marked.meta[CONCATENATED_TYPES] = typer.concatenated_types[id(typed_node)]
-        if id(typed_node) in typer.set_text_types:
-            marked.meta[SET_TEXT_TYPES] = typer.set_text_types[id(typed_node)]
-        if id(typed_node) in typer.chosen_types:
-            marked.meta[CHOSEN_TYPES] = typer.chosen_types[id(typed_node)]
+        marked.meta.update(found.get(number, {}))

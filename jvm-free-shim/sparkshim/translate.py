@@ -1440,8 +1440,12 @@ def _as_spark_type(value: exp.Expr, spark_type: SparkType) -> exp.Expr:
         return value
     if isinstance(spark_type, DecimalType):
         return _spark_cast(value, spark_type.sql())
-    names = {**_DUCKDB_TYPE_NAMES, "date": "DATE", "timestamp": "TIMESTAMPTZ"}
-    return _spark_cast(value, names[spark_type]) if spark_type in names else value
+    name = _WIDENED_TYPE_NAMES.get(spark_type)
+    return value if name is None else _spark_cast(value, name)
+
+
+# The DuckDB names of the Spark types a set operation widens a column to, before its text.
+_WIDENED_TYPE_NAMES = {**_DUCKDB_TYPE_NAMES, "date": "DATE", "timestamp": "TIMESTAMPTZ"}
 
 
 def _recover_table_alias(node: exp.Expr) -> None:

@@ -291,17 +291,25 @@ STORED = [
 ]
 
 
+def _create_and_run_on_both(
+    pyspark_session: Any, shim: ShimSession, create: str, statements: list[str]
+) -> None:
+    """``create`` (with ``{fmt}``) as parquet on Spark and Delta on the shim, then each of
+    ``statements`` on both."""
+    pyspark_session.sql(create.format(fmt="parquet"))
+    shim.sql(create.format(fmt="delta"))
+    for statement in statements:
+        pyspark_session.sql(statement)
+        shim.sql(statement)
+
+
 def test_store_assignment_into_a_decimal_column_as_in_spark(
     pyspark_session: Any, tmp_path: Path
 ) -> None:
     shim = ShimSession(warehouse=str(tmp_path))
     create = "CREATE TABLE stored_t (id INT, d DECIMAL(8, 2)) USING {fmt}"
     try:
-        pyspark_session.sql(create.format(fmt="parquet"))
-        shim.sql(create.format(fmt="delta"))
-        for statement in STORED:
-            pyspark_session.sql(statement)
-            shim.sql(statement)
+        _create_and_run_on_both(pyspark_session, shim, create, STORED)
         _assert_same(pyspark_session, shim, "SELECT * FROM stored_t")
         # An overflow fails on both, with Spark's error class; nothing is written.
         overflow = "INSERT INTO stored_t VALUES (7, 12345678.9)"
@@ -332,11 +340,7 @@ def test_store_assignment_between_double_and_decimal_as_in_spark(
         "INSERT INTO stored_f VALUES ('mix', 0.1, 0.1), ('mix', 2.675, 1e-5), ('mix', 1.5, 1.5)",
     ]
     try:
-        pyspark_session.sql(create.format(fmt="parquet"))
-        shim.sql(create.format(fmt="delta"))
-        for statement in statements:
-            pyspark_session.sql(statement)
-            shim.sql(statement)
+        _create_and_run_on_both(pyspark_session, shim, create, statements)
         _assert_same(pyspark_session, shim, "SELECT * FROM stored_f")
         # The stored double is the one nearest the literal's text, so equality finds it.
         for row in shim.sql("SELECT src, x FROM stored_f WHERE src LIKE 'dec %'").collect():
