@@ -13,14 +13,14 @@ import pyarrow.parquet as pq
 
 from sparkshim import deletion_vectors, delta
 
-CHANGE_TYPE = "_change_type"
-
 
 def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, Any]:
     """Write change rows (each part's rows with its ``_change_type``) as one
     ``_change_data`` file of the table; its ``cdc`` action."""
     tables = [
-        rows.append_column(CHANGE_TYPE, pa.repeat(pa.scalar(kind, pa.string()), rows.num_rows))
+        rows.append_column(
+            delta.CHANGE_TYPE_COLUMN, pa.repeat(pa.scalar(kind, pa.string()), rows.num_rows)
+        )
         for rows, kind in parts
         if rows.num_rows
     ]

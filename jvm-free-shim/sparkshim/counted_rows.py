@@ -28,7 +28,16 @@ from sqlglot import exp
 from sparkshim import append, delta
 from sparkshim.errors import AnalysisException
 from sparkshim.merge_on_read import Written, commit_marked
-from sparkshim.query import FILE_COLUMN, POSITION_COLUMN, PROBE_COLUMN, locate
+from sparkshim.query import (
+    FILE_COLUMN,
+    POSITION_COLUMN,
+    PROBE_COLUMN,
+    hashable_as_written,
+    index_written_file,
+    locate,
+    row_hashes,
+)
+from sparkshim.row_index import RowHashes
 from sparkshim.translate import ShimSpark
 
 if TYPE_CHECKING:
@@ -92,19 +101,28 @@ def apply(
     counts = rows.column(count_column).to_numpy(zero_copy_only=False).astype(np.int64)
     gained = np.nonzero(counts > 0)[0]
     lost = np.nonzero(counts < 0)[0]
-    inserted = values.take(pa.array(np.repeat(gained, counts[gained]), pa.int64()))
+    copies_gained = np.repeat(gained, counts[gained])
+    inserted = values.take(pa.array(copies_gained, pa.int64()))
     if not lost.size:  # only copies gained: a blind append, as an INSERT commits it
         if not inserted.num_rows:
             return Applied(0, 0, committed=False)
         delta.write(location, inserted, overwrite=False, options=options)
         return Applied(inserted.num_rows, 0, committed=True)
-    located = _copies_lost(session, location, table, schema, values, lost, -counts[lost])
+    # Every value's hashes in one query: the lost ones are looked up, the gained ones
+    # index the new file.
+    hashes = row_hashes(session.cursor(), values, schema.names)
+    located = _copies_lost(session, location, table, schema, values, hashes, lost, -counts[lost])
     deleted = values.take(pa.array(lost[located.column(PROBE_COLUMN).to_numpy()], pa.int64()))
     if not inserted.num_rows and not deleted.num_rows:
         return Applied(0, 0, committed=False)
     written = Written(deleted, schema.empty_table(), schema.empty_table(), inserted)
     read_version = table.version()
-    commit_marked(location, table, read_version, options, located, written, "MERGE")
+    new_file = commit_marked(location, table, read_version, options, located, written, "MERGE")
+    if new_file is not None and deleted.num_rows and hashable_as_written(schema):
+        # A table whose changes remove rows will be looked up again: its new file is
+        # indexed now from the hashes in hand, not by reading the file back at the next
+        # lookup.
+        index_written_file(location, new_file, schema, hashes.take(copies_gained))
     return Applied(inserted.num_rows, deleted.num_rows, committed=True)
 
 
@@ -133,14 +151,17 @@ def _copies_lost(
     table: DeltaTable,
     schema: pa.Schema,
     values: pa.Table,
+    hashes: RowHashes,
     lost: np.ndarray[Any, Any],
     wanted: np.ndarray[Any, Any],
 ) -> pa.Table:
-    """For each lost row value (``values`` at ``lost``), the first ``wanted`` of its live
-    copies (``PROBE_COLUMN``: its number among the lost, ``FILE_COLUMN``,
-    ``POSITION_COLUMN``); ``RowsNotHeldError`` when the table holds fewer."""
+    """For each lost row value (``values`` at ``lost``; ``hashes``: the values' row
+    hashes), the first ``wanted`` of its live copies (``PROBE_COLUMN``: its number among
+    the lost, ``FILE_COLUMN``, ``POSITION_COLUMN``); ``RowsNotHeldError`` when the table
+    holds fewer."""
     probes = values.take(pa.array(lost, pa.int64()))
-    found = locate(session.cursor(), location, table, schema, probes)
+    cursor = session.cursor()
+    found = locate(cursor, location, table, schema, probes, hashes=hashes.take(lost))
     probe = found.column(PROBE_COLUMN).to_numpy()
     order = np.argsort(probe, kind="stable")
     sorted_probe = probe[order]

@@ -673,6 +673,10 @@ def spark_metrics(metrics: dict[str, Any]) -> dict[str, str]:
     return named
 
 
+# The change data feed's column of each row's kind of change (also in a ``cdc`` file).
+CHANGE_TYPE_COLUMN = "_change_type"
+
+
 def changes(location: Path, start: int, end: int | None) -> pa.Table:
     """Delta's change data feed between two versions (inclusive), with ``_change_type``,
     ``_commit_version`` and ``_commit_timestamp`` as Spark's ``table_changes`` returns."""
@@ -683,7 +687,7 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
             message=f"Change data feed is not enabled on {location}: set the table property"
             " delta.enableChangeDataFeed = true"
         )
-    feed = _appended_rows(location, state, start, end) if state else None
+    feed = _feed_from_files(location, state, start, end) if state else None
     if feed is None:
         return changes_by_delta_rs(location, start, end)
     return _with_spark_metadata_types(feed)
@@ -710,7 +714,7 @@ _MISSING_OBJECT = re.compile(r"Object at location (\S+) not found")
 def _with_spark_metadata_types(feed: pa.Table) -> pa.Table:
     """``feed`` with Spark's types for the metadata columns: STRING, BIGINT, TIMESTAMP."""
     spark_types = {
-        "_change_type": pa.string(),
+        CHANGE_TYPE_COLUMN: pa.string(),
         "_commit_version": pa.int64(),
         "_commit_timestamp": pa.timestamp("us", tz="UTC"),
     }
@@ -720,15 +724,14 @@ def _with_spark_metadata_types(feed: pa.Table) -> pa.Table:
     return feed.cast(schema)
 
 
-def _appended_rows(
+def _feed_from_files(
     location: Path, state: log.TableState, start: int, end: int | None
 ) -> pa.Table | None:
-    """The change feed of a run of append-only commits: the rows of the files they
-    added, each an ``insert`` of its commit. Read from the log and the files (see
-    log.py), where delta-rs's ``load_cdf`` brings the table up to date and plans a
-    DataFusion scan; None when a commit did more than add files (or added one with a
-    deletion vector), or when the table's files alone do not hold its rows (column
-    mapping, partitions)."""
+    """The change feed of a run of commits read from the log and the files holding it
+    (see ``log.change_files``: the ``cdc`` files a commit wrote, the data files an
+    append-only commit added), where delta-rs's ``load_cdf`` brings the table up to date
+    and plans a DataFusion scan; None when a commit's changes are not in such files, or
+    when the table's files alone do not hold its rows (column mapping, partitions)."""
     end = state.version if end is None else end
     if start > end or start < 0 or end > state.version:
         return None
@@ -737,25 +740,33 @@ def _appended_rows(
         return None  # (a file added without a deletion vector holds all its rows)
     if state.partition_columns or "inCommitTimestamp" in state.writer_features:
         return None  # partition values live in paths; commit times in another field
-    files = log.appended_files(location, start, end)
+    files = log.change_files(location, start, end)
     if not files:
         return None
     schema = _arrow_schema(state.schema_json)
-    parts = []
-    for file in files:
-        try:
-            stored = pq.read_table(location / unquote(file.path))
-        except FileNotFoundError as failure:
-            raise missing_file_error(str(location / unquote(file.path))) from failure
-        rows = align_to_schema(stored, stored.column_names, schema)
-        count = rows.num_rows
-        stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))
-        parts.append(
-            rows.append_column("_change_type", pa.array(["insert"] * count, pa.string()))
-            .append_column("_commit_version", pa.array([file.version] * count, pa.int64()))
-            .append_column("_commit_timestamp", pa.array([stamp] * count, stamp.type))
-        )
+    parts = [_change_rows(location, file, schema) for file in files]
     return pa.concat_tables(parts)
+
+
+def _change_rows(location: Path, file: log.ChangeFile, schema: pa.Schema) -> pa.Table:
+    """The rows of one change file, in the table's ``schema``, with the feed's columns."""
+    try:
+        stored = pq.read_table(location / unquote(file.path))
+    except FileNotFoundError as failure:
+        raise missing_file_error(str(location / unquote(file.path))) from failure
+    count = stored.num_rows
+    if file.inserted:
+        kinds = pa.array(["insert"] * count, pa.string())
+    else:
+        kinds = stored.column(CHANGE_TYPE_COLUMN).cast(pa.string())
+    columns = [name for name in stored.column_names if name != CHANGE_TYPE_COLUMN]
+    rows = align_to_schema(stored.select(columns), columns, schema)
+    stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))
+    return (
+        rows.append_column(CHANGE_TYPE_COLUMN, kinds)
+        .append_column("_commit_version", pa.array([file.version] * count, pa.int64()))
+        .append_column("_commit_timestamp", pa.array([stamp] * count, stamp.type))
+    )
 
 
 def unset_properties(

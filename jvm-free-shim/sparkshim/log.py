@@ -11,8 +11,8 @@ small reads:
 * ``history``: the ``commitInfo`` of the newest commit files, as delta-rs reports it;
 * ``TableState``: the protocol, metadata and schema at the latest version, carried
   forward from a state delta-rs read by replaying only the commits after it;
-* ``appended_files``: the data files a run of append-only commits added, which are
-  their whole change data feed.
+* ``change_files``: the files holding a run of commits' change data feed: the ``cdc``
+  files a commit wrote, or the data files an append-only commit added.
 
 Anything the JSON files cannot answer (a commit cleaned up from the log) gives None, and the
 caller asks delta-rs.
@@ -198,34 +198,57 @@ def file_identity(path: Path) -> tuple[int, int] | None:
 
 
 @dataclass(frozen=True)
-class AppendedFile:
-    """A data file added by an append-only commit."""
+class ChangeFile:
+    """A file holding rows of a commit's change data feed: a ``cdc`` file (its rows carry
+    their ``_change_type``) or a data file an append-only commit added (all inserts)."""
 
     path: str  # relative to the table, as in the log
     version: int
     timestamp_ms: int  # the commit's
+    inserted: bool  # a data file added (its rows are inserts), not a cdc file
 
 
-def appended_files(location: Path, start: int, end: int) -> list[AppendedFile] | None:
-    """The files commits ``start`` to ``end`` added, when each of those commits only added
-    whole files of new rows (no ``remove``, ``cdc``, deletion vector or ``dataChange``
-    false; a ``metaData`` or ``protocol`` action is no change of rows); None otherwise, or
-    when a commit file is gone."""
-    files: list[AppendedFile] = []
+def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | None:
+    """The files holding the change data feed of commits ``start`` to ``end``: as Delta's
+    protocol says, a commit that wrote ``cdc`` files has its changes in them (its ``add``
+    and ``remove`` actions are ignored); any other commit must only add whole files of
+    new rows (no ``remove``, deletion vector or ``dataChange`` false; a ``metaData`` or
+    ``protocol`` action is no change of rows). None otherwise, or when a commit file is
+    gone, or a file is of a partition (its values are not in the file)."""
+    files: list[ChangeFile] = []
     for version in range(start, end + 1):
         actions = read_commit(location, version)
-        if actions is None or any("remove" in a or "cdc" in a for a in actions):
+        if actions is None:
             return None
         info = next((a["commitInfo"] for a in actions if "commitInfo" in a), None)
         if info is None or "timestamp" not in info:
             return None  # delta-rs would take the file's time: leave it to delta-rs
-        for action in actions:
-            add = action.get("add")
-            if add is None:
-                continue
-            if add.get("deletionVector") or add.get("partitionValues"):
-                return None
-            if not add.get("dataChange", True):
-                return None  # a file rearranged, not rows added: delta-rs knows
-            files.append(AppendedFile(add["path"], version, int(info["timestamp"])))
+        stamp = int(info["timestamp"])
+        written = _files_written(actions)
+        if written is None:
+            return None
+        files.extend(ChangeFile(path, version, stamp, inserted) for path, inserted in written)
     return files
+
+
+def _files_written(actions: list[dict[str, Any]]) -> list[tuple[str, bool]] | None:
+    """The change files of one commit's ``actions`` (see ``change_files``): each path
+    and whether it is a data file of inserted rows."""
+    cdc = [a["cdc"] for a in actions if "cdc" in a]
+    if cdc:
+        if any(c.get("partitionValues") for c in cdc):
+            return None
+        return [(c["path"], False) for c in cdc]
+    if any("remove" in a for a in actions):
+        return None
+    added = []
+    for action in actions:
+        add = action.get("add")
+        if add is None:
+            continue
+        if add.get("deletionVector") or add.get("partitionValues"):
+            return None
+        if not add.get("dataChange", True):
+            return None  # a file rearranged, not rows added: delta-rs knows
+        added.append((add["path"], True))
+    return added

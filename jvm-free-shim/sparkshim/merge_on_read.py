@@ -233,16 +233,19 @@ def commit_marked(
     located: pa.Table,
     written: Written,
     operation: str,
-) -> None:
+) -> str | None:
     """Commit after ``read_version``: the rows ``located`` names (``FILE_COLUMN``,
     ``POSITION_COLUMN``: the deleted and the updated rows) marked removed, the updated
-    rows' new values and the inserted rows written as one new file, and the change data
-    feed's file when the table records it."""
+    rows' new values and the inserted rows written as one new file (its path relative to
+    the table is returned; None when there are no such rows), and the change data feed's
+    file when the table records it."""
     marking = mark(location, table, located)
     new_rows = pa.concat_tables([written.after, written.inserted])
     added = list(marking.added)
+    new_file = None
     if new_rows.num_rows:
         added.append(append.data_file(location, new_rows))
+        new_file = str(added[-1]["add"]["path"])
     state = delta.table_state(location)
     assert state is not None
     change_files = []
@@ -265,6 +268,7 @@ def commit_marked(
     commits.put(location, read_version, options, info, [*marking.removed, *added, *change_files])
     if append.checkpoint_due(state, read_version + 1):
         delta.checkpoint(delta.open_table(location))
+    return new_file
 
 
 def _matched_rows(

@@ -695,16 +695,17 @@ def locate(
     schema: pa.Schema,
     probes: pa.Table,
     columns: list[str] | None = None,
+    hashes: row_index.RowHashes | None = None,
 ) -> pa.Table:
     """Where the live rows of ``snapshot`` equal to a row of ``probes`` on ``columns``
     (some of the table's, in its order; None: all of them; ``probes`` holds those
     columns in the table's types) are, through the table's row index: one row per match,
     with the probe's number (``PROBE_COLUMN``), the data file as a located scan names it
-    (``FILE_COLUMN``) and the position in it (``POSITION_COLUMN``), file by file."""
+    (``FILE_COLUMN``) and the position in it (``POSITION_COLUMN``), file by file.
+    ``hashes``: the probes' ``row_hashes``, where the caller has them."""
     hashed = schema.names if columns is None else columns
-    first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in hashed])
-    hashes = f"{first.sql('duckdb')} AS h1, {second.sql('duckdb')} AS h2"
-    probe_first, probe_second = _probe_hashes(cursor, probes, hashes)
+    if hashes is None:
+        hashes = row_hashes(cursor, probes, hashed)
     vectors = deletion_vectors.of_snapshot(location, snapshot.version())
     files: list[pa.Array] = []
     positions: list[pa.Array] = []
@@ -715,9 +716,9 @@ def locate(
         index = row_index.load(index_path)
         if index is None:
             rows = files_scan(cursor, (path,), schema, {}, row_positions=True)
-            sql = f"SELECT {hashes}, {_identifier(_POSITION)} AS pos FROM ({rows})"
+            sql = f"SELECT {_hashes_sql(hashed)}, {_identifier(_POSITION)} AS pos FROM ({rows})"
             index = row_index.build(cursor, index_path, sql)
-        found = row_index.matches(index, probe_first, probe_second)
+        found = row_index.matches(index, hashes)
         vector = vectors.get(relative)
         if vector is not None and found.num_rows:
             removed = deletion_vectors.positions(deletion_vectors.read(location, vector))
@@ -735,18 +736,45 @@ def locate(
     )
 
 
-def _probe_hashes(
-    cursor: duckdb.DuckDBPyConnection, probes: pa.Table, hashes: str
-) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Each probe row's two hashes (``hashes``: the SQL of both, as the index has them)."""
-    name = f"__shim_probes_{next(_registration_ids)}"
-    cursor.register(name, probes)
+def index_written_file(
+    location: Path, data_file: str, schema: pa.Schema, hashes: row_index.RowHashes
+) -> None:
+    """Write the row index (of all columns) of ``data_file``, just written from rows whose
+    ``row_hashes`` (in the file's order) are ``hashes``: the index ``locate`` would build
+    by reading the file back, where ``hashable_as_written`` says the hashes of the rows
+    in hand are those of the rows read back."""
+    row_index.write(row_index.index_path(location, data_file, schema), hashes)
+
+
+def hashable_as_written(schema: pa.Schema) -> bool:
+    """Whether the values of a table of ``schema`` hash alike in Arrow and read back from
+    the Parquet file they were written to (``files_scan`` reads each column in the
+    schema's DuckDB type): so for flat columns; a nested or interval one is not
+    promised."""
+    return not any(
+        pa.types.is_nested(field.type) or pa.types.is_interval(field.type) for field in schema
+    )
+
+
+def row_hashes(
+    cursor: duckdb.DuckDBPyConnection, rows: pa.Table, columns: list[str]
+) -> row_index.RowHashes:
+    """Each row's two index hashes over ``columns`` (in the table's types), in one query."""
+    name = f"__shim_hashed_{next(_registration_ids)}"
+    cursor.register(name, rows)
     try:
-        result = cursor.sql(f"SELECT {hashes} FROM {name}").to_arrow_table()
+        result = cursor.sql(f"SELECT {_hashes_sql(columns)} FROM {name}").to_arrow_table()
     finally:
         cursor.unregister(name)
     first = result.column("h1").to_numpy().astype("<u8", copy=False)
-    return first, result.column("h2").to_numpy().astype("<u4")  # (32 bits: masked in SQL)
+    second = result.column("h2").to_numpy().astype("<u4")  # (32 bits: masked in SQL)
+    return row_index.RowHashes(first, second)
+
+
+def _hashes_sql(columns: list[str]) -> str:
+    """The DuckDB SQL of a row's two index hashes over ``columns``, as ``h1`` and ``h2``."""
+    first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in columns])
+    return f"{first.sql('duckdb')} AS h1, {second.sql('duckdb')} AS h2"
 
 
 def _cte_names_in_scope(node: exp.Expr) -> set[str]:

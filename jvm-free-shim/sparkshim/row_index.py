@@ -60,6 +60,18 @@ def hash_columns(columns: list[exp.Expr]) -> tuple[exp.Expr, exp.Expr]:
 
 
 @dataclass(frozen=True)
+class RowHashes:
+    """Rows' two hashes (``hash_columns``), in the rows' order."""
+
+    first: np.ndarray[Any, Any]  # uint64
+    second: np.ndarray[Any, Any]  # uint32
+
+    def take(self, rows: np.ndarray[Any, Any]) -> RowHashes:
+        """The hashes of the rows numbered ``rows``, in that order."""
+        return RowHashes(self.first[rows], self.second[rows])
+
+
+@dataclass(frozen=True)
 class FileIndex:
     """One data file's index, memory-mapped: hashes sorted by the first."""
 
@@ -120,14 +132,33 @@ def load(path: Path) -> FileIndex | None:
 
 def build(cursor: duckdb.DuckDBPyConnection, path: Path, hashed_rows_sql: str) -> FileIndex:
     """Write the index of one data file from ``hashed_rows_sql`` (DuckDB SQL giving each
-    row's two hashes and its position, in columns ``h1``, ``h2``, ``pos``); written to a
-    temporary file and renamed, so a reader never sees half an index."""
+    row's two hashes and its position, in columns ``h1``, ``h2``, ``pos``)."""
     # Sorted by DuckDB (on every core: 16M rows in about a second, where numpy's argsort
     # takes 3-4).
     rows = cursor.sql(f"SELECT * FROM ({hashed_rows_sql}) ORDER BY h1").to_arrow_table()
     first = rows.column("h1").to_numpy().astype("<u8", copy=False)
     second = rows.column("h2").to_numpy().astype("<u4")
     positions = rows.column("pos").to_numpy().astype("<u4")
+    return _written(path, first, second, positions)
+
+
+def write(path: Path, hashes: RowHashes) -> FileIndex:
+    """Write the index of one data file whose rows' hashes, in the file's order, are
+    ``hashes`` (a file just written: few rows, sorted here)."""
+    order = np.argsort(hashes.first, kind="stable")
+    first = hashes.first[order].astype("<u8", copy=False)
+    second = hashes.second[order].astype("<u4", copy=False)
+    return _written(path, first, second, order.astype("<u4"))
+
+
+def _written(
+    path: Path,
+    first: np.ndarray[Any, Any],
+    second: np.ndarray[Any, Any],
+    positions: np.ndarray[Any, Any],
+) -> FileIndex:
+    """Write an index (entries sorted by the first hash) to a temporary file renamed into
+    place, so that a reader never sees half an index; the index, loaded."""
     path.parent.mkdir(exist_ok=True)
     staged = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     with staged.open("wb") as out:
@@ -142,11 +173,10 @@ def build(cursor: duckdb.DuckDBPyConnection, path: Path, hashed_rows_sql: str) -
     return loaded
 
 
-def matches(
-    index: FileIndex, first: np.ndarray[Any, Any], second: np.ndarray[Any, Any]
-) -> pa.Table:
+def matches(index: FileIndex, probes: RowHashes) -> pa.Table:
     """The rows of the file whose hashes equal a probe's: ``probe`` (the probe's number)
     and ``position``, one row per match."""
+    first, second = probes.first, probes.second
     # The probes in hash order: a binary search for sorted keys walks the index's pages
     # in order (3x faster over a 16M-row index than in the probes' order).
     order = np.argsort(first, kind="stable")

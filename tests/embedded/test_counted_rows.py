@@ -12,13 +12,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from delta_readers import delta_rs_rows, location_of, multiset, session_rows
 
 from dyntables import DynamicTables
 from dyntables.errors import CannotRefreshIncrementallyError
-from sparkshim import counted_rows
+from sparkshim import counted_rows, row_index
 from sparkshim.delta import TableMovedError
 from sparkshim.session import ShimSession
 
@@ -205,3 +206,33 @@ def test_a_filter_over_every_column_type_is_written_by_counted_writes(tmp_path: 
         assert refreshed.action == "INCREMENTAL", change
         shown = session_rows(dt.session, "SELECT * FROM every_type")
         assert shown == session_rows(dt.session, query), change
+
+
+def test_the_index_of_a_written_file_equals_the_one_read_back_from_it(tmp_path: Path) -> None:
+    """A counted write that removes rows indexes its new file from the rows it holds; that
+    index is the one a lookup would build by reading the file (every scalar type, NULLs,
+    NaN, -0.0, copies), so later lookups find the file's rows through it."""
+    session = ShimSession(warehouse=str(tmp_path / "warehouse"))
+    session.sql(f"CREATE TABLE typed ({TYPED_COLUMNS}) USING delta TBLPROPERTIES ({VECTORS})")
+    session.sql(f"INSERT INTO typed VALUES {', '.join(TYPED_ROWS)}")
+    rows = session.sql("SELECT * FROM typed ORDER BY id").toArrow()
+    location = location_of(session, "typed")
+    before = set(location.glob("part-*.parquet"))
+    change = rows.append_column("n", pa.array([-1, 1, 1], pa.int64()))  # one lost, two gained
+    applied = counted_rows.apply(session, "typed", change, "n")
+    assert applied == counted_rows.Applied(inserted=2, deleted=1, committed=True)
+    (new_file,) = set(location.glob("part-*.parquet")) - before
+    (written,) = (location / row_index.FOLDER).glob(f"{new_file.name}.*")
+    from_rows = row_index.load(written)
+    assert from_rows is not None
+    kept = [np.array(a) for a in (from_rows.first, from_rows.second, from_rows.positions)]
+    row_index._opened.clear()  # as a new process finds it
+    written.unlink()
+    # A lookup of the file's rows builds its index again, from the file.
+    lost = rows.slice(1).append_column("n", pa.array([-1, -1], pa.int64()))
+    assert counted_rows.apply(session, "typed", lost, "n") == counted_rows.Applied(0, 2, True)
+    from_file = row_index.load(written)
+    assert from_file is not None
+    read_back = [np.array(a) for a in (from_file.first, from_file.second, from_file.positions)]
+    for ours, theirs in zip(kept, read_back, strict=True):
+        assert np.array_equal(ours, theirs)

@@ -171,7 +171,54 @@ def test_the_change_feed_of_appends_equals_delta_rs(spark: ShimSession) -> None:
     ]
 
 
-def test_the_change_feed_of_a_delete_comes_from_delta_rs(spark: ShimSession) -> None:
+@pytest.mark.parametrize("vectors", [False, True], ids=["copy-on-write", "deletion-vectors"])
+def test_the_change_feed_of_row_level_changes_equals_delta_rs(
+    spark: ShimSession, vectors: bool
+) -> None:
+    """A commit that wrote ``cdc`` files has its changes read from them (its adds and
+    removes ignored, as Delta's protocol says); they equal delta-rs's feed, commit by
+    commit and over the run, also where delta-rs wrote the commit."""
+    properties = f"delta.enableChangeDataFeed = true, delta.enableDeletionVectors = {vectors}"
+    spark.sql(
+        f"CREATE TABLE t (id INT, name STRING, amount DECIMAL(10, 2)) TBLPROPERTIES ({properties})"
+    )
+    spark.sql("INSERT INTO t VALUES (1, 'a', 1.50), (2, 'b', NULL), (3, 'c', 3.25), (4, 'd', 4)")
+    spark.sql("UPDATE t SET amount = amount + 1 WHERE id IN (1, 3)")
+    spark.sql("DELETE FROM t WHERE id = 2")
+    spark.sql("INSERT INTO t VALUES (5, 'e', 5)")
+    spark.sql(
+        "MERGE INTO t USING (SELECT 4 AS id, 'D' AS name UNION ALL SELECT 6, 'f') AS s"
+        " ON t.id = s.id WHEN MATCHED THEN UPDATE SET name = s.name"
+        " WHEN NOT MATCHED THEN INSERT (id, name, amount) VALUES (s.id, s.name, 0)"
+    )
+    path = location(spark)
+    DeltaTable(str(path)).update({"name": "'z'"}, predicate="id = 5")  # delta-rs's own DML
+    latest = DeltaTable(str(path)).version()
+    files = log.change_files(path, 1, latest)
+    assert files is not None, "every commit's changes are in files the log names"
+    assert {f.inserted for f in files if f.version == 2} == {False}, "an UPDATE's cdc files"
+    ranges = [(v, v) for v in range(1, latest + 1)] + [(1, latest), (2, None)]
+    for start, end in ranges:
+        ours = delta.changes(path, start, end)
+        theirs = delta.changes_by_delta_rs(path, start, end)
+        assert ours.schema.names == theirs.schema.names
+        assert _feed_rows(ours.cast(theirs.schema)) == _feed_rows(theirs), (start, end)
+    shown = spark.sql("SELECT id, name, _change_type FROM table_changes('t', 2, 3)").collect()
+    assert sorted(tuple(row) for row in shown) == [
+        (1, "a", "update_postimage"),
+        (1, "a", "update_preimage"),
+        (2, "b", "delete"),
+        (3, "c", "update_postimage"),
+        (3, "c", "update_preimage"),
+    ]
+
+
+def _feed_rows(feed: pa.Table) -> list[tuple[object, ...]]:
+    """A change feed's rows, in an order of their own (a feed's order is not promised)."""
+    return sorted((tuple(row.values()) for row in feed.to_pylist()), key=repr)
+
+
+def test_the_change_feed_of_a_delete_equals_delta_rs(spark: ShimSession) -> None:
     spark.sql("CREATE TABLE t (id INT) TBLPROPERTIES (delta.enableChangeDataFeed = true)")
     spark.sql("INSERT INTO t VALUES (1), (2)")
     spark.sql("DELETE FROM t WHERE id = 1")
@@ -183,6 +230,9 @@ def test_the_change_feed_of_a_delete_comes_from_delta_rs(spark: ShimSession) -> 
         (2, "insert"),
         (3, "insert"),
     ]
+    path = location(spark)
+    ours, theirs = delta.changes(path, 1, 3), delta.changes_by_delta_rs(path, 1, 3)
+    assert _feed_rows(ours.cast(theirs.schema)) == _feed_rows(theirs)
 
 
 def test_a_kept_table_is_reopened_from_each_new_checkpoint(spark: ShimSession) -> None:
