@@ -173,10 +173,10 @@ def _written(
     return loaded
 
 
-def matches(index: FileIndex, probes: RowHashes) -> pa.Table:
-    """The rows of the file whose hashes equal a probe's: ``probe`` (the probe's number)
-    and ``position``, one row per match."""
-    first, second = probes.first, probes.second
+def matches(index: FileIndex, probed: RowHashes) -> pa.Table:
+    """The rows of the file whose hashes equal a probe's (``probed``: the probes'
+    hashes): ``probe`` (the probe's number) and ``position``, one row per match."""
+    first, second = probed.first, probed.second
     # The probes in hash order: a binary search for sorted keys walks the index's pages
     # in order (3x faster over a 16M-row index than in the probes' order).
     order = np.argsort(first, kind="stable")
