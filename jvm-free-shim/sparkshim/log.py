@@ -212,9 +212,9 @@ def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | Non
     """The files holding the change data feed of commits ``start`` to ``end``: as Delta's
     protocol says, a commit that wrote ``cdc`` files has its changes in them (its ``add``
     and ``remove`` actions are ignored); any other commit must only add whole files of
-    new rows (no ``remove``, deletion vector or ``dataChange`` false; a ``metaData`` or
-    ``protocol`` action is no change of rows). None otherwise, or when a commit file is
-    gone, or a file is of a partition (its values are not in the file)."""
+    new rows (no ``remove`` that changes data, no deletion vector on a new file; a
+    ``metaData`` or ``protocol`` action is no change of rows). None otherwise, or when a
+    commit file is gone, or a file is of a partition (its values are not in the file)."""
     files: list[ChangeFile] = []
     for version in range(start, end + 1):
         actions = read_commit(location, version)
@@ -233,22 +233,21 @@ def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | Non
 
 def _files_written(actions: list[dict[str, Any]]) -> list[tuple[str, bool]] | None:
     """The change files of one commit's ``actions`` (see ``change_files``): each path
-    and whether it is a data file of inserted rows."""
+    and whether it is a data file of inserted rows. Files added or removed with
+    ``dataChange`` false (a compaction rearranging rows) change no row."""
     cdc = [a["cdc"] for a in actions if "cdc" in a]
     if cdc:
         if any(c.get("partitionValues") for c in cdc):
             return None
         return [(c["path"], False) for c in cdc]
-    if any("remove" in a for a in actions):
-        return None
+    if any(a["remove"].get("dataChange", True) for a in actions if "remove" in a):
+        return None  # whole files of rows deleted: delta-rs knows
     added = []
     for action in actions:
         add = action.get("add")
-        if add is None:
+        if add is None or not add.get("dataChange", True):
             continue
         if add.get("deletionVector") or add.get("partitionValues"):
             return None
-        if not add.get("dataChange", True):
-            return None  # a file rearranged, not rows added: delta-rs knows
         added.append((add["path"], True))
     return added
