@@ -17,9 +17,12 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 import numpy as np
@@ -44,7 +47,7 @@ from sparkshim.qualified import qualified_copy
 from sparkshim.scalar_subqueries import check_correlated_counts
 from sparkshim.spark_typing import annotate, mark_typed_nodes
 from sparkshim.translate import parse_spark, to_duckdb
-from sparkshim.translations import Translations, bind, by_position
+from sparkshim.translations import TranslationKey, Translations, bind, by_position
 from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
 
 if TYPE_CHECKING:
@@ -393,9 +396,10 @@ def run_query(
     ``FILE_COLUMN`` and their position in it in ``POSITION_COLUMN``."""
     registrations = Registrations(session.cursor(), files_of)
     try:
-        sql, names = _translate(session, tree, registrations)
-        result = _with_spark_types(registrations.cursor.sql(sql)).to_arrow_table()
+        translated = _translate(session, tree, registrations)
+        result = _run(registrations.cursor, translated)
         result = with_interval_columns(result)
+        names = translated.names
         if names is None or len(names) != result.num_columns:
             names = result.column_names
         return result.rename_columns([strip_duplicate_marker(name) for name in names])
@@ -405,6 +409,54 @@ def run_query(
         registrations.drop_all()
 
 
+@dataclass(frozen=True)
+class _Shape:
+    """What the last run of a kept translation gave: whether a column was a HUGEINT (cast
+    to BIGINT after it), and how many rows."""
+
+    hugeint: bool
+    rows: int
+
+
+# A result of at most this many rows is fetched from one run of its statement (see _run).
+_FEW_ROWS = 100_000
+# DuckDB warns of that copy at every fetch: measured and chosen (see _run).
+warnings.filterwarnings(
+    "ignore", message="Arrow output on a DB-API result makes an extra copy", category=UserWarning
+)
+_KEPT_SHAPES = 1024
+_SHAPES: OrderedDict[TranslationKey, _Shape] = OrderedDict()
+
+
+def _run(cursor: duckdb.DuckDBPyConnection, translated: _Translated) -> pa.Table:
+    """The rows of a translated statement. A relation (``cursor.sql``) binds its statement
+    to learn its columns' types and plans it again when it runs: a few milliseconds for
+    a refresh's long statements. A statement seen before whose result was small and had no
+    HUGEINT column is run once (``execute``); its rows are then copied once more, which
+    costs more than planning twice only for large results, hence the row count kept."""
+    with _SCANS_LOCK:
+        shape = _SHAPES.get(translated.key)
+    result: pa.Table | None = None
+    if shape is not None and not shape.hugeint and shape.rows <= _FEW_ROWS:
+        try:
+            result = cursor.execute(translated.sql).to_arrow_table()
+        except duckdb.Error:
+            _forget_shape(translated.key)  # (a failure is reported as it is: no retry)
+            raise
+    if result is None or shape is None:  # (a query always has a result: None is not met)
+        relation = cursor.sql(translated.sql)
+        hugeint = "HUGEINT" in [str(column_type) for column_type in relation.types]
+        result = _with_spark_types(relation).to_arrow_table()
+        shape = _Shape(hugeint, result.num_rows)
+    _keep(_SHAPES, translated.key, _Shape(shape.hugeint, result.num_rows), _KEPT_SHAPES)
+    return result
+
+
+def _forget_shape(key: TranslationKey) -> None:
+    with _SCANS_LOCK:
+        _SHAPES.pop(key, None)
+
+
 def write_query(
     session: SessionProtocol, tree: exp.Expr, path: Path, *, files_of: Path | None = None
 ) -> int:
@@ -412,7 +464,7 @@ def write_query(
     snappy-compressed, in the query's column types); how many rows it wrote."""
     registrations = Registrations(session.cursor(), files_of)
     try:
-        sql, _ = _translate(session, tree, registrations)
+        sql = _translate(session, tree, registrations).sql
         if has_interval_columns(sql):
             raise UnsupportedSqlError(
                 "an interval column in a table", "store its parts as numbers (extract, datediff)"
@@ -427,9 +479,15 @@ def write_query(
         registrations.drop_all()
 
 
+class _Translated(NamedTuple):
+    sql: str  # DuckDB's
+    names: list[str] | None  # the columns' Spark names, where known
+    key: TranslationKey  # what the translation depends on (translations.py)
+
+
 def _translate(
     session: SessionProtocol, tree: exp.Expr, registrations: Registrations
-) -> tuple[str, list[str] | None]:
+) -> _Translated:
     """The DuckDB SQL of the query ``tree``, and its columns' Spark names where known. The
     tables are resolved every time (they may have changed); the rest of the translation
     is kept per statement (translations.py)."""
@@ -442,7 +500,7 @@ def _translate(
     key = TRANSLATIONS.key(resolved, schemas, _translation_settings(session))
     kept = TRANSLATIONS.get(key, relations)
     if kept is not None:
-        return kept, names
+        return _Translated(kept, names, key)
     if str(session.conf.get(HAVING_AS_WHERE_CONF, "false")).lower() == "true":
         _having_as_where(resolved)
     if str(session.conf.get(SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
@@ -453,7 +511,7 @@ def _translate(
     _annotate(session, resolved, schemas)
     translated = to_duckdb(resolved, copy=False)  # resolved is a copy of its own
     TRANSLATIONS.put(key, translated)
-    return bind(translated, relations), names
+    return _Translated(bind(translated, relations), names, key)
 
 
 def _translation_settings(session: SessionProtocol) -> tuple[str | None, ...]:

@@ -166,6 +166,23 @@ def test_query(sql: str, spark: SparkSession, shim: ShimSession) -> None:
         OUTCOMES["WRONG"] += 1
         raise
     OUTCOMES["MATCH"] += 1
+    _assert_run_again_alike(shim, sql, frame.toArrow())
+
+
+def _assert_run_again_alike(shim: ShimSession, sql: str, first: Any) -> None:
+    """The statement run again (its translation kept; a small result fetched from one run
+    of it, not from a relation bound first) gives the same columns, types and rows."""
+    again = shim.sql(sql).toArrow()
+    assert again.schema == first.schema, "a second run's types differ"
+    rows, rows_again = (
+        [_normal(tuple(row.values())) for row in table.to_pylist()] for table in (first, again)
+    )
+    if not _top_level_order_by(sql):
+        rows.sort(key=_sort_key)
+        rows_again.sort(key=_sort_key)
+    assert len(rows_again) == len(rows), "a second run's row count differs"
+    for got, want in zip(rows_again, rows, strict=True):
+        assert _same(got, want), f"a second run differs: {got!r} against {want!r}"
 
 
 def test_summary() -> None:
