@@ -1527,6 +1527,8 @@ def _rewrite_split(node: exp.Expr) -> exp.Expr:
 
 # The integral types by name, with their width in bits.
 _INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64}
+_STATIC_INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")  # spark_typing's names
+_DUCKDB_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
 _INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+(\.[0-9]*)?[\x00-\x20]*"
 _TRUE_STRINGS = ("t", "true", "y", "yes", "1")
 _FALSE_STRINGS = ("f", "false", "n", "no", "0")
@@ -1641,6 +1643,13 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
+    if name in _INTEGRAL_BITS and str(value.meta.get(SPARK_TYPE)) in _STATIC_INTEGRAL_TYPES:
+        # An integer by its static type (spark_typing): only the wrap to the type's width
+        # is left of the general form (an incremental refresh casts its sums so); should
+        # the inference ever be wrong, an error rather than a different answer.
+        wrapped = _cast(_wrapped(_cast(_c(value), "HUGEINT"), _INTEGRAL_BITS[name]), target)
+        is_integer = _typeof_in(value, *_DUCKDB_INTEGERS)
+        return _case((is_integer, wrapped), default=_runtime_refusal("a mis-inferred CAST"))
     if _never_a_string(value) and not _may_be_a_timestamp(value):
         # A number: the string and timestamp branches below could never be taken; without
         # them the value is copied once, not three to five times (an incremental refresh
