@@ -18,7 +18,8 @@ set operation (UNION, INTERSECT, EXCEPT) that widens a column to STRING gets, fo
 its SELECTs (:func:`set_branches`) and each column, the type that SELECT's value has where
 Spark turns it into text (or None) in ``node.meta[SET_TEXT_TYPES]``. A node whose type
 cannot be derived gets nothing, and the translation then decides at run time (or refuses)
-as it would without types.
+as it would without types. :func:`annotate` returns the types of the whole statement
+(:class:`StatementTypes`), which :mod:`sparkshim.type_mismatches` checks.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
 ``resultDecimalType`` (``spark.sql.decimalOperations.allowPrecisionLoss`` true by
@@ -59,6 +60,7 @@ __all__ = [
     "TIMESTAMP_AVERAGE",
     "DecimalType",
     "SparkType",
+    "StatementTypes",
     "adjust_precision_scale",
     "annotate",
     "as_decimal",
@@ -813,17 +815,29 @@ def mark_typed_nodes(tree: exp.Expr) -> list[exp.Expr]:
     return recorded
 
 
+@dataclass(frozen=True)
+class StatementTypes:
+    """The Spark types :func:`annotate` derived for a statement's qualified copy ``typed``:
+    ``type_of`` a node of it (None: not derived), and ``written`` the node of the user's
+    statement a recorded node of it is the copy of (to name it in an error)."""
+
+    typed: exp.Expr
+    type_of: Callable[[exp.Expr | None], SparkType | None]
+    written: Callable[[exp.Expr], exp.Expr | None]
+
+
 def annotate(
     recorded: list[exp.Expr],
     typed: exp.Expr | None,
     schemas: dict[str, dict[str, str]],
     *,
     allow_precision_loss: bool = True,
-) -> None:
+) -> StatementTypes | None:
     """Record the Spark types of the ``recorded`` nodes (see the module's docstring; marked
     by :func:`mark_typed_nodes`), read from ``typed``, the statement's qualified copy
     (:func:`sparkshim.qualified.qualified_copy`, None when sqlglot could not make it),
-    given the Spark ``schemas`` of the relations it reads, by their registered names."""
+    given the Spark ``schemas`` of the relations it reads, by their registered names; the
+    types of the whole copy, or None where it could not be typed."""
     typer: _Typer | None = None
     if typed is not None:
         try:
@@ -832,14 +846,19 @@ def annotate(
         except (OptimizeError, SqlglotError, KeyError, ValueError):
             typer = None  # untyped: the translation decides at run time
     found: dict[int, dict[str, object]] = {}  # by the recorded node's number
+    written: dict[int, exp.Expr] = {}  # id of a typed node -> the recorded node it copies
     if typer is not None and typed is not None:
         for node in typed.find_all(*_RECORDED):
             typed_number = node.meta.get(_NODE_NUMBER)
             if typed_number is None:
                 continue
+            written[id(node)] = recorded[typed_number]
             recorded_meta = typer.recorded(node)
             if recorded_meta:
                 found.setdefault(typed_number, recorded_meta)
     for number, marked in enumerate(recorded):
         del marked.meta[_NODE_NUMBER]
         marked.meta.update(found.get(number, {}))
+    if typer is None or typed is None:
+        return None
+    return StatementTypes(typed, typer.type_of, lambda node: written.get(id(node)))
