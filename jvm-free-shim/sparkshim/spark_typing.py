@@ -268,6 +268,8 @@ def literal_type(literal: exp.Literal) -> SparkType | None:
         return "double"
     if literal.is_int:
         value = int(text)
+        if isinstance(literal.parent, exp.Neg):
+            value = -value  # Spark reads -9223372036854775808 as one literal, a BIGINT
         if -(2**31) <= value < 2**31:
             return "int"
         if -(2**63) <= value < 2**63:
@@ -519,10 +521,12 @@ class _Typer:
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _from_sqlglot(node.args.get("to"))
         if type(node) in ARITHMETIC_OPERATORS:
-            return self.arithmetic(node, ARITHMETIC_OPERATORS[type(node)])
+            operator = ARITHMETIC_OPERATORS[type(node)]
+            return self.arithmetic(node, operator, node.this, node.expression)
         if isinstance(node, exp.IntDiv):
             # "div" is BIGINT; DECIMAL operands (widened as for "/") are recorded.
-            return "bigint" if self.arithmetic(node, "/") is not None else None
+            widened = self.arithmetic(node, "/", node.this, node.expression)
+            return "bigint" if widened is not None else None
         if isinstance(node, exp.Sum):
             return self.aggregate(node, sum_type, "bigint", "double")
         if isinstance(node, exp.Avg):
@@ -537,6 +541,10 @@ class _Typer:
             return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
         if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
             return self.rounding(node)
+        if _is_function(node, "PMOD") and len(node.expressions) == 2:
+            return self.arithmetic(node, "%", *node.expressions)
+        if isinstance(node, exp.Greatest | exp.Least):
+            return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
         if isinstance(node, exp.Window):
             return self.type_of(node.this)
         if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
@@ -679,8 +687,11 @@ class _Typer:
             )
         return [None] * len(set_branches(query))
 
-    def arithmetic(self, node: exp.Expr, operator: str) -> SparkType | None:
-        left, right = self.type_of(node.this), self.type_of(node.expression)
+    def arithmetic(
+        self, node: exp.Expr, operator: str, left_operand: exp.Expr, right_operand: exp.Expr
+    ) -> SparkType | None:
+        """The type of ``node``, ``left_operand operator right_operand`` (pmod as ``%``)."""
+        left, right = self.type_of(left_operand), self.type_of(right_operand)
         if operator == "/" and left == "void":
             return "double"  # Spark divides a NULL dividend as a DOUBLE
         # A NULL beside a DECIMAL takes its type.
@@ -693,8 +704,8 @@ class _Typer:
                 return "double"
             assert left is not None
             assert right is not None
-            left_decimal = as_decimal(left, node.this)
-            right_decimal = as_decimal(right, node.expression)
+            left_decimal = as_decimal(left, left_operand)
+            right_decimal = as_decimal(right, right_operand)
             if left_decimal is None or right_decimal is None:
                 return None
             self.operands[id(node)] = (left_decimal, right_decimal)
@@ -771,6 +782,8 @@ _RECORDED = (
     exp.Sum,
     exp.Avg,
     exp.Round,
+    exp.Greatest,
+    exp.Least,
     exp.Anonymous,
     exp.Literal,
     exp.Coalesce,
@@ -792,13 +805,14 @@ _NODE_NUMBER = "spark_typing_number"
 
 def _translation_reads_type(node: exp.Expr) -> bool:
     """Whether the translation of ``node`` depends on its Spark type (a literal only if
-    it is a DECIMAL one, an unknown function only if it is bround, an IN only of a list)."""
+    it is a DECIMAL one, an unknown function only if it is bround or pmod, an IN only of
+    a list)."""
     if isinstance(node, exp.In):
         return bool(compared_pairs(node))
     if isinstance(node, exp.Literal):
         return isinstance(literal_type(node), DecimalType)
     if isinstance(node, exp.Anonymous):
-        return _is_function(node, "BROUND")
+        return _is_function(node, "BROUND") or _is_function(node, "PMOD")
     return True
 
 
