@@ -48,6 +48,7 @@ from sparkshim.scalar_subqueries import check_correlated_counts
 from sparkshim.spark_typing import annotate, mark_typed_nodes
 from sparkshim.translate import parse_spark, to_duckdb
 from sparkshim.translations import TranslationKey, Translations, bind, by_position
+from sparkshim.type_mismatches import check_types
 from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
 
 if TYPE_CHECKING:
@@ -530,14 +531,18 @@ def _translation_settings(session: SessionProtocol) -> tuple[str | None, ...]:
 def _annotate(session: SessionProtocol, tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
     """Record on ``tree``'s nodes the types its translation reads (Spark's static types,
     the operands of date arithmetic), from one qualified copy of it, made only when some
-    node needs it."""
+    node needs it; raise Spark's analysis error where those types are ones Spark refuses."""
     typed_nodes = mark_typed_nodes(tree)
     arithmetic = mark_date_arithmetic(tree)
     if not typed_nodes and not arithmetic:
         return
     typed = qualified_copy(tree, schemas)
-    annotate(typed_nodes, typed, schemas, allow_precision_loss=_allow_precision_loss(session))
+    types = annotate(
+        typed_nodes, typed, schemas, allow_precision_loss=_allow_precision_loss(session)
+    )
     annotate_date_arithmetic(arithmetic, typed)
+    if types is not None and typed_nodes:
+        check_types(types)  # Spark's analysis errors for the types it refuses
 
 
 def _allow_precision_loss(session: SessionProtocol) -> bool:

@@ -18,7 +18,8 @@ set operation (UNION, INTERSECT, EXCEPT) that widens a column to STRING gets, fo
 its SELECTs (:func:`set_branches`) and each column, the type that SELECT's value has where
 Spark turns it into text (or None) in ``node.meta[SET_TEXT_TYPES]``. A node whose type
 cannot be derived gets nothing, and the translation then decides at run time (or refuses)
-as it would without types.
+as it would without types. :func:`annotate` returns the types of the whole statement
+(:class:`StatementTypes`), which :mod:`sparkshim.type_mismatches` checks.
 
 The DECIMAL rules are Spark's ``DecimalPrecision`` and the arithmetic expressions'
 ``resultDecimalType`` (``spark.sql.decimalOperations.allowPrecisionLoss`` true by
@@ -59,6 +60,7 @@ __all__ = [
     "TIMESTAMP_AVERAGE",
     "DecimalType",
     "SparkType",
+    "StatementTypes",
     "adjust_precision_scale",
     "annotate",
     "as_decimal",
@@ -266,6 +268,8 @@ def literal_type(literal: exp.Literal) -> SparkType | None:
         return "double"
     if literal.is_int:
         value = int(text)
+        if isinstance(literal.parent, exp.Neg):
+            value = -value  # Spark reads -9223372036854775808 as one literal, a BIGINT
         if -(2**31) <= value < 2**31:
             return "int"
         if -(2**63) <= value < 2**63:
@@ -517,10 +521,12 @@ class _Typer:
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _from_sqlglot(node.args.get("to"))
         if type(node) in ARITHMETIC_OPERATORS:
-            return self.arithmetic(node, ARITHMETIC_OPERATORS[type(node)])
+            operator = ARITHMETIC_OPERATORS[type(node)]
+            return self.arithmetic(node, operator, node.this, node.expression)
         if isinstance(node, exp.IntDiv):
             # "div" is BIGINT; DECIMAL operands (widened as for "/") are recorded.
-            return "bigint" if self.arithmetic(node, "/") is not None else None
+            widened = self.arithmetic(node, "/", node.this, node.expression)
+            return "bigint" if widened is not None else None
         if isinstance(node, exp.Sum):
             return self.aggregate(node, sum_type, "bigint", "double")
         if isinstance(node, exp.Avg):
@@ -535,6 +541,10 @@ class _Typer:
             return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
         if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
             return self.rounding(node)
+        if _is_function(node, "PMOD") and len(node.expressions) == 2:
+            return self.arithmetic(node, "%", *node.expressions)
+        if isinstance(node, exp.Greatest | exp.Least):
+            return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
         if isinstance(node, exp.Window):
             return self.type_of(node.this)
         if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
@@ -677,8 +687,11 @@ class _Typer:
             )
         return [None] * len(set_branches(query))
 
-    def arithmetic(self, node: exp.Expr, operator: str) -> SparkType | None:
-        left, right = self.type_of(node.this), self.type_of(node.expression)
+    def arithmetic(
+        self, node: exp.Expr, operator: str, left_operand: exp.Expr, right_operand: exp.Expr
+    ) -> SparkType | None:
+        """The type of ``node``, ``left_operand operator right_operand`` (pmod as ``%``)."""
+        left, right = self.type_of(left_operand), self.type_of(right_operand)
         if operator == "/" and left == "void":
             return "double"  # Spark divides a NULL dividend as a DOUBLE
         # A NULL beside a DECIMAL takes its type.
@@ -691,8 +704,8 @@ class _Typer:
                 return "double"
             assert left is not None
             assert right is not None
-            left_decimal = as_decimal(left, node.this)
-            right_decimal = as_decimal(right, node.expression)
+            left_decimal = as_decimal(left, left_operand)
+            right_decimal = as_decimal(right, right_operand)
             if left_decimal is None or right_decimal is None:
                 return None
             self.operands[id(node)] = (left_decimal, right_decimal)
@@ -769,6 +782,8 @@ _RECORDED = (
     exp.Sum,
     exp.Avg,
     exp.Round,
+    exp.Greatest,
+    exp.Least,
     exp.Anonymous,
     exp.Literal,
     exp.Coalesce,
@@ -790,13 +805,14 @@ _NODE_NUMBER = "spark_typing_number"
 
 def _translation_reads_type(node: exp.Expr) -> bool:
     """Whether the translation of ``node`` depends on its Spark type (a literal only if
-    it is a DECIMAL one, an unknown function only if it is bround, an IN only of a list)."""
+    it is a DECIMAL one, an unknown function only if it is bround or pmod, an IN only of
+    a list)."""
     if isinstance(node, exp.In):
         return bool(compared_pairs(node))
     if isinstance(node, exp.Literal):
         return isinstance(literal_type(node), DecimalType)
     if isinstance(node, exp.Anonymous):
-        return _is_function(node, "BROUND")
+        return _is_function(node, "BROUND") or _is_function(node, "PMOD")
     return True
 
 
@@ -813,17 +829,29 @@ def mark_typed_nodes(tree: exp.Expr) -> list[exp.Expr]:
     return recorded
 
 
+@dataclass(frozen=True)
+class StatementTypes:
+    """The Spark types :func:`annotate` derived for a statement's qualified copy ``typed``:
+    ``type_of`` a node of it (None: not derived), and ``written`` the node of the user's
+    statement a recorded node of it is the copy of (to name it in an error)."""
+
+    typed: exp.Expr
+    type_of: Callable[[exp.Expr | None], SparkType | None]
+    written: Callable[[exp.Expr], exp.Expr | None]
+
+
 def annotate(
     recorded: list[exp.Expr],
     typed: exp.Expr | None,
     schemas: dict[str, dict[str, str]],
     *,
     allow_precision_loss: bool = True,
-) -> None:
+) -> StatementTypes | None:
     """Record the Spark types of the ``recorded`` nodes (see the module's docstring; marked
     by :func:`mark_typed_nodes`), read from ``typed``, the statement's qualified copy
     (:func:`sparkshim.qualified.qualified_copy`, None when sqlglot could not make it),
-    given the Spark ``schemas`` of the relations it reads, by their registered names."""
+    given the Spark ``schemas`` of the relations it reads, by their registered names; the
+    types of the whole copy, or None where it could not be typed."""
     typer: _Typer | None = None
     if typed is not None:
         try:
@@ -832,14 +860,19 @@ def annotate(
         except (OptimizeError, SqlglotError, KeyError, ValueError):
             typer = None  # untyped: the translation decides at run time
     found: dict[int, dict[str, object]] = {}  # by the recorded node's number
+    written: dict[int, exp.Expr] = {}  # id of a typed node -> the recorded node it copies
     if typer is not None and typed is not None:
         for node in typed.find_all(*_RECORDED):
             typed_number = node.meta.get(_NODE_NUMBER)
             if typed_number is None:
                 continue
+            written[id(node)] = recorded[typed_number]
             recorded_meta = typer.recorded(node)
             if recorded_meta:
                 found.setdefault(typed_number, recorded_meta)
     for number, marked in enumerate(recorded):
         del marked.meta[_NODE_NUMBER]
         marked.meta.update(found.get(number, {}))
+    if typer is None or typed is None:
+        return None
+    return StatementTypes(typed, typer.type_of, lambda node: written.get(id(node)))

@@ -54,6 +54,7 @@ from sparkshim.spark_typing import (
     SparkType,
     chosen,
     concatenated,
+    literal_type,
     set_branches,
 )
 from sparkshim.syntax import (
@@ -367,6 +368,7 @@ def _rewrite_mod(node: exp.Expr) -> exp.Expr:
     decimal = _decimal_arithmetic(node)
     if decimal is not None:
         return decimal
+    _widen_integer_literals(node)
     return exp.Mod(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
 
 
@@ -408,7 +410,30 @@ def _decimal_arithmetic(node: exp.Expr) -> exp.Expr | None:
 
 def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     decimal = _decimal_arithmetic(node)
-    return decimal if decimal is not None else _rewrite_string_arithmetic(node)
+    if decimal is not None:
+        return decimal
+    _widen_integer_literals(node)
+    return _rewrite_string_arithmetic(node)
+
+
+def _widen_integer_literals(node: exp.Expr) -> None:
+    """An INT or BIGINT literal operand of an integral operation Spark types INT or BIGINT
+    cast to that type: DuckDB narrows the literal to a TINYINT or SMALLINT operand's type
+    (``t - 1`` of a TINYINT t is INT in Spark, TINYINT in DuckDB, and overflows there)."""
+    spark_type = node.meta.get(SPARK_TYPE)
+    if spark_type not in ("int", "bigint"):
+        return
+    operands = [node.this, node.expression]
+    for operand, other in (operands, operands[::-1]):
+        literal = operand.this if isinstance(operand, exp.Neg) else operand
+        is_literal = isinstance(literal, exp.Literal) and literal.is_int
+        if is_literal and not _is_number_literal(other) and literal_type(literal) == spark_type:
+            operand.replace(_cast(_c(operand), _DUCKDB_TYPE_NAMES[str(spark_type)]))
+
+
+def _is_number_literal(node: exp.Expr) -> bool:
+    inner = node.this if isinstance(node, exp.Neg) else node
+    return isinstance(inner, exp.Literal) and not inner.is_string
 
 
 def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
@@ -417,6 +442,7 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
     decimal = _decimal_arithmetic(node)
     if decimal is not None:
         return decimal
+    _widen_integer_literals(node)
     is_result = _is_result_column(node)
     if intervals.is_interval_arithmetic(node):
         # interval 3 year 1 month is such a sum too; DuckDB's interval would differ from
@@ -491,6 +517,24 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
     if not isinstance(spark_type, DecimalType):
         return node
     return _cast(_c(node), spark_type.sql())
+
+
+def _as_decimal_type(value: exp.Expr, spark_type: object) -> exp.Expr:
+    """``value`` in Spark's DECIMAL type of it (NULL beyond it, as Spark's overflow check
+    with ANSI mode off), where spark_typing inferred one; else as it is."""
+    return _try_cast(value, spark_type.sql()) if isinstance(spark_type, DecimalType) else value
+
+
+def _rewrite_greatest_least(node: exp.Expr) -> exp.Expr:
+    # Spark widens the values to one type first: DECIMALs to the wider DECIMAL (a BIGINT
+    # as DECIMAL(20, 0)), where DuckDB's own common type differs; a value beyond that type
+    # (bounded to 38 digits) is NULL, which greatest and least skip.
+    spark_type = node.meta.get(SPARK_TYPE)
+    if not isinstance(spark_type, DecimalType):
+        return node
+    for value in [node.this, *node.expressions]:
+        value.replace(_try_cast(_c(value), spark_type.sql()))
+    return node
 
 
 def _choose_as_text(node: exp.Expr) -> None:
@@ -605,6 +649,10 @@ def _rewrite_concatenation(node: exp.Expr) -> exp.Expr:
     DuckDB text differs from Spark's turned into Spark's text, as an explicit CAST would
     (a TIMESTAMP without ``+00``, a DOUBLE ``1.0E-5``, a DECIMAL ``1E-10``)."""
     _parenthesize_loose_operands(node)
+    for value in concatenated(node):
+        if isinstance(value, exp.Null):
+            # Spark casts a NULL to STRING to join it: the result is a STRING (DuckDB's NULL).
+            value.replace(_cast(exp.Null(), "VARCHAR"))
     types = node.meta.get(CONCATENATED_TYPES)
     if not isinstance(types, tuple):
         return node
@@ -652,6 +700,9 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
         if len(value.expressions) != 1:
             raise UnsupportedSqlError("sum(DISTINCT) of several values")
         value = value.expressions[0]
+    if isinstance(value, exp.Null):
+        # Spark casts a NULL to DOUBLE for sum (its default numeric type): a DOUBLE NULL.
+        value = value.replace(_cast(exp.Null(), "DOUBLE"))
     if isinstance(node.parent, exp.Filter):
         raise UnsupportedSqlError("sum(...) FILTER (WHERE ...)", "not translated")
     kind = _sum_kind(node)
@@ -892,6 +943,14 @@ def _rewrite_reduce(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_group(node: exp.Expr) -> exp.Expr:
+    # Spark reads only an INT literal as a position: a longer one (1000000000000) is a
+    # BIGINT value to group by, where DuckDB would read it as a position out of range.
+    for item in node.expressions:
+        spark_type = literal_type(item) if isinstance(item, exp.Literal) and item.is_int else None
+        if isinstance(spark_type, DecimalType):
+            item.replace(_cast(_c(item), spark_type.sql()))
+        elif spark_type == "bigint":
+            item.replace(_cast(_c(item), "BIGINT"))
     # GROUP BY a, b GROUPING SETS (...): the sets alone say how to group (a, b only list
     # the grouping columns); DuckDB has no such suffix form.
     if node.args.get("grouping_sets") and node.expressions:
@@ -917,6 +976,13 @@ def _rewrite_group(node: exp.Expr) -> exp.Expr:
 def _rewrite_grouping_id(node: exp.Expr) -> exp.Expr:
     if not node.expressions:
         raise UnsupportedSqlError("grouping_id() without arguments", "name the columns")
+    return node
+
+
+def _rewrite_abs(node: exp.Expr) -> exp.Expr:
+    # Spark casts a NULL to DOUBLE for abs (its default numeric type): abs(NULL) is DOUBLE.
+    if isinstance(node.this, exp.Null):
+        node.set("this", _cast(exp.Null(), "DOUBLE"))
     return node
 
 
@@ -2035,7 +2101,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         unit = _unit(args[0], _DATE_TRUNC_UNITS, "date_trunc")
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
     if name == "BROUND":
-        return _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+        rounded = _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+        return _as_decimal_type(rounded, node.meta.get(SPARK_TYPE))
     if name in function_gaps.CAST_SHORTHANDS and len(args) == 1:
         to = exp.DataType.build(function_gaps.CAST_SHORTHANDS[name], dialect="spark")
         return _spark_cast(args[0], to.sql(dialect="duckdb"), to)
@@ -2067,7 +2134,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         # Spark: the remainder made non-negative for a positive divisor, NULL for 0.
         divisor = _fn("NULLIF", _c(args[1]), _lit(0))
         remainder = exp.Mod(this=_c(args[0]), expression=divisor)
-        return _case(
+        modulus = _case(
             (
                 exp.LT(this=remainder, expression=_lit(0)),
                 exp.Mod(
@@ -2077,6 +2144,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
             ),
             default=remainder.copy(),
         )
+        return _as_decimal_type(modulus, node.meta.get(SPARK_TYPE))
     if name == "ISNULL" and len(args) == 1:
         return exp.Is(this=_c(args[0]), expression=exp.Null())
     if name == "ISNOTNULL":
@@ -2346,6 +2414,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
+    exp.Abs: _rewrite_abs,
     exp.Add: _rewrite_add_sub,
     exp.Sub: _rewrite_add_sub,
     exp.Mul: _rewrite_arithmetic,
@@ -2364,6 +2433,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.If: _rewrite_decimal_choice,
     exp.Coalesce: _rewrite_decimal_choice,
     exp.Nvl2: _rewrite_decimal_choice,
+    exp.Greatest: _rewrite_greatest_least,
+    exp.Least: _rewrite_greatest_least,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
     exp.Avg: _rewrite_avg,

@@ -271,13 +271,13 @@ def test_without_precision_loss(engines: tuple[Any, ShimSession], sql: str) -> N
 
 
 def test_an_untyped_decimal_division_is_still_refused(tmp_path: Path) -> None:
-    # greatest() is not typed by sparkshim: the division is checked at run time.
+    # element_at() is not typed by sparkshim: the division is checked at run time.
     shim = ShimSession(warehouse=str(tmp_path))
     try:
         shim.sql("CREATE TABLE u (a DECIMAL(10,2)) USING delta")
         shim.sql("INSERT INTO u VALUES (1.50)")
         with pytest.raises(UnsupportedSqlError, match="division of a DECIMAL"):
-            shim.sql("SELECT greatest(a, 1) / 3 AS q FROM u").collect()
+            shim.sql("SELECT element_at(array(a), 1) / 3 AS q FROM u").collect()
         assert shim.sql("SELECT a / 3 AS q FROM u").collect()[0].q == Decimal("0.5000000")
     finally:
         shim.stop()

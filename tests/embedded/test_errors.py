@@ -92,6 +92,71 @@ SPARK_CLASSES = [
         ["but got 2"],
     ),
     ("SELECT * FROM t LIMIT -1", "INVALID_LIMIT_LIKE_EXPRESSION.IS_NEGATIVE", ['"-1"']),
+    # Operand types Spark's analyzer refuses, where the typing knows them (DuckDB answered
+    # some: 1 > true, 7.5D div 2, SELECT 1 UNION SELECT true, CASE WHEN 1 THEN ...).
+    (
+        "SELECT a = DATE'2024-01-01' FROM t",
+        "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+        ["\"(a = DATE '2024-01-01')\"", '("INT" and "DATE")', "Cast one operand"],
+    ),
+    (
+        "SELECT a FROM t WHERE a < TIMESTAMP'2024-01-01 00:00:00'",
+        "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+        ['("INT" and "TIMESTAMP")'],
+    ),
+    ("SELECT a > true FROM t", "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES", ['"(a > true)"']),
+    (
+        "SELECT a FROM t WHERE a BETWEEN DATE'2024-01-01' AND DATE'2024-02-01'",
+        "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+        ["\"(a >= DATE '2024-01-01')\""],
+    ),
+    (
+        "SELECT a IN (1, DATE'2024-01-01') FROM t",
+        "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+        ["`in`", '["INT", "INT", "DATE"]', "Cast the values"],
+    ),
+    (
+        "SELECT a FROM t UNION SELECT a > 1 FROM t",
+        "INCOMPATIBLE_COLUMN_TYPE",
+        ["UNION can only", "first column of the second table", '"BOOLEAN" type', '"INT"'],
+    ),
+    (
+        "SELECT a, b FROM t INTERSECT ALL SELECT a, true FROM t",
+        "INCOMPATIBLE_COLUMN_TYPE",
+        ["INTERSECT ALL can only", "second column", '"BOOLEAN"', '"STRING"'],
+    ),
+    (
+        "SELECT a, 1 FROM t UNION ALL SELECT a, 2 FROM t EXCEPT SELECT a, DATE'2024-01-01' FROM t",
+        "INCOMPATIBLE_COLUMN_TYPE",
+        ["EXCEPT can only", "second column", '"DATE"', '"INT"'],
+    ),
+    (
+        "SELECT a div 2.5D FROM t",
+        "DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES",
+        ['"(a div 2.5)"', '("BIGINT" and "DOUBLE")', "BIGINT or DECIMAL"],
+    ),
+    ("SELECT 7.5D div 2.5 FROM t", "DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE", ['not "DOUBLE"']),
+    (
+        "SELECT CASE WHEN NULL THEN 1 ELSE 2 END FROM t",
+        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+        ['Parameter 1 requires the "BOOLEAN" type', '"NULL" has the type "VOID"'],
+    ),
+    (
+        "SELECT CASE WHEN a > 1 THEN 1 WHEN a THEN 2 END FROM t",
+        "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE",
+        ["Parameter 2", '"a" has the type "INT"'],
+    ),
+    ("SELECT if(b, 1, 2) FROM t", "DATATYPE_MISMATCH.UNEXPECTED_INPUT_TYPE", ['"STRING"']),
+    (
+        "SELECT coalesce(a, true) FROM t",
+        "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+        ["`coalesce`", '("INT" or "BOOLEAN")'],
+    ),
+    (
+        "SELECT CASE WHEN a > 1 THEN a ELSE b = 'x' END FROM t",
+        "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+        ["`casewhen`", '["INT", "BOOLEAN"]'],
+    ),
 ]
 
 # Statements Spark answers that the shim refuses, and words the refusal must hold.
