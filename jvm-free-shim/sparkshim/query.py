@@ -418,6 +418,11 @@ class _Shape:
     hugeint: bool
     rows: int
 
+    @property
+    def run_once(self) -> bool:
+        """Whether its next run plans it once (see ``_run``)."""
+        return not self.hugeint and self.rows <= _FEW_ROWS
+
 
 # A result of at most this many rows is fetched from one run of its statement (see _run).
 _FEW_ROWS = 100_000
@@ -437,25 +442,16 @@ def _run(cursor: duckdb.DuckDBPyConnection, translated: _Translated) -> pa.Table
     costs more than planning twice only for large results, hence the row count kept."""
     with _SCANS_LOCK:
         shape = _SHAPES.get(translated.key)
-    result: pa.Table | None = None
-    if shape is not None and not shape.hugeint and shape.rows <= _FEW_ROWS:
-        try:
-            result = cursor.execute(translated.sql).to_arrow_table()
-        except duckdb.Error:
-            _forget_shape(translated.key)  # (a failure is reported as it is: no retry)
-            raise
-    if result is None or shape is None:  # (a query always has a result: None is not met)
+    if shape is not None and shape.run_once:
+        result = cursor.execute(translated.sql).to_arrow_table()
+        assert result is not None, "a query has a result"
+        hugeint = False
+    else:
         relation = cursor.sql(translated.sql)
         hugeint = "HUGEINT" in [str(column_type) for column_type in relation.types]
         result = _with_spark_types(relation).to_arrow_table()
-        shape = _Shape(hugeint, result.num_rows)
-    _keep(_SHAPES, translated.key, _Shape(shape.hugeint, result.num_rows), _KEPT_SHAPES)
+    _keep(_SHAPES, translated.key, _Shape(hugeint, result.num_rows), _KEPT_SHAPES)
     return result
-
-
-def _forget_shape(key: TranslationKey) -> None:
-    with _SCANS_LOCK:
-        _SHAPES.pop(key, None)
 
 
 def write_query(
