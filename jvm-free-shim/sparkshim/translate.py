@@ -1427,10 +1427,21 @@ def _rewrite_array_sort(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_like(node: exp.Expr) -> exp.Expr:
+    _compared_as_text(node)
     # Spark's LIKE escapes with a backslash by default; DuckDB's has no default escape.
     if isinstance(node.parent, exp.Escape):
         return node
     return exp.Escape(this=_c(node), expression=_lit("\\"))
+
+
+def _compared_as_text(node: exp.Expr) -> None:
+    """A comparison or predicate operand of LIKE or RLIKE (``(a = b) LIKE 'tr%'``, Spark's
+    grouping of ``a = b LIKE 'tr%'``) cast to its text, 'true' or 'false', as Spark casts
+    it; DuckDB has no LIKE of a BOOLEAN."""
+    for key in ("this", "expression"):
+        operand = node.args.get(key)
+        if isinstance(operand, exp.Expr) and isinstance(operand.unnest(), exp.Predicate):
+            node.set(key, _as_varchar(operand))
 
 
 def _rewrite_current_date(node: exp.Expr) -> exp.Expr:
@@ -1578,6 +1589,7 @@ def _rewrite_regexp_like(node: exp.Expr) -> exp.Expr:
     _check_regex(node.expression, "rlike")
     if node.args.get("flag") is not None:
         raise UnsupportedSqlError("regexp_like with flags")
+    _compared_as_text(node)
     return _fn("REGEXP_MATCHES", _c(node.this), _c(node.expression))
 
 
