@@ -18,6 +18,15 @@ The same code runs on either build.
   many arguments). Their name token is renamed to a private name the parser does not know,
   so it reads an anonymous call; after parsing it gets its name back, or is built as
   sparkshim builds it (``_AS_WRITTEN``).
+* **Comparisons beside LIKE, BETWEEN and IN.** Spark's grammar puts all comparison
+  operators on one level, left-associative, and lets a predicate (LIKE, ILIKE, RLIKE,
+  BETWEEN, IN) follow a chain of them, its operand a chain too: ``s LIKE 'p' = true`` is
+  ``s LIKE ('p' = true)`` and ``a = b LIKE c`` is ``(a = b) LIKE c``. sqlglot reads a
+  predicate before a comparison, and ``=`` after ``<`` (``(s LIKE 'p') = true``,
+  ``a = (b < c)``); such a chain is regrouped after parsing. A chain with a second
+  predicate, or a comparison after one that takes no operand there (IN, ESCAPE), is no
+  Spark syntax and is refused (so is one after LIKE ANY (...), which Spark's analyzer
+  refuses).
 * **PIVOT aggregates.** Spark takes any expression over aggregates there (``avg(x) + 1 AS
   a``); sqlglot's Spark parser reads a call there, or misreads what follows the expression
   for its alias. Such an expression is made the argument of a private call, which is taken
@@ -42,6 +51,7 @@ from sqlglot.helper import seq_get
 from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import Token, TokenType
 
+from sparkshim.errors import UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 
 __all__ = ["parse_statements", "tokenize"]
@@ -103,6 +113,21 @@ _UNMARKED_CALLS: dict[str, type[exp.Expr]] = {
 }
 # The nodes sqlglot puts around a call and moves the call's comments onto.
 _CALL_WRAPPERS = (exp.Alias, exp.Window, exp.IgnoreNulls, exp.RespectNulls, exp.Bracket, exp.Dot)
+
+# Spark's comparison operators, one precedence level (``<=>`` is NullSafeEQ; sqlglot reads
+# IS [NOT] DISTINCT FROM as Spark groups it, its left operand parenthesized).
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
+# The predicates that may follow a chain of comparisons, by the argument holding their last
+# operand, which extends over the comparisons after it (None: no comparison may follow).
+# sqlglot wraps NOT BETWEEN / NOT IN in a Not, and x LIKE p ESCAPE '!' in an Escape.
+_PREDICATE_LAST_OPERANDS: dict[type[exp.Expr], str | None] = {
+    exp.Like: "expression",
+    exp.ILike: "expression",
+    exp.RegexpLike: "expression",
+    exp.Between: "high",
+    exp.In: None,
+}
+_MIXED_PREDICATES_HINT = "parenthesize the comparisons and the predicates"
 
 
 def _verbatim(name: str) -> Callable[[list[exp.Expr]], exp.Expr]:
@@ -374,9 +399,14 @@ def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
     """``tree`` with the private calls undone and the markers read: each call's written
     name in its meta, no marker left in a comment."""
     hosts: dict[int, list[exp.Expr]] = {}
+    chains: list[exp.Expr] = []
     for node in list(tree.walk()):
         if node.comments:
             _take_marks(node, hosts)
+        if isinstance(node, _COMPARISONS) and not _continues_chain(node):
+            chains.append(node)
+    for chain in chains:
+        tree = _regrouped_chain(tree, chain)
     tree = _built_as_written(tree)
     by_start = _calls_by_start(tree)
     # The innermost call first: a call whose builder returns its argument keeps the
@@ -395,6 +425,103 @@ def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
         target.meta.setdefault(FUNCTION_NAME_KEY, call.written)
     _name_unmarked_calls(tree, prepared.unmarked)
     return tree
+
+
+def _continues_chain(node: exp.Expr) -> bool:
+    """Whether comparison ``node`` is an operand of the comparison above it (not the top
+    of its chain)."""
+    return isinstance(node.parent, _COMPARISONS) and node.arg_key in ("this", "expression")
+
+
+def _regrouped_chain(tree: exp.Expr, top: exp.Expr) -> exp.Expr:
+    """``tree`` with the chain of comparisons under ``top`` (and a predicate among its
+    operands, as sqlglot reads one) grouped as Spark groups it: left to right, a predicate
+    taking the comparisons before it as its first operand and those after it into its
+    last (``s LIKE 'p' = true`` is ``s LIKE ('p' = true)``). The operator nodes are
+    reused; a chain sqlglot grouped as Spark does is left as it is."""
+    operands, operators = _chain_parts(top)
+    predicates = [operand for operand in operands if _predicate(operand) is not None]
+    regrouped_by_sqlglot = any(isinstance(o.expression, _COMPARISONS) for o in operators)
+    if not predicates and not regrouped_by_sqlglot:
+        return tree
+    if len(predicates) > 1:
+        raise UnsupportedSqlError(
+            "two predicates (LIKE, BETWEEN, IN) in one chain of comparisons, which is not "
+            "Spark syntax",
+            _MIXED_PREDICATES_HINT,
+        )
+    parent, arg_key, index = top.parent, top.arg_key, top.index
+    regrouped = _spark_grouped(operands, operators)
+    if parent is None or arg_key is None:
+        return regrouped
+    parent.set(arg_key, regrouped, index)
+    return tree
+
+
+def _chain_parts(node: exp.Expr) -> tuple[list[exp.Expr], list[exp.Expr]]:
+    """The operands of the chain of comparisons under ``node``, left to right, and the
+    comparisons between them."""
+    if not isinstance(node, _COMPARISONS):
+        return [node], []
+    left_operands, left_operators = _chain_parts(node.this)
+    right_operands, right_operators = _chain_parts(node.expression)
+    return left_operands + right_operands, [*left_operators, node, *right_operators]
+
+
+def _predicate(operand: exp.Expr) -> tuple[exp.Expr, str | None] | None:
+    """For a predicate (a LIKE, BETWEEN, IN, maybe negated or with ESCAPE): the node whose
+    ``this`` is its first operand, and the argument of its last operand that takes the
+    comparisons after it (None: none may follow); None for any other operand."""
+    node = operand.this if isinstance(operand, exp.Not) else operand
+    escaped = isinstance(node, exp.Escape)
+    if escaped:
+        node = node.this
+    if type(node) not in _PREDICATE_LAST_OPERANDS:
+        return None
+    last = _PREDICATE_LAST_OPERANDS[type(node)]
+    if escaped or isinstance(node.args.get(last or ""), exp.Any | exp.All):
+        # ESCAPE '!' ends the predicate; Spark reads LIKE ANY (...) = x as a LIKE of
+        # any(...) = x, which its analyzer refuses (any takes a BOOLEAN).
+        return node, None
+    return node, last
+
+
+def _spark_grouped(operands: list[exp.Expr], operators: list[exp.Expr]) -> exp.Expr:
+    """Operands and the comparisons between them, at most one operand a predicate (whose
+    first operand stands for it in the chain), grouped as Spark's grammar groups them."""
+    found = [(i, parts) for i, o in enumerate(operands) if (parts := _predicate(o)) is not None]
+    if not found:
+        return _left_grouped(operands, operators)
+    position, (read, last) = found[0]
+    predicate = operands[position]
+    after = operators[position:]
+    if after:
+        if last is None:
+            raise UnsupportedSqlError(
+                f"a comparison after {read.key.upper()} in one chain, which is not Spark syntax",
+                _MIXED_PREDICATES_HINT,
+            )
+        following = [read.args[last], *operands[position + 1 :]]
+        read.set(last, _parenthesized(_left_grouped(following, after)))
+    first = _left_grouped([*operands[:position], read.this], operators[:position])
+    read.set("this", _parenthesized(first))
+    return predicate
+
+
+def _left_grouped(operands: list[exp.Expr], operators: list[exp.Expr]) -> exp.Expr:
+    """``operands`` joined by the comparisons ``operators``, left-associative, a
+    comparison inside another parenthesized (the generated SQL is read with its reader's
+    precedence)."""
+    grouped = operands[0]
+    for operator, operand in zip(operators, operands[1:], strict=True):
+        operator.set("this", _parenthesized(grouped))
+        operator.set("expression", operand)
+        grouped = operator
+    return grouped
+
+
+def _parenthesized(operand: exp.Expr) -> exp.Expr:
+    return exp.Paren(this=operand) if isinstance(operand, _COMPARISONS) else operand
 
 
 def _name_unmarked_calls(tree: exp.Expr, unmarked: dict[str, list[str]]) -> None:

@@ -1427,10 +1427,21 @@ def _rewrite_array_sort(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_like(node: exp.Expr) -> exp.Expr:
+    _compared_as_text(node)
     # Spark's LIKE escapes with a backslash by default; DuckDB's has no default escape.
     if isinstance(node.parent, exp.Escape):
         return node
     return exp.Escape(this=_c(node), expression=_lit("\\"))
+
+
+def _compared_as_text(node: exp.Expr) -> None:
+    """A comparison or predicate operand of LIKE or RLIKE (``(a = b) LIKE 'tr%'``, Spark's
+    grouping of ``a = b LIKE 'tr%'``) cast to its text, 'true' or 'false', as Spark casts
+    it; DuckDB has no LIKE of a BOOLEAN."""
+    for key in ("this", "expression"):
+        operand = node.args.get(key)
+        if isinstance(operand, exp.Expr) and isinstance(operand.unnest(), exp.Predicate):
+            node.set(key, _as_varchar(operand))
 
 
 def _rewrite_current_date(node: exp.Expr) -> exp.Expr:
@@ -1578,6 +1589,7 @@ def _rewrite_regexp_like(node: exp.Expr) -> exp.Expr:
     _check_regex(node.expression, "rlike")
     if node.args.get("flag") is not None:
         raise UnsupportedSqlError("regexp_like with flags")
+    _compared_as_text(node)
     return _fn("REGEXP_MATCHES", _c(node.this), _c(node.expression))
 
 
@@ -1722,6 +1734,8 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         # casts large CASE expressions to integral types and DECIMALs).
         if name in _INTEGRAL_BITS:
             return _narrowed_number(value, name, target)
+        if name in _DECIMAL_TYPES:
+            return _decimal_from_number(value, target)
         if name in _FRACTIONAL_TYPES:
             return _try_cast(_c(value), target)
     is_timestamp = _typeof_in(value, "TIMESTAMP WITH TIME ZONE")
@@ -1750,6 +1764,11 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         # A TIMESTAMP is its seconds since the epoch, with their fraction (Spark divides
         # its microseconds as a DOUBLE; a DECIMAL is made from that DOUBLE).
         seconds = exp.Div(this=_epoch_micros(value), expression=_lit(1e6))
+        if name in _DECIMAL_TYPES:
+            return _case(
+                (is_timestamp, _decimal_from_double(seconds, target)),
+                default=_decimal_from_number(value, target),
+            )
         return _case(
             (is_timestamp, _try_cast(seconds, target)), default=_try_cast(_c(value), target)
         )
@@ -1875,6 +1894,35 @@ def _spark_text(value: exp.Expr) -> exp.Expr:
 
 # The numeric types a TIMESTAMP casts to with its seconds' fraction.
 _FRACTIONAL_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC")
+_DECIMAL_TYPES = ("DECIMAL", "NUMERIC")
+_STATIC_FLOATING_TYPES = ("double", "float")  # spark_typing's names
+
+
+def _decimal_from_number(value: exp.Expr, target: str) -> exp.Expr:
+    """``value``, not a TIMESTAMP, cast to DECIMAL ``target`` as Spark casts it: a DOUBLE
+    or FLOAT by its decimal text (:func:`_decimal_from_double`; a FLOAT widened to DOUBLE
+    first, as Spark widens it), any other value by DuckDB's cast, which agrees (it rounds
+    HALF_UP). The static type decides where spark_typing knows it; otherwise DuckDB's type
+    of the value, which DuckDB folds when it plans the statement."""
+    spark_type = value.meta.get(SPARK_TYPE)
+    plain = _try_cast(_c(value), target)
+    if spark_type is not None and spark_type not in _STATIC_FLOATING_TYPES:
+        return plain
+    from_text = _decimal_from_double(_try_cast(_c(value), "DOUBLE"), target)
+    if spark_type is not None:
+        return from_text
+    return _case((_typeof_in(value, "DOUBLE", "FLOAT"), from_text), default=plain)
+
+
+def _decimal_from_double(double: exp.Expr, target: str) -> exp.Expr:
+    """A DOUBLE as DECIMAL ``target`` the way Spark makes one (``Decimal(double)``, then
+    rounded HALF_UP to the scale): from the double's decimal text, Java's
+    ``Double.toString``, not from its exact binary value, so 1.005D is 1.01 at scale 2
+    where DuckDB's cast gives 1.00. DuckDB's text of a DOUBLE has the shortest digits that
+    read back as it (Java 17's has more for a few values: 1e23 is 9.999999999999999E22),
+    and its cast of a text rounds HALF_UP and reads an exponent; NaN, an infinity and a
+    value beyond the type are NULL, as in Spark with ANSI mode off."""
+    return _try_cast(_try_cast(double, "VARCHAR"), target)
 
 
 def _may_be_a_timestamp(value: exp.Expr) -> bool:

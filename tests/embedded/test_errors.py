@@ -274,6 +274,40 @@ def test_refusals_name_the_construct(shim: ShimSession, sql: str, words: list[st
     assert_no_leak(caught.value)
 
 
+# Chains of comparisons Spark's grammar cannot read (a second predicate, or a comparison after
+# IN or ESCAPE, which end a predicate): Spark's syntax error; the shim refuses them
+# (sqlglot reads them otherwise), pointing to the parentheses.
+UNREADABLE_CHAINS = [
+    "SELECT b LIKE 'x%' = b LIKE 'y%' FROM t",
+    "SELECT a IN (1, 2) = true FROM t",
+    "SELECT a NOT IN (1, 2) = true FROM t",
+    "SELECT b LIKE 'x!%' ESCAPE '!' = true FROM t",
+]
+
+
+@pytest.mark.parametrize("sql", UNREADABLE_CHAINS)
+def test_a_comparison_chain_spark_cannot_read_is_refused(
+    shim: ShimSession, pyspark_session: SparkSession, sql: str
+) -> None:
+    pyspark_session.sql(SETUP)
+    with pytest.raises(ParseException):
+        pyspark_session.sql(sql).collect()
+    with pytest.raises(UnsupportedSqlError) as caught:
+        shim.sql(sql).collect()
+    assert "parenthesize" in str(caught.value)
+    assert_no_leak(caught.value)
+
+
+def test_like_before_a_comparison_with_a_boolean_fails_rather_than_answer(
+    shim: ShimSession,
+) -> None:
+    """``b LIKE 'x%' = true`` is ``b LIKE ('x%' = true)`` in Spark, NULL ('x%' is no
+    boolean); the shim groups it so, but its STRING = BOOLEAN fails on such a string."""
+    error = error_of(shim, "SELECT b LIKE 'x%' = true FROM t")
+    assert error_class(error) == "CAST_INVALID_INPUT"
+    assert_no_leak(error)
+
+
 def test_legacy_count_setting_refuses_grouped_correlated_counts(tmp_path: Path) -> None:
     """Under Spark's legacy count-bug setting a correlated count with GROUP BY is 0 for no
     group (NULL by default): refused while the setting is true, answered once unset."""

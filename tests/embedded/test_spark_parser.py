@@ -145,6 +145,38 @@ def test_a_name_followed_by_a_parenthesis_that_is_no_call_is_untouched() -> None
     assert insert.sql("spark") == "INSERT INTO t (a, b) VALUES (1, 'x')"
 
 
+@pytest.mark.parametrize(
+    ("sql", "grouped"),
+    [
+        # Spark: comparisons on one level, left to right; a predicate after a chain of them,
+        # its last operand a chain too. (Checked against PySpark's analyzed plans.)
+        ("SELECT s LIKE 'p' = true", "SELECT s LIKE ('p' = TRUE)"),
+        ("SELECT a = b LIKE c", "SELECT (a = b) LIKE c"),
+        ("SELECT NOT s LIKE 'p' = true", "SELECT NOT s LIKE ('p' = TRUE)"),
+        ("SELECT a = b NOT LIKE c ESCAPE '!'", "SELECT (a = b) NOT LIKE c ESCAPE '!'"),
+        ("SELECT s RLIKE 'p' = x, s ILIKE 'p' = x", "SELECT s RLIKE ('p' = x), s ILIKE ('p' = x)"),
+        ("SELECT a = b NOT BETWEEN c AND d = e", "SELECT NOT (a = b) BETWEEN c AND (d = e)"),
+        ("SELECT a = b IN (1)", "SELECT (a = b) IN (1)"),
+        ("SELECT a = 1 < 2", "SELECT (a = 1) < 2"),
+        ("SELECT a = b = c LIKE d = e < f", "SELECT ((a = b) = c) LIKE ((d = e) < f)"),
+        (
+            "SELECT f(a = b LIKE c) FROM t WHERE a LIKE b = c",
+            "SELECT F((a = b) LIKE c) FROM t WHERE a LIKE (b = c)",
+        ),
+        # Already Spark's grouping: left as it is.
+        (
+            "SELECT (a LIKE b) = c, a LIKE b AND c = d, a = b = c",
+            "SELECT (a LIKE b) = c, a LIKE b AND c = d, a = b = c",
+        ),
+        ("SELECT a = b IS NULL", "SELECT (a = b) IS NULL"),
+    ],
+)
+def test_comparisons_and_predicates_are_grouped_as_spark_groups_them(
+    sql: str, grouped: str
+) -> None:
+    assert _one(sql).sql("spark") == grouped
+
+
 def _pure_python_run() -> str:
     """A script that imports sqlglot from its source modules, not its compiled ones (as if
     sqlglotc were not installed), then runs pytest on the given files."""
