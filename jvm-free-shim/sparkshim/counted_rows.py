@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import append, delta
+from sparkshim import append, delta, row_index
 from sparkshim.errors import AnalysisException
 from sparkshim.merge_on_read import Written, commit_marked
 from sparkshim.query import (
@@ -33,11 +33,9 @@ from sparkshim.query import (
     POSITION_COLUMN,
     PROBE_COLUMN,
     hashable_as_written,
-    index_written_file,
     locate,
     row_hashes,
 )
-from sparkshim.row_index import RowHashes
 from sparkshim.translate import ShimSpark
 
 if TYPE_CHECKING:
@@ -111,7 +109,7 @@ def apply(
     # Every value's hashes in one query: the lost ones are looked up, the gained ones
     # index the new file.
     hashes = row_hashes(session.cursor(), values, schema.names)
-    located = _copies_lost(session, location, table, schema, values, hashes, lost, -counts[lost])
+    located = _copies_lost(session, location, table, schema, hashes, lost, -counts[lost])
     deleted = values.take(pa.array(lost[located.column(PROBE_COLUMN).to_numpy()], pa.int64()))
     if not inserted.num_rows and not deleted.num_rows:
         return Applied(0, 0, committed=False)
@@ -122,7 +120,8 @@ def apply(
         # A table whose changes remove rows will be looked up again: its new file is
         # indexed now from the hashes in hand, not by reading the file back at the next
         # lookup.
-        index_written_file(location, new_file, schema, hashes.take(copies_gained))
+        index = row_index.index_path(location, new_file, schema)
+        row_index.write(index, hashes.take(copies_gained))
     return Applied(inserted.num_rows, deleted.num_rows, committed=True)
 
 
@@ -150,18 +149,15 @@ def _copies_lost(
     location: Path,
     table: DeltaTable,
     schema: pa.Schema,
-    values: pa.Table,
-    hashes: RowHashes,
+    hashes: row_index.RowHashes,
     lost: np.ndarray[Any, Any],
     wanted: np.ndarray[Any, Any],
 ) -> pa.Table:
-    """For each lost row value (``values`` at ``lost``; ``hashes``: the values' row
-    hashes), the first ``wanted`` of its live copies (``PROBE_COLUMN``: its number among
-    the lost, ``FILE_COLUMN``, ``POSITION_COLUMN``); ``RowsNotHeldError`` when the table
-    holds fewer."""
-    probes = values.take(pa.array(lost, pa.int64()))
-    cursor = session.cursor()
-    found = locate(cursor, location, table, schema, probes, hashes=hashes.take(lost))
+    """For each lost row value (the change's values at ``lost``; ``hashes``: the row
+    hashes of all of them), the first ``wanted`` of its live copies (``PROBE_COLUMN``: its
+    number among the lost, ``FILE_COLUMN``, ``POSITION_COLUMN``); ``RowsNotHeldError``
+    when the table holds fewer."""
+    found = locate(session.cursor(), location, table, schema, hashes.take(lost))
     probe = found.column(PROBE_COLUMN).to_numpy()
     order = np.argsort(probe, kind="stable")
     sorted_probe = probe[order]

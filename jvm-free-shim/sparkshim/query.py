@@ -674,9 +674,9 @@ def _located_by_index(
         return None
     # Every live row equal to a probe on the looked-up columns: where a located scan of
     # the MERGE's table would name it (its data file and position), and its values.
-    found = locate(
-        registrations.cursor, entry.location, snapshot, schema, probes, columns=looked_up
-    )
+    cursor = registrations.cursor
+    hashes = row_hashes(cursor, probes, looked_up)
+    found = locate(cursor, entry.location, snapshot, schema, hashes, columns=looked_up)
     located = _rows_found(registrations.cursor, schema, probes, found)
     if entry.location == registrations.files_of:
         located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
@@ -752,19 +752,16 @@ def locate(
     location: Path,
     snapshot: DeltaTable,
     schema: pa.Schema,
-    probes: pa.Table,
+    probes: row_index.RowHashes,
     columns: list[str] | None = None,
-    hashes: row_index.RowHashes | None = None,
 ) -> pa.Table:
-    """Where the live rows of ``snapshot`` equal to a row of ``probes`` on ``columns``
-    (some of the table's, in its order; None: all of them; ``probes`` holds those
-    columns in the table's types) are, through the table's row index: one row per match,
-    with the probe's number (``PROBE_COLUMN``), the data file as a located scan names it
-    (``FILE_COLUMN``) and the position in it (``POSITION_COLUMN``), file by file.
-    ``hashes``: the probes' ``row_hashes``, where the caller has them."""
+    """Where the live rows of ``snapshot`` equal to a probe on ``columns`` (some of the
+    table's, in its order; None: all of them) are, through the table's row index:
+    ``probes`` are the ``row_hashes`` of the values looked up (over those columns, in the
+    table's types); one row per match, with the probe's number (``PROBE_COLUMN``), the
+    data file as a located scan names it (``FILE_COLUMN``) and the position in it
+    (``POSITION_COLUMN``), file by file."""
     hashed = schema.names if columns is None else columns
-    if hashes is None:
-        hashes = row_hashes(cursor, probes, hashed)
     vectors = deletion_vectors.of_snapshot(location, snapshot.version())
     files: list[pa.Array] = []
     positions: list[pa.Array] = []
@@ -777,7 +774,7 @@ def locate(
             rows = files_scan(cursor, (path,), schema, {}, row_positions=True)
             sql = f"SELECT {_hashes_sql(hashed)}, {_identifier(_POSITION)} AS pos FROM ({rows})"
             index = row_index.build(cursor, index_path, sql)
-        found = row_index.matches(index, hashes)
+        found = row_index.matches(index, probes)
         vector = vectors.get(relative)
         if vector is not None and found.num_rows:
             removed = deletion_vectors.positions(deletion_vectors.read(location, vector))
@@ -795,21 +792,12 @@ def locate(
     )
 
 
-def index_written_file(
-    location: Path, data_file: str, schema: pa.Schema, hashes: row_index.RowHashes
-) -> None:
-    """Write the row index (of all columns) of ``data_file``, just written from rows whose
-    ``row_hashes`` (in the file's order) are ``hashes``: the index ``locate`` would build
-    by reading the file back, where ``hashable_as_written`` says the hashes of the rows
-    in hand are those of the rows read back."""
-    row_index.write(row_index.index_path(location, data_file, schema), hashes)
-
-
 def hashable_as_written(schema: pa.Schema) -> bool:
     """Whether the values of a table of ``schema`` hash alike in Arrow and read back from
     the Parquet file they were written to (``files_scan`` reads each column in the
-    schema's DuckDB type): so for flat columns; a nested or interval one is not
-    promised."""
+    schema's DuckDB type), so that a file's index can be written from the ``row_hashes``
+    of the rows it was written from: so for flat columns; a nested or interval one is
+    not promised."""
     return not any(
         pa.types.is_nested(field.type) or pa.types.is_interval(field.type) for field in schema
     )

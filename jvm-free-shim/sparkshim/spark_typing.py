@@ -52,6 +52,8 @@ __all__ = [
     "COMPARISON_CASTS",
     "CONCATENATED_TYPES",
     "COUNT_TYPE",
+    "FRACTIONAL_TYPES",
+    "INTEGRAL_TYPES",
     "MAX_PRECISION",
     "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
@@ -119,6 +121,9 @@ CastPair = tuple[SparkType | None, SparkType | None]
 _INTEGRAL_WIDTHS = {"tinyint": 3, "smallint": 5, "int": 10, "bigint": 20}
 _INTEGRAL_ORDER = list(_INTEGRAL_WIDTHS)
 _FRACTIONAL = ("float", "double")
+# Spark's integral and floating-point type names, as this module names types.
+INTEGRAL_TYPES = tuple(_INTEGRAL_ORDER)
+FRACTIONAL_TYPES = _FRACTIONAL
 _SIMPLE_NAMES = {
     "byte": "tinyint",
     "short": "smallint",

@@ -44,6 +44,8 @@ from sparkshim.spark_typing import (
     CHOSEN_TYPES,
     COMPARISON_CASTS,
     CONCATENATED_TYPES,
+    FRACTIONAL_TYPES,
+    INTEGRAL_TYPES,
     MAX_PRECISION,
     OPERAND_TYPES,
     SET_TEXT_TYPES,
@@ -769,7 +771,7 @@ def _listed_sum(value: exp.Expr, distinct: bool, window: exp.Window | None) -> e
     would widen its BIGINT branch back to HUGEINT). Slow: spark_typing avoids it."""
     integral = exp.In(
         this=_fn("TYPEOF", _c(value)),
-        expressions=[_lit(n) for n in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")],
+        expressions=[_lit(n) for n in _DUCKDB_INTEGERS],
     )
     widened = exp.Add(this=_c(value), expression=_cast(_lit(0), "BIGINT"))
     listed = exp.Distinct(expressions=[widened]) if distinct else widened
@@ -1605,7 +1607,6 @@ def _rewrite_split(node: exp.Expr) -> exp.Expr:
 
 # The integral types by name, with their width in bits.
 _INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64}
-_STATIC_INTEGRAL_TYPES = ("tinyint", "smallint", "int", "bigint")  # spark_typing's names
 _DUCKDB_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
 _INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+(\.[0-9]*)?[\x00-\x20]*"
 _TRUE_STRINGS = ("t", "true", "y", "yes", "1")
@@ -1721,7 +1722,7 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     folded = _literal_cast(value, name, target)
     if folded is not None:
         return folded
-    if name in _INTEGRAL_BITS and str(value.meta.get(SPARK_TYPE)) in _STATIC_INTEGRAL_TYPES:
+    if name in _INTEGRAL_BITS and value.meta.get(SPARK_TYPE) in INTEGRAL_TYPES:
         # An integer by its static type (spark_typing): only the wrap to the type's width
         # is left of the general form (an incremental refresh casts its sums so); should
         # the inference ever be wrong, an error rather than a different answer.
@@ -1895,7 +1896,6 @@ def _spark_text(value: exp.Expr) -> exp.Expr:
 # The numeric types a TIMESTAMP casts to with its seconds' fraction.
 _FRACTIONAL_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC")
 _DECIMAL_TYPES = ("DECIMAL", "NUMERIC")
-_STATIC_FLOATING_TYPES = ("double", "float")  # spark_typing's names
 
 
 def _decimal_from_number(value: exp.Expr, target: str) -> exp.Expr:
@@ -1906,7 +1906,7 @@ def _decimal_from_number(value: exp.Expr, target: str) -> exp.Expr:
     of the value, which DuckDB folds when it plans the statement."""
     spark_type = value.meta.get(SPARK_TYPE)
     plain = _try_cast(_c(value), target)
-    if spark_type is not None and spark_type not in _STATIC_FLOATING_TYPES:
+    if spark_type is not None and spark_type not in FRACTIONAL_TYPES:
         return plain
     from_text = _decimal_from_double(_try_cast(_c(value), "DOUBLE"), target)
     if spark_type is not None:

@@ -30,6 +30,8 @@ from sqlglot import exp
 from sparkshim.errors import AnalysisException
 from sparkshim.naming import spark_column_name
 from sparkshim.spark_typing import (
+    FRACTIONAL_TYPES,
+    INTEGRAL_TYPES,
     DecimalType,
     SparkType,
     StatementTypes,
@@ -42,7 +44,7 @@ __all__ = ["check_types", "spark_type_name"]
 
 # The kinds of Spark's atomic types, by simpleString (a DECIMAL is a number).
 _KINDS = {
-    **dict.fromkeys(("tinyint", "smallint", "int", "bigint", "float", "double"), "number"),
+    **dict.fromkeys((*INTEGRAL_TYPES, *FRACTIONAL_TYPES), "number"),
     "boolean": "boolean",
     **dict.fromkeys(("date", "timestamp", "timestamp_ntz"), "datetime"),
     "string": "string",
@@ -50,8 +52,6 @@ _KINDS = {
 }
 # The kinds a STRING widens with (Spark's stringPromotion: not BOOLEAN, not BINARY).
 _TEXT_WIDENED_KINDS = frozenset({"string", "number", "datetime"})
-_INTEGRAL = frozenset({"tinyint", "smallint", "int", "bigint"})
-_FRACTIONAL = frozenset({"float", "double"})
 
 # Spark's symbol for each comparison, as its message names it (``a <> b`` is NOT(a = b)).
 _COMPARISON_SYMBOLS: dict[type[exp.Expr], str] = {
@@ -149,14 +149,11 @@ def _mismatch(node: exp.Expr, types: StatementTypes) -> AnalysisException | None
 def _datatype_mismatch(
     written: exp.Expr, subclass: str, detail: str, way_out: str
 ) -> AnalysisException:
+    named = spark_column_name(written)
     return AnalysisException(
-        message=f'[DATATYPE_MISMATCH.{subclass}] Cannot resolve "{_name(written)}" due to data '
+        message=f'[DATATYPE_MISMATCH.{subclass}] Cannot resolve "{named}" due to data '
         f"type mismatch: {detail}. {way_out}"
     )
-
-
-def _name(node: exp.Expr) -> str:
-    return spark_column_name(node)
 
 
 def _comparison_mismatch(
@@ -172,7 +169,7 @@ def _comparison_mismatch(
         left_type, right_type = types.type_of(left), types.type_of(right)
         if _comparable(left_type, right_type, equality=symbol in ("=", "<=>")):
             continue
-        named = f"({_name(left_written)} {symbol} {_name(right_written)})"
+        named = f"({spark_column_name(left_written)} {symbol} {spark_column_name(right_written)})"
         return AnalysisException(
             message=f'[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES] Cannot resolve "{named}" due to '
             "data type mismatch: the left and right operands of the binary operator have "
@@ -261,8 +258,9 @@ def _condition_mismatch(
         return _datatype_mismatch(
             written,
             "UNEXPECTED_INPUT_TYPE",
-            f'Parameter {index} requires the "BOOLEAN" type, however "{_name(condition_written)}"'
-            f' has the type "{spark_type_name(condition_type)}"',
+            f'Parameter {index} requires the "BOOLEAN" type, however'
+            f' "{spark_column_name(condition_written)}" has the type'
+            f' "{spark_type_name(condition_type)}"',
             "Write a condition (a comparison, IS NULL, ...) or cast it to BOOLEAN.",
         )
     return None
@@ -274,12 +272,12 @@ def _div_mismatch(
     left, right = types.type_of(node.this), types.type_of(node.expression)
     if not (_is_known(left) and _is_known(right)) or "string" in (left, right):
         return None  # a STRING operand is refused by the translation
-    if left not in _FRACTIONAL and right not in _FRACTIONAL:
+    if left not in FRACTIONAL_TYPES and right not in FRACTIONAL_TYPES:
         return None
     # Spark casts an integral operand to BIGINT, and a DECIMAL beside a FLOAT or DOUBLE to
     # DOUBLE, before checking that div's operands are one of its input types.
     left, right = (
-        "bigint" if t in _INTEGRAL else "double" if isinstance(t, DecimalType) else t
+        "bigint" if t in INTEGRAL_TYPES else "double" if isinstance(t, DecimalType) else t
         for t in (left, right)
     )
     way_out = "Cast the operands to BIGINT or DECIMAL, or use / and floor()."
@@ -339,13 +337,8 @@ def _set_column_types(query: exp.Expr, types: StatementTypes) -> list[SparkType 
         right = _set_column_types(query.expression, types)
         if left is None or right is None or len(left) != len(right):
             return None
-        return [_wider_known(a, b) for a, b in zip(left, right, strict=True)]
+        return [wider_type([a, b]) for a, b in zip(left, right, strict=True)]
     return None
-
-
-def _wider_known(left: SparkType | None, right: SparkType | None) -> SparkType | None:
-    """The type a column of two widenable types widens to (None: not derived)."""
-    return wider_type([left, right])
 
 
 def _ordinal(number: int) -> str:
