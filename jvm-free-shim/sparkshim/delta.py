@@ -728,8 +728,8 @@ def _feed_from_files(
     location: Path, state: log.TableState, start: int, end: int | None
 ) -> pa.Table | None:
     """The change feed of a run of commits read from the log and the files holding it
-    (see ``log.change_files``: the ``cdc`` files a commit wrote, the data files an
-    append-only commit added), where delta-rs's ``load_cdf`` brings the table up to date
+    (see ``log.change_files``: the ``cdc`` files a commit wrote, else the data files it
+    added and removed), where delta-rs's ``load_cdf`` brings the table up to date
     and plans a DataFusion scan; None when a commit's changes are not in such files, or
     when the table's files alone do not hold its rows (column mapping, partitions)."""
     end = state.version if end is None else end
@@ -754,11 +754,15 @@ def _change_rows(location: Path, file: log.ChangeFile, schema: pa.Schema) -> pa.
         stored = pq.read_table(location / unquote(file.path))
     except FileNotFoundError as failure:
         raise missing_file_error(str(location / unquote(file.path))) from failure
+    if file.deletion_vector is not None:  # rows it had removed before the file was
+        descriptor = deletion_vectors.Descriptor.from_json(file.deletion_vector)
+        removed = deletion_vectors.read(location, descriptor)
+        stored = stored.filter(deletion_vectors.keep_mask(removed, stored.num_rows))
     count = stored.num_rows
-    if file.inserted:
-        kinds = pa.array(["insert"] * count, pa.string())
-    else:
+    if file.kind == log.CDC:
         kinds = stored.column(CHANGE_TYPE_COLUMN).cast(pa.string())
+    else:
+        kinds = pa.array([file.kind] * count, pa.string())
     columns = [name for name in stored.column_names if name != CHANGE_TYPE_COLUMN]
     rows = align_to_schema(stored.select(columns), columns, schema)
     stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))

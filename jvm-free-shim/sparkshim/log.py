@@ -197,24 +197,34 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return (found.st_ino, found.st_mtime_ns)
 
 
+# How a change file's rows changed: ``CDC``, each row says (its ``_change_type``);
+# ``INSERT`` or ``DELETE``, all its rows (a data file a commit added, or removed).
+CDC, INSERT, DELETE = "cdc", "insert", "delete"
+
+
 @dataclass(frozen=True)
 class ChangeFile:
     """A file holding rows of a commit's change data feed: a ``cdc`` file (its rows carry
-    their ``_change_type``) or a data file an append-only commit added (all inserts)."""
+    their ``_change_type``), a data file a commit without ``cdc`` files added (all
+    inserts), or one it removed (all deletes, but for the rows its deletion vector had
+    already removed)."""
 
     path: str  # relative to the table, as in the log
     version: int
     timestamp_ms: int  # the commit's
-    inserted: bool  # a data file added (its rows are inserts), not a cdc file
+    kind: str  # CDC, INSERT or DELETE
+    # A removed file's deletion vector (the log's descriptor), as the ``remove`` says.
+    deletion_vector: dict[str, Any] | None = None
 
 
 def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | None:
     """The files holding the change data feed of commits ``start`` to ``end``: as Delta's
     protocol says, a commit that wrote ``cdc`` files has its changes in them (its ``add``
-    and ``remove`` actions are ignored); any other commit must only add whole files of
-    new rows (no ``remove`` that changes data, no deletion vector on a new file; a
-    ``metaData`` or ``protocol`` action is no change of rows). None otherwise, or when a
-    commit file is gone, or a file is of a partition (its values are not in the file)."""
+    and ``remove`` actions are ignored); any other commit's rows are those of the whole
+    files it added (inserts) and removed (deletes); a ``metaData`` or ``protocol`` action
+    is no change of rows. None when a commit changes a file's deletion vector without
+    ``cdc`` files, adds a file with one, or when a commit file is gone, or a file is of a
+    partition (its values are not in the file)."""
     files: list[ChangeFile] = []
     for version in range(start, end + 1):
         actions = read_commit(location, version)
@@ -227,27 +237,33 @@ def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | Non
         written = _files_written(actions)
         if written is None:
             return None
-        files.extend(ChangeFile(path, version, stamp, inserted) for path, inserted in written)
+        files.extend(
+            ChangeFile(path, version, stamp, kind, vector) for path, kind, vector in written
+        )
     return files
 
 
-def _files_written(actions: list[dict[str, Any]]) -> list[tuple[str, bool]] | None:
-    """The change files of one commit's ``actions`` (see ``change_files``): each path
-    and whether it is a data file of inserted rows. Files added or removed with
+def _files_written(
+    actions: list[dict[str, Any]],
+) -> list[tuple[str, str, dict[str, Any] | None]] | None:
+    """The change files of one commit's ``actions`` (see ``change_files``): each path,
+    its kind and a removed file's deletion vector. Files added or removed with
     ``dataChange`` false (a compaction rearranging rows) change no row."""
     cdc = [a["cdc"] for a in actions if "cdc" in a]
     if cdc:
         if any(c.get("partitionValues") for c in cdc):
             return None
-        return [(c["path"], False) for c in cdc]
-    if any(a["remove"].get("dataChange", True) for a in actions if "remove" in a):
-        return None  # whole files of rows deleted: delta-rs knows
-    added = []
+        return [(c["path"], CDC, None) for c in cdc]
+    changed: list[tuple[str, str, dict[str, Any] | None]] = []
     for action in actions:
-        add = action.get("add")
-        if add is None or not add.get("dataChange", True):
-            continue
-        if add.get("deletionVector") or add.get("partitionValues"):
-            return None
-        added.append((add["path"], True))
-    return added
+        for kind, name in ((INSERT, "add"), (DELETE, "remove")):
+            file = action.get(name)
+            if file is None or not file.get("dataChange", True):
+                continue
+            if file.get("partitionValues") or (kind == INSERT and file.get("deletionVector")):
+                return None
+            changed.append((file["path"], kind, file.get("deletionVector")))
+    paths = [path for path, _, _ in changed]
+    if len(set(paths)) < len(paths):
+        return None  # a file's vector replaced (rows deleted) without cdc files: delta-rs
+    return changed

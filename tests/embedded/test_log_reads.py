@@ -197,7 +197,7 @@ def test_the_change_feed_of_row_level_changes_equals_delta_rs(
     latest = DeltaTable(str(path)).version()
     files = log.change_files(path, 1, latest)
     assert files is not None, "every commit's changes are in files the log names"
-    assert {f.inserted for f in files if f.version == 2} == {False}, "an UPDATE's cdc files"
+    assert {f.kind for f in files if f.version == 2} == {log.CDC}, "an UPDATE's cdc files"
     ranges = [(v, v) for v in range(1, latest + 1)] + [(1, latest), (2, None)]
     for start, end in ranges:
         ours = delta.changes(path, start, end)
@@ -217,6 +217,32 @@ def test_the_change_feed_of_row_level_changes_equals_delta_rs(
 def _feed_rows(feed: pa.Table) -> list[tuple[object, ...]]:
     """A change feed's rows, in an order of their own (a feed's order is not promised)."""
     return sorted((tuple(row.values()) for row in feed.to_pylist()), key=repr)
+
+
+@pytest.mark.parametrize("vectors", [False, True], ids=["copy-on-write", "deletion-vectors"])
+def test_the_change_feed_of_an_overwrite_deletes_the_rows_the_table_held(
+    spark: ShimSession, vectors: bool
+) -> None:
+    """A commit without ``cdc`` files that removes files (an overwrite): its deletes are
+    the removed files' rows less those their deletion vectors had removed, that is the
+    rows the table held (delta-rs's ``load_cdf`` gives other rows for a file with a
+    vector)."""
+    properties = f"delta.enableChangeDataFeed = true, delta.enableDeletionVectors = {vectors}"
+    spark.sql(f"CREATE TABLE t (id INT, kind STRING) TBLPROPERTIES ({properties})")
+    spark.sql("INSERT INTO t SELECT id, 'a' FROM (SELECT explode(sequence(1, 20)) AS id)")
+    spark.sql("UPDATE t SET kind = 'b' WHERE id <= 5")
+    spark.sql("DELETE FROM t WHERE id IN (7, 20)")
+    held = sorted(tuple(row) for row in spark.sql("SELECT id, kind FROM t").collect())
+    version = DeltaTable(str(location(spark))).version()
+    spark.sql("INSERT OVERWRITE t VALUES (1, 'c'), (30, 'c')")
+    feed = spark.sql(
+        f"SELECT id, kind, _change_type FROM table_changes('t', {version + 1}, {version + 1})"
+    ).collect()
+    deleted = sorted((row.id, row.kind) for row in feed if row._change_type == "delete")
+    inserted = sorted((row.id, row.kind) for row in feed if row._change_type == "insert")
+    assert len(held) == 18 and deleted == held
+    assert inserted == [(1, "c"), (30, "c")]
+    assert len(feed) == 20
 
 
 def test_the_change_feed_of_a_delete_equals_delta_rs(spark: ShimSession) -> None:
