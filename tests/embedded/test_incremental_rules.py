@@ -181,6 +181,58 @@ def test_a_change_of_a_large_part_of_the_sources_refreshes_in_full(
     assert _rows(dt, "SELECT * FROM evens") == _rows(dt, query)
 
 
+@pytest.mark.parametrize("deletion_vectors", [False, True])
+def test_the_cost_rule_moves_the_count_it_made_by_the_commits_since(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, deletion_vectors: bool
+) -> None:
+    """The sources' rows, once read, follow the commits' metrics: a later refresh reads
+    no metadata for them, unless a commit does not say what it changed (an overwrite)."""
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    vectors = "true" if deletion_vectors else "false"
+    dt.sql(
+        "CREATE TABLE events (id BIGINT, kind STRING)"
+        f" TBLPROPERTIES (delta.enableDeletionVectors = {vectors})"
+    )
+    dt.sql("INSERT INTO events SELECT id, 'a' FROM (SELECT explode(sequence(1, 20000)) AS id)")
+    query = "SELECT id, kind FROM events WHERE kind <> 'z'"
+    dt.sql(f"CREATE DYNAMIC TABLE kept TARGET_LAG = '1 minute' AS {query}")
+    fmt = dt.engine.table_format
+    counted: list[str] = []
+    real_count = fmt.row_count
+
+    def row_count(session: Any, table: Any, version: int | None = None) -> int | None:
+        if table.name == "events":
+            counted.append(table.name)
+        return real_count(session, table, version)
+
+    monkeypatch.setattr(fmt, "row_count", row_count)
+
+    def refreshed_reason() -> str:
+        row = dt.sql("ALTER DYNAMIC TABLE kept REFRESH").collect()[0]
+        assert _rows(dt, "SELECT * FROM kept") == _rows(dt, query)
+        return str(row.reason)
+
+    dt.sql("UPDATE events SET kind = 'b' WHERE id <= 6000")
+    assert "12,000 rows, 60% of their 20,000 rows" in refreshed_reason()
+    assert counted == ["events"]
+    # Appends, deletes, updates and a compaction since: the count moves by their metrics.
+    dt.sql("INSERT INTO events SELECT id, 'c' FROM (SELECT explode(sequence(20001, 21000)) AS id)")
+    dt.sql("DELETE FROM events WHERE id > 18000")
+    dt.sql("OPTIMIZE events")
+    dt.sql("UPDATE events SET kind = 'd' WHERE id <= 5000")
+    assert "14,000 rows, 78% of their 18,000 rows" in refreshed_reason()
+    assert counted == ["events"]
+    # An overwrite does not say what it removed: no decision, then the count is read again.
+    dt.sql("INSERT OVERWRITE events SELECT id, 'e' FROM (SELECT explode(sequence(1, 25000)) AS id)")
+    assert refreshed_reason() == "None"
+    dt.sql("DELETE FROM events WHERE id <= 6000")
+    assert "6,000 rows, 32% of their 19,000 rows" in refreshed_reason()
+    assert counted == ["events", "events"]
+    dt.sql("DELETE FROM events WHERE id <= 10000")
+    assert "4,000 rows, 27% of their 15,000 rows" in refreshed_reason()
+    assert counted == ["events", "events"]
+
+
 def test_appends_to_the_sources_of_a_join_are_appended_without_netting(
     dt: DynamicTables, statements: list[str]
 ) -> None:

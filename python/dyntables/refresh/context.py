@@ -14,6 +14,7 @@ import datetime
 import hashlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from sqlglot import exp
@@ -63,6 +64,9 @@ class RefreshContext:
         # changes only with a new version; the commit time tells apart a table dropped and
         # recreated up to the same version.
         self._schemas: dict[tuple[str, int, Any], Any] = {}
+        # Per source (by key), its rows at a version this process counted, with that
+        # version's commit time (see source_rows).
+        self._row_counts: dict[str, KeptCount] = {}
         # Per table (by key), the refresh id of a watermark up to which every refresh
         # committed to the table is known to have its history row (see ensure_recorded).
         self._recorded_through: dict[str, str] = {}
@@ -227,6 +231,30 @@ class RefreshContext:
                 self._schemas.pop(next(iter(self._schemas)))
             self._schemas[identity] = schema
         return latest.version, schema
+
+    def source_rows(self, key: str, version: int) -> int:
+        """Source ``key``'s rows at ``version``. Where this process counted them at an
+        earlier version of the same table (its commit still there, at the same time), that
+        count moved by what each commit since inserted and deleted (its metrics): the
+        history the refresh reads anyway, where the format's row count replays the table's
+        metadata (milliseconds on Delta). Else read from the format's metadata, or counted
+        by a query; then kept for the next refresh."""
+        table = key_to_table(key)
+        commits = self.history_until(table, reaches(version))
+        at_version = next((c for c in commits if c.version == version), None)
+        rows = at_version.total_rows if at_version is not None else None
+        kept = self._row_counts.get(key)
+        if rows is None and kept is not None:
+            rows = _moved_count(kept, commits, version)
+        if rows is None:
+            rows = self.fmt.row_count(self.session, table, version)
+        if rows is None:
+            rows = count_rows(self.session, self.fmt.pinned(table, version))
+        if at_version is not None:
+            if len(self._row_counts) >= KEPT_SCHEMAS:
+                self._row_counts.pop(next(iter(self._row_counts)))
+            self._row_counts[key] = KeptCount(version, at_version.timestamp, rows)
+        return rows
 
     def history_until(
         self, table: exp.Table, enough: Callable[[list[Commit]], bool]
@@ -450,6 +478,34 @@ def changes_data(moved: dict[str, list[Commit] | None]) -> bool:
         commits is None or any(commit.changes_data for commit in commits)
         for commits in moved.values()
     )
+
+
+@dataclass(frozen=True)
+class KeptCount:
+    """A table's rows at a version, and that version's commit time (``source_rows``)."""
+
+    version: int
+    committed_at: Any
+    rows: int
+
+
+def _moved_count(kept: KeptCount, commits: list[Commit], version: int) -> int | None:
+    """``kept``'s count moved to ``version`` by the commits between (``commits``: newest
+    first, reaching back to ``kept.version``); None when one of them does not say how many
+    rows it inserted and deleted (an overwrite, a restore), when ``kept``'s commit is not
+    among them as it was (the table was recreated), or when ``version`` is older."""
+    if version < kept.version:
+        return None
+    rows = kept.rows
+    for commit in commits:  # newest first
+        if commit.version == kept.version:
+            return rows if commit.timestamp == kept.committed_at else None
+        if commit.version > version or not commit.changes_data:
+            continue
+        if commit.rows_inserted is None or commit.rows_deleted is None:
+            return None
+        rows += commit.rows_inserted - commit.rows_deleted
+    return None
 
 
 def reaches(version: int | None) -> Callable[[list[Commit]], bool]:

@@ -173,7 +173,7 @@ class Refresher:
         if rules.appends_as_they_come(job.definition, inputs.moved):
             return Strategy.INCREMENTAL  # less work than a full refresh, whatever the size
         why_full = rules.too_large_for_incremental(
-            self.context.session, self.context.fmt, inputs.moved, inputs.pinned.versions
+            inputs.moved, inputs.pinned.versions, self.context.source_rows
         )
         if why_full is None:
             return Strategy.INCREMENTAL

@@ -16,12 +16,12 @@ per-refresh rule in one place (the create-time mode and its reason code are the 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
-from dyntables.catalog import Definition, key_to_table
-from dyntables.formats import Commit, TableFormat
+from dyntables.catalog import Definition
+from dyntables.formats import Commit
 from dyntables.planner.capabilities import inserts_are_appends
-from dyntables.refresh.context import count_rows, inserts_only
+from dyntables.refresh.context import inserts_only
 from dyntables.refresh.state import Watermark, WatermarkState
 
 # An incremental refresh becomes full when the sources' change feeds hold more than this
@@ -76,15 +76,14 @@ def appends_as_they_come(definition: Definition, moved: dict[str, list[Commit] |
 
 
 def too_large_for_incremental(
-    session: Any,
-    fmt: TableFormat,
     moved: dict[str, list[Commit] | None],
     versions: dict[str, int | None],
+    rows_at: Callable[[str, int], int],
 ) -> str | None:
     """Why a full refresh is cheaper, when the sources' change feeds hold more than
     ``FULL_REFRESH_FRACTION`` of their rows (the change from the commits' metrics, no
-    decision when a commit does not say how many rows it changed; the sources' rows from
-    their metadata where the format keeps a count, else counted by a query)."""
+    decision when a commit does not say how many rows it changed; each source's rows at
+    its version from ``rows_at``)."""
     changed = 0
     for commits in moved.values():
         counts = [c.changed_rows for c in commits or [] if c.changes_data]
@@ -96,11 +95,7 @@ def too_large_for_incremental(
     total = 0
     for key, version in versions.items():
         if version is not None:
-            table = key_to_table(key)
-            known = fmt.row_count(session, table, version)  # from metadata: no statement
-            if known is None:
-                known = count_rows(session, fmt.pinned(table, version))
-            total += known
+            total += rows_at(key, version)
     if total < COST_RULE_MIN_ROWS or changed <= FULL_REFRESH_FRACTION * total:
         return None
     return (
