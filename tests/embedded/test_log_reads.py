@@ -240,7 +240,8 @@ def test_the_change_feed_of_an_overwrite_deletes_the_rows_the_table_held(
     ).collect()
     deleted = sorted((row.id, row.kind) for row in feed if row._change_type == "delete")
     inserted = sorted((row.id, row.kind) for row in feed if row._change_type == "insert")
-    assert len(held) == 18 and deleted == held
+    assert len(held) == 18
+    assert deleted == held
     assert inserted == [(1, "c"), (30, "c")]
     assert len(feed) == 20
 
