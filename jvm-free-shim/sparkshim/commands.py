@@ -8,6 +8,7 @@ as Spark would raise ``UnsupportedSqlError``.
 
 from __future__ import annotations
 
+import datetime
 import fnmatch
 import json
 import math
@@ -658,39 +659,46 @@ def describe_history_limit(session: SessionProtocol, match: re.Match[str]) -> pa
 
 
 def describe_history(location: Path, limit: int | None = None) -> pa.Table:
-    commits = delta.history(location, limit)
-    return pa.table(
+    return pa.Table.from_pylist(history_rows(location, limit), schema=_HISTORY_SCHEMA)
+
+
+def history_rows(location: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """``DESCRIBE HISTORY``'s rows (newest first, the ``limit`` newest if given), each as a
+    dict of its columns; the commit time an aware UTC datetime."""
+    return [
         {
-            "version": pa.array([commit.get("version") for commit in commits], pa.int64()),
-            "timestamp": pa.array(
-                [commit.get("timestamp") for commit in commits], pa.timestamp("ms", tz="UTC")
-            ),
-            "operation": [str(commit.get("operation")) for commit in commits],
-            "operationParameters": [
-                {
-                    str(k): json.dumps(v) if not isinstance(v, str) else v
-                    for k, v in (commit.get("operationParameters") or {}).items()
-                }
-                for commit in commits
-            ],
-            "userMetadata": pa.array(
-                [commit.get("userMetadata") for commit in commits], pa.string()
-            ),
-            "operationMetrics": [
-                delta.spark_metrics(commit.get("operationMetrics") or {}) for commit in commits
-            ],
-        },
-        schema=pa.schema(
-            [
-                ("version", pa.int64()),
-                ("timestamp", pa.timestamp("ms", tz="UTC")),
-                ("operation", pa.string()),
-                ("operationParameters", pa.map_(pa.string(), pa.string())),
-                ("userMetadata", pa.string()),
-                ("operationMetrics", pa.map_(pa.string(), pa.string())),
-            ]
-        ),
-    )
+            "version": commit.get("version"),
+            "timestamp": _utc_instant(commit.get("timestamp")),
+            "operation": str(commit.get("operation")),
+            "operationParameters": {
+                str(k): json.dumps(v) if not isinstance(v, str) else v
+                for k, v in (commit.get("operationParameters") or {}).items()
+            },
+            "userMetadata": commit.get("userMetadata"),
+            "operationMetrics": delta.spark_metrics(commit.get("operationMetrics") or {}),
+        }
+        for commit in delta.history(location, limit)
+    ]
+
+
+def _utc_instant(milliseconds: int | None) -> datetime.datetime | None:
+    if milliseconds is None:
+        return None
+    seconds, remainder = divmod(milliseconds, 1000)
+    instant = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    return instant.replace(microsecond=remainder * 1000)
+
+
+_HISTORY_SCHEMA = pa.schema(
+    [
+        ("version", pa.int64()),
+        ("timestamp", pa.timestamp("ms", tz="UTC")),
+        ("operation", pa.string()),
+        ("operationParameters", pa.map_(pa.string(), pa.string())),
+        ("userMetadata", pa.string()),
+        ("operationMetrics", pa.map_(pa.string(), pa.string())),
+    ]
+)
 
 
 def describe_detail(session: SessionProtocol, match: re.Match[str]) -> pa.Table:

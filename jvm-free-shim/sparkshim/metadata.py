@@ -16,7 +16,7 @@ from pyspark.sql.types import StructType
 from sqlglot import exp
 
 from sparkshim import delta
-from sparkshim.commands import describe_history, target_location
+from sparkshim.commands import history_rows, target_location
 from sparkshim.dataframe import DataFrame
 
 if TYPE_CHECKING:
@@ -37,11 +37,16 @@ class DeltaMetadata:
         """The table's properties, as ``SHOW TBLPROPERTIES`` lists them."""
         return delta.properties(self._location(name))
 
-    def history(self, name: str, limit: int | None = None) -> list[Any]:
+    def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """The table's newest commits (all without ``limit``), as ``DESCRIBE HISTORY``
-        returns them."""
-        rows = describe_history(self._location(name), limit)
-        return DataFrame(self.session, rows).collect()
+        returns them (each row as a dict of its columns: a refresh reads a history several
+        times, and making a DataFrame of it costs more than reading the log); the commit
+        time as ``collect()`` gives a timestamp, naive in this process's time zone."""
+        rows = history_rows(self._location(name), limit)
+        for row in rows:
+            if row["timestamp"] is not None:
+                row["timestamp"] = row["timestamp"].astimezone().replace(tzinfo=None)
+        return rows
 
     def schema(self, name: str) -> StructType:
         """The table's schema at its latest version."""

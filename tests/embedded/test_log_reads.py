@@ -13,6 +13,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from sparkshim import delta, log
+from sparkshim.metadata import DeltaMetadata
 from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
@@ -52,6 +53,10 @@ def test_the_history_equals_delta_rs_after_every_kind_of_commit(spark: ShimSessi
         assert log.history(path, limit) == expected[:limit]
     assert log.latest_version(path) == DeltaTable(str(path)).version()
     assert spark.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]["userMetadata"] == "marked"
+    # The metadata reader's rows (dicts, no DataFrame made) are DESCRIBE HISTORY's.
+    for limit in (None, 3):
+        described = spark.sql("DESCRIBE HISTORY t" + (f" LIMIT {limit}" if limit else "")).collect()
+        assert DeltaMetadata(spark).history("t", limit) == [row.asDict() for row in described]
 
 
 def test_the_history_stops_at_commits_removed_by_log_cleanup(spark: ShimSession) -> None:

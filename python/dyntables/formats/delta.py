@@ -87,7 +87,8 @@ _NO_DATA_OPERATIONS = {
 class DeltaLog(Protocol):
     """Reads a session's Delta tables' metadata from their logs without a statement (the
     embedded engine's ``sparkshim.metadata.DeltaMetadata``): the same rows as
-    ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY``, the schema, the row count, the number
+    ``SHOW TBLPROPERTIES`` and ``DESCRIBE HISTORY`` (a history row as a dict of its
+    columns), the schema, the row count, the number
     of data files."""
 
     def properties(self, name: str) -> dict[str, str]: ...
@@ -484,7 +485,7 @@ def _row_counts(row: Any) -> tuple[int | None, int | None]:
     """The rows a commit inserted and deleted (an updated row counts as one of each, as in
     the change feed), from its ``operationMetrics`` (Delta's names, which sparkshim also
     reports); None when the metrics do not say."""
-    fields = row.asDict() if hasattr(row, "asDict") else {}
+    fields = row.asDict() if hasattr(row, "asDict") else dict(row)
     metrics = {
         str(k): int(v)
         for k, v in (fields.get("operationMetrics") or {}).items()
