@@ -59,6 +59,10 @@ class Applied:
     inserted: int
     deleted: int
     committed: bool
+    # The version it committed and when (milliseconds since the epoch), where it knows
+    # (a blind append leaves them to the history).
+    version: int | None = None
+    timestamp_ms: int | None = None
 
 
 def apply_view(
@@ -115,14 +119,14 @@ def apply(
         return Applied(0, 0, committed=False)
     written = Written(deleted, schema.empty_table(), schema.empty_table(), inserted)
     read_version = table.version()
-    new_file = commit_marked(location, table, read_version, options, located, written, "MERGE")
-    if new_file is not None and deleted.num_rows and hashable_as_written(schema):
+    marked = commit_marked(location, table, read_version, options, located, written, "MERGE")
+    if marked.new_file is not None and deleted.num_rows and hashable_as_written(schema):
         # A table whose changes remove rows will be looked up again: its new file is
         # indexed now from the hashes in hand, not by reading the file back at the next
         # lookup.
-        index = row_index.index_path(location, new_file, schema)
+        index = row_index.index_path(location, marked.new_file, schema)
         row_index.write(index, hashes.take(copies_gained))
-    return Applied(inserted.num_rows, deleted.num_rows, committed=True)
+    return Applied(inserted.num_rows, deleted.num_rows, True, marked.version, marked.timestamp_ms)
 
 
 def _in_table_types(rows: pa.Table, schema: pa.Schema) -> pa.Table | None:

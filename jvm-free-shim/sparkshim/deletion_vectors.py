@@ -354,6 +354,21 @@ def positions(bitmap: BitMap64) -> np.ndarray[Any, Any]:
     return np.asarray(bitmap.to_array(), dtype=np.int64)
 
 
+def kept(bitmap: BitMap64, rows: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """For each of the positions ``rows`` (a few of a file's), whether the vector keeps
+    it: a binary search of each in the vector's sorted positions, where a set operation
+    would sort all of them (the vector of a table refreshed many times holds thousands).
+
+    >>> kept(BitMap64([0, 2]), np.array([3, 2, 0, 1])).tolist()
+    [True, False, False, True]
+    """
+    removed = positions(bitmap)
+    if not removed.size:
+        return np.ones(len(rows), dtype=bool)
+    at = np.minimum(np.searchsorted(removed, rows), removed.size - 1)
+    return np.asarray(removed[at] != rows)
+
+
 def keep_mask(bitmap: BitMap64, num_rows: int) -> np.ndarray[Any, Any]:
     """For each of a file's ``num_rows`` rows, whether the vector keeps it.
 

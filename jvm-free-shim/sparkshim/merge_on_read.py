@@ -27,7 +27,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
 
 import numpy as np
@@ -225,6 +225,16 @@ class Written:
     inserted: pa.Table
 
 
+class Marked(NamedTuple):
+    """The commit ``commit_marked`` made: its version, its time (milliseconds since the
+    epoch, as its ``commitInfo`` says) and its new data file's path relative to the
+    table (None when it wrote no new row)."""
+
+    version: int
+    timestamp_ms: int
+    new_file: str | None
+
+
 def commit_marked(
     location: Path,
     table: DeltaTable,
@@ -233,12 +243,11 @@ def commit_marked(
     located: pa.Table,
     written: Written,
     operation: str,
-) -> str | None:
+) -> Marked:
     """Commit after ``read_version``: the rows ``located`` names (``FILE_COLUMN``,
     ``POSITION_COLUMN``: the deleted and the updated rows) marked removed, the updated
-    rows' new values and the inserted rows written as one new file (its path relative to
-    the table is returned; None when there are no such rows), and the change data feed's
-    file when the table records it."""
+    rows' new values and the inserted rows written as one new file, and the change data
+    feed's file when the table records it."""
     marking = mark(location, table, located)
     new_rows = pa.concat_tables([written.after, written.inserted])
     added = list(marking.added)
@@ -268,7 +277,7 @@ def commit_marked(
     commits.put(location, read_version, options, info, [*marking.removed, *added, *change_files])
     if append.checkpoint_due(state, read_version + 1):
         delta.checkpoint(delta.open_table(location))
-    return new_file
+    return Marked(read_version + 1, int(info["commitInfo"]["timestamp"]), new_file)
 
 
 def _matched_rows(

@@ -777,8 +777,8 @@ def locate(
         found = row_index.matches(index, probes)
         vector = vectors.get(relative)
         if vector is not None and found.num_rows:
-            removed = deletion_vectors.positions(deletion_vectors.read(location, vector))
-            live = np.isin(found.column("position").to_numpy(), removed, invert=True)
+            removed = deletion_vectors.read(location, vector)
+            live = deletion_vectors.kept(removed, found.column("position").to_numpy())
             found = found.filter(pa.array(live))
         files.append(pa.array([path] * found.num_rows, pa.string()))
         positions.append(found.column("position").combine_chunks())

@@ -8,6 +8,7 @@ and the change data feed holding exactly the rows gained and lost."""
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,12 @@ def data_files(location: Path) -> list[str]:
     return sorted(str(p.relative_to(location)) for p in found)
 
 
+def written(applied: counted_rows.Applied | None) -> tuple[int, int, bool]:
+    """What a counted write says it did: rows inserted, rows deleted, committed."""
+    assert applied is not None
+    return applied.inserted, applied.deleted, applied.committed
+
+
 def version(session: ShimSession) -> int:
     return int(session.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]["version"])
 
@@ -61,7 +68,13 @@ def test_copies_lost_and_gained_in_one_commit(session: ShimSession) -> None:
     before, at = table_rows(session), version(session)
     change = [(1, "a", -2), (2, None, -2), (3, "c", 1), (5, "e", 2), (4, "d", -1)]
     applied = counted_rows.apply(session, "t", counts(change), "n")
-    assert applied == counted_rows.Applied(inserted=3, deleted=5, committed=True)
+    assert written(applied) == (3, 5, True)
+    # The commit it names is the one the history lists.
+    newest = session.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
+    assert applied.version == newest["version"]
+    assert applied.timestamp_ms is not None
+    committed = datetime.datetime.fromtimestamp(applied.timestamp_ms / 1000)
+    assert abs((committed - newest["timestamp"]).total_seconds()) < 0.001
     expected = before.copy()
     for k, g, n in change:
         expected[(k, g)] += n
@@ -95,7 +108,7 @@ def test_copies_only_gained_are_a_blind_append(session: ShimSession) -> None:
     its added file, as for an INSERT)."""
     at = version(session)
     applied = counted_rows.apply(session, "t", counts([(7, "g", 2), (1, "a", 1)]), "n")
-    assert applied == counted_rows.Applied(inserted=3, deleted=0, committed=True)
+    assert written(applied) == (3, 0, True)
     history = session.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]
     assert (history["version"], history["operation"]) == (at + 1, "WRITE")
     feed = Counter(
@@ -105,9 +118,7 @@ def test_copies_only_gained_are_a_blind_append(session: ShimSession) -> None:
         ).collect()
     )
     assert feed == Counter({(7, "g", "insert"): 2, (1, "a", "insert"): 1})
-    assert counted_rows.apply(session, "t", counts([]), "n") == counted_rows.Applied(
-        0, 0, committed=False
-    )
+    assert written(counted_rows.apply(session, "t", counts([]), "n")) == (0, 0, False)
     assert version(session) == at + 1
 
 
@@ -132,7 +143,7 @@ def test_values_of_other_types_are_converted_exactly_or_not_written(
 ) -> None:
     wider = pa.schema([("K", pa.int64()), ("g", pa.string()), ("n", pa.int32())])
     rows = pa.Table.from_pylist([{"K": 3, "g": "c", "n": -1}], schema=wider)
-    assert counted_rows.apply(session, "t", rows, "n") == counted_rows.Applied(0, 1, committed=True)
+    assert written(counted_rows.apply(session, "t", rows, "n")) == (0, 1, True)
     too_wide = pa.Table.from_pylist([{"K": 2**40, "g": "x", "n": 1}], schema=wider)
     at = version(session)
     assert counted_rows.apply(session, "t", too_wide, "n") is None
@@ -166,6 +177,44 @@ def test_the_writer_tells_dyntables_the_table_lacks_the_rows(tmp_path: Path) -> 
     writer = dt.engine.table_format.counted_writer  # type: ignore[attr-defined]
     with pytest.raises(CannotRefreshIncrementallyError, match="does not hold the rows"):
         writer(dt.session, "default.t", "change", "n")
+
+
+def test_a_refresh_takes_its_commit_from_the_counted_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write names the version it committed: the refresh reads the table's history
+    once (its last watermark), not again to find its own commit."""
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    dt.sql(f"CREATE TABLE t (k INT, g STRING) USING delta TBLPROPERTIES ({VECTORS})")
+    dt.sql("INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, NULL)")
+    dt.sql("CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT k, g FROM t WHERE k > 1")
+    dt.sql("UPDATE t SET g = 'c' WHERE k = 2")
+    fmt = dt.engine.table_format
+    read: list[str] = []
+    real_history = fmt.history
+
+    def history(session: Any, table: Any, limit: int | None = None) -> Any:
+        read.append(table.name)
+        return real_history(session, table, limit)
+
+    monkeypatch.setattr(fmt, "history", history)
+    refreshed = dt.sql("ALTER DYNAMIC TABLE d REFRESH").collect()[0]
+    assert (refreshed.action, refreshed.rows_inserted, refreshed.rows_deleted) == (
+        "INCREMENTAL",
+        1,
+        1,
+    )
+    assert read.count("d") == 1
+    newest = dt.sql("DESCRIBE HISTORY d LIMIT 1").collect()[0]
+    recorded = dt.sql(
+        "SELECT table_version FROM"
+        " TABLE(information_schema.dynamic_table_refresh_history(name => 'd'))"
+        " ORDER BY refresh_start_time DESC LIMIT 1"
+    ).collect()[0]
+    assert recorded.table_version == newest["version"]
+    assert Counter(tuple(r) for r in dt.sql("SELECT * FROM d").collect()) == Counter(
+        {(2, "c"): 1, (3, None): 1}
+    )
 
 
 TYPED_COLUMNS = (
@@ -220,18 +269,18 @@ def test_the_index_of_a_written_file_equals_the_one_read_back_from_it(tmp_path: 
     before = set(location.glob("part-*.parquet"))
     change = rows.append_column("n", pa.array([-1, 1, 1], pa.int64()))  # one lost, two gained
     applied = counted_rows.apply(session, "typed", change, "n")
-    assert applied == counted_rows.Applied(inserted=2, deleted=1, committed=True)
+    assert written(applied) == (2, 1, True)
     (new_file,) = set(location.glob("part-*.parquet")) - before
-    (written,) = (location / row_index.FOLDER).glob(f"{new_file.name}.*")
-    from_rows = row_index.load(written)
+    (index_file,) = (location / row_index.FOLDER).glob(f"{new_file.name}.*")
+    from_rows = row_index.load(index_file)
     assert from_rows is not None
     kept = [np.array(a) for a in (from_rows.first, from_rows.second, from_rows.positions)]
     row_index._opened.clear()  # as a new process finds it
-    written.unlink()
+    index_file.unlink()
     # A lookup of the file's rows builds its index again, from the file.
     lost = rows.slice(1).append_column("n", pa.array([-1, -1], pa.int64()))
-    assert counted_rows.apply(session, "typed", lost, "n") == counted_rows.Applied(0, 2, True)
-    from_file = row_index.load(written)
+    assert written(counted_rows.apply(session, "typed", lost, "n")) == (0, 2, True)
+    from_file = row_index.load(index_file)
     assert from_file is not None
     read_back = [np.array(a) for a in (from_file.first, from_file.second, from_file.positions)]
     for ours, theirs in zip(kept, read_back, strict=True):

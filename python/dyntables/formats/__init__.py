@@ -57,12 +57,29 @@ class Commit:
 @dataclass(frozen=True)
 class CountedWrite:
     """What a counted change's write did (``apply_counted``): the rows it inserted and
-    deleted, and whether it committed (a change whose values all net out commits
-    nothing)."""
+    deleted, whether it committed (a change whose values all net out commits nothing),
+    and, where the engine says, the version it committed and when (UTC)."""
 
     inserted: int
     deleted: int
     committed: bool
+    version: int | None = None
+    committed_at: datetime.datetime | None = None
+
+    def made(self, watermark: str) -> Commit | None:
+        """Its commit (carrying ``watermark``) as the history lists it, where the engine
+        said which it made: the refresh then need not look for it in the history."""
+        if not self.committed or self.version is None:
+            return None
+        return Commit(
+            version=self.version,
+            operation="MERGE",
+            changes_data=True,
+            user_metadata=watermark,
+            timestamp=self.committed_at,
+            rows_inserted=self.inserted,
+            rows_deleted=self.deleted,
+        )
 
 
 class TableFormat(Protocol):

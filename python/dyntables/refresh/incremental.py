@@ -156,7 +156,12 @@ class IncrementalRefresh:
                     [replaced.removed], [replaced.added], watermark, expected
                 )
                 if written is not None:
-                    return Applied(written.inserted, written.deleted, written.committed)
+                    return Applied(
+                        written.inserted,
+                        written.deleted,
+                        written.committed,
+                        written.made(watermark),
+                    )
             names = [name for name, _ in self.columns]
             made = self._merge(names, replaced.removed, replaced.added, watermark, expected)
             return Applied(replaced.rows, replaced.rows, committed=True, made=made)
@@ -188,7 +193,9 @@ class IncrementalRefresh:
                 self.session, self.table, view_read(net), NET, watermark, expected
             )
             if written is not None:
-                return Applied(written.inserted, written.deleted, written.committed)
+                return Applied(
+                    written.inserted, written.deleted, written.committed, written.made(watermark)
+                )
         # Each touched value's net change, with the smallest (None: nothing changed) and
         # their sum: a smallest above zero means the change only adds rows (appends, or
         # rows moving into the filter), and the sum is how many.
@@ -485,7 +492,10 @@ class IncrementalRefresh:
         )
         if written_counted is not None:
             return Applied(
-                written_counted.inserted, written_counted.deleted, written_counted.committed
+                written_counted.inserted,
+                written_counted.deleted,
+                written_counted.committed,
+                written_counted.made(watermark),
             )
         # Not written as counted rows (e.g. a table without deletion vectors): every
         # affected group's rows replaced by one MERGE on the keys.
