@@ -19,7 +19,7 @@ import re
 import threading
 import warnings
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -412,16 +412,29 @@ def run_query(
 
 @dataclass(frozen=True)
 class _Shape:
-    """What the last run of a kept translation gave: whether a column was a HUGEINT (cast
-    to BIGINT after it), and how many rows."""
+    """What the last run of a kept translation gave: its columns' names, which of them
+    were HUGEINTs (cast to BIGINT after it, see ``_with_spark_types``), and how many
+    rows."""
 
-    hugeint: bool
+    names: tuple[str, ...]
+    hugeint: tuple[bool, ...]
     rows: int
 
     @property
     def run_once(self) -> bool:
         """Whether its next run plans it once (see ``_run``)."""
-        return not self.hugeint and self.rows <= _FEW_ROWS
+        return self.rows <= _FEW_ROWS
+
+    def select_from(self, sql: str) -> str:
+        """``sql`` with its HUGEINT columns cast to BIGINT, by position (``#n``), as
+        ``_with_spark_types`` would project them."""
+        if not any(self.hugeint):
+            return sql
+        columns = []
+        for position, (name, hugeint) in enumerate(zip(self.names, self.hugeint, strict=True)):
+            column = f"CAST(#{position + 1} AS BIGINT)" if hugeint else f"#{position + 1}"
+            columns.append(f"{column} AS {exp.to_identifier(name, quoted=True).sql('duckdb')}")
+        return f"SELECT {', '.join(columns)} FROM ({sql}) AS __shim_result"
 
 
 # A result of at most this many rows is fetched from one run of its statement (see _run).
@@ -437,20 +450,22 @@ _SHAPES: OrderedDict[TranslationKey, _Shape] = OrderedDict()
 def _run(cursor: duckdb.DuckDBPyConnection, translated: _Translated) -> pa.Table:
     """The rows of a translated statement. A relation (``cursor.sql``) binds its statement
     to learn its columns' types and plans it again when it runs: a few milliseconds for
-    a refresh's long statements. A statement seen before whose result was small and had no
-    HUGEINT column is run once (``execute``); its rows are then copied once more, which
-    costs more than planning twice only for large results, hence the row count kept."""
+    a refresh's long statements. A statement seen before whose result was small is run
+    once (``execute``), its HUGEINT columns cast as the last run found them; its rows are
+    then copied once more, which costs more than planning twice only for large results,
+    hence the row count kept."""
     with _SCANS_LOCK:
         shape = _SHAPES.get(translated.key)
     if shape is not None and shape.run_once:
-        result = cursor.execute(translated.sql).to_arrow_table()
+        result = cursor.execute(shape.select_from(translated.sql)).to_arrow_table()
         assert result is not None, "a query has a result"
-        hugeint = False
-    else:
-        relation = cursor.sql(translated.sql)
-        hugeint = "HUGEINT" in [str(column_type) for column_type in relation.types]
-        result = _with_spark_types(relation).to_arrow_table()
-    _keep(_SHAPES, translated.key, _Shape(hugeint, result.num_rows), _KEPT_SHAPES)
+        _keep(_SHAPES, translated.key, replace(shape, rows=result.num_rows), _KEPT_SHAPES)
+        return result
+    relation = cursor.sql(translated.sql)
+    hugeint = tuple(str(column_type) == "HUGEINT" for column_type in relation.types)
+    names = tuple(relation.columns)
+    result = _with_spark_types(relation).to_arrow_table()
+    _keep(_SHAPES, translated.key, _Shape(names, hugeint, result.num_rows), _KEPT_SHAPES)
     return result
 
 
