@@ -852,9 +852,13 @@ def _timestamp_seconds(timestamp: exp.Expr) -> exp.Expr:
 
 def _rewrite_count_if(node: exp.Expr) -> exp.Expr:
     # DuckDB's COUNT_IF is a HUGEINT, NULL when no row is TRUE or FALSE; Spark's is a
-    # BIGINT, 0 then.
-    if _window_parent(node) is not None:
-        raise UnsupportedSqlError("count_if over a window")
+    # BIGINT, 0 then. Over a window, the window's value is.
+    window = _window_parent(node)
+    if window is not None:
+        _replace_window(
+            window, exp.Coalesce(this=_cast(window.copy(), "BIGINT"), expressions=[_lit(0)])
+        )
+        return node  # detached from the tree; the window was replaced
     return exp.Coalesce(this=_cast(_c(node), "BIGINT"), expressions=[_lit(0)])
 
 

@@ -28,17 +28,18 @@ def test_statements_of_refreshes_ticks_and_show(tmp_path: Path) -> None:
         "NO_DATA, first in a process": 5,
         "NO_DATA": 1,  # its history row
         # The change feed is read inside the statement that reads it once (the net change,
-        # the affected groups), not computed into a view first. The summaries stay one
-        # query each here (Spark observes them in the job computing the rows), and the
-        # GROUP BY's rows inserted and deleted come from its summary.
+        # the affected groups), not computed into a view first. A summary is computed by
+        # the statement computing the rows it summarizes (as windows over its result;
+        # Spark observes it in the job), and the GROUP BY's rows inserted and deleted come
+        # from its summary.
         # Filter: the net change and its history row; the change is written by the
         # embedded engine's counted write (no summary, no count of the copies held, no
         # MERGE).
         "incremental filter": 2,
         # GROUP BY: a history row checked, the affected groups computed straight into
-        # the rows the table loses and gains and their summary (the counted write takes
+        # the rows the table loses and gains, with their summary (the counted write takes
         # them as they are: no statement nets them, no MERGE), its history row.
-        "incremental GROUP BY": 4,
+        "incremental GROUP BY": 3,
         "idle tick": 3,  # the listing (2) and the tick's history rows (1)
         "SHOW": 2,
         # The query's schema, CREATE TABLE, the first refresh's INSERT OVERWRITE (rows

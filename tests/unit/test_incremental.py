@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pyarrow as pa
 import pytest
 from sqlglot import exp
 
@@ -356,16 +357,29 @@ def test_inserts_into_sources_a_query_is_linear_in_are_appended(
 
 
 class _Rows:
-    """What a recording session's ``sql`` returns: no rows but ``values``."""
+    """What a recording session's ``sql`` returns: one row of ``values``, or
+    (``toArrow``) ``rows`` rows of the summary columns the statement computes, each of
+    its value in ``values`` by position."""
 
-    def __init__(self, values: tuple[object, ...]) -> None:
-        self.values = values
+    def __init__(self, text: str, values: tuple[object, ...], rows: int) -> None:
+        self.text, self.values, self.rows = text, values, rows
 
     def createOrReplaceTempView(self, name: str) -> None:  # noqa: N802 (Spark's name)
         pass
 
     def collect(self) -> list[tuple[object, ...]]:
-        return [self.values]
+        return [self.values]  # (the statements collected are aggregates: one row)
+
+    def toArrow(self) -> pa.Table:  # noqa: N802 (Spark's name)
+        names = re.findall(r"__dt_summary\d+", self.text)
+        columns = {"id": [1] * self.rows}
+        columns.update(
+            {name: [value] * self.rows for name, value in zip(names, self.values, strict=False)}
+        )
+        return pa.table(columns)
+
+    def drop_columns(self, names: list[str]) -> _Rows:
+        return self
 
 
 class _Recording:
@@ -373,11 +387,15 @@ class _Recording:
 
     def __init__(self) -> None:
         self.statements: list[str] = []
-        self.values: tuple[object, ...] = (1, 2)  # the one row every statement returns
+        self.values: tuple[object, ...] = (1, 2)  # the values of every statement's rows
+        self.rows = 1  # how many rows every statement returns
 
     def sql(self, text: str) -> _Rows:
         self.statements.append(text)
-        return _Rows(self.values)
+        return _Rows(text, self.values, self.rows)
+
+    def createDataFrame(self, rows: pa.Table) -> _Rows:  # noqa: N802 (Spark's name)
+        return _Rows("", self.values, rows.num_rows)
 
 
 def _feeds_deriver() -> tuple[ChangeDeriver, _Recording]:
@@ -425,12 +443,25 @@ def test_a_feed_a_statement_read_before_is_read_from_a_view() -> None:
     ]
 
 
-def test_a_summary_is_one_query_over_the_rows_where_the_engine_does_not_checkpoint() -> None:
+def test_a_summary_is_computed_with_the_rows_where_the_engine_does_not_checkpoint() -> None:
+    """Where results hold their rows (sparkshim), the summary's aggregates are windows
+    over the statement's result, read from its first row: one statement."""
     changes, session = _feeds_deriver()
+    _, values = changes.summarized(
+        exp.select("id").from_("shop.orders"), [exp.func("min", exp.column("id"))]
+    )
+    assert values == (1,)  # the first row's summary column (the recording session's value)
+    (statement,) = session.statements
+    assert "MIN(id) OVER () AS `__dt_summary0`" in statement
+
+
+def test_a_summary_of_no_rows_is_one_query_over_the_view() -> None:
+    changes, session = _feeds_deriver()
+    session.rows = 0
     rows, values = changes.summarized(
         exp.select("id").from_("shop.orders"), [exp.func("min", exp.column("id"))]
     )
-    assert values == (1, 2)  # what the recording session returns
+    assert values == (1, 2)  # the summary query's row (what the recording session returns)
     _, summary = session.statements
     view = rows.find(exp.Table)
     assert view is not None

@@ -58,6 +58,8 @@ SIGN = "__dt_sign"
 NET = "__dt_net"  # a row value's net number of copies added (netted)
 # A reference to a source's change feed in a change query, until a statement reads it.
 FEED = "__dt_feed_{}"
+# The columns ``_held_with_summary`` computes a summary's aggregates in.
+SUMMARY = "__dt_summary{}"
 
 Statement = TypeVar("Statement", bound=exp.Expr)
 
@@ -268,7 +270,8 @@ class ChangeDeriver:
     def summarized(self, query: exp.Query, summary: Sequence[exp.Expr]) -> Summarized:
         """``materialize`` ``query``, with the values of ``summary`` (aggregates over its
         columns, unqualified) over its rows: on Spark computed by the job that computes
-        the rows (``DataFrame.observe``), elsewhere by one query over the view."""
+        the rows (``DataFrame.observe``), elsewhere by the statement that computes them
+        (``_held_with_summary``)."""
         view, values = self._computed(self.runnable(query), summary)
         return Summarized(exp.select("*").from_(_read(view)), values)
 
@@ -278,21 +281,44 @@ class ChangeDeriver:
         """The temporary view ``query`` (with no feed left to resolve) is computed into,
         and the values of ``summary`` over it."""
         view = f"__dt_changes_{uuid.uuid4().hex}"
-        rows = self.session.sql(to_spark_sql(query))
-        values: tuple[Any, ...] = ()
+        values: tuple[Any, ...] | None = ()
         if self.checkpoint_views:
+            rows = self.session.sql(to_spark_sql(query))
             observed = None
             if summary:
                 rows, observed = _observed(rows, summary)
             rows = rows.localCheckpoint(eager=True)
             if observed is not None:
                 values = observed()
+        elif summary:
+            rows, values = self._held_with_summary(query, summary)
+        else:
+            rows = self.session.sql(to_spark_sql(query))
         rows.createOrReplaceTempView(view)
         self._views.append(view)
-        if summary and not self.checkpoint_views:
+        if values is None:  # no row to read them from: the aggregates of no rows
             query = exp.select(*[e.copy() for e in summary]).from_(_read(view))
             values = tuple(self.session.sql(to_spark_sql(query)).collect()[0])
         return view, values
+
+    def _held_with_summary(
+        self, query: exp.Query, summary: Sequence[exp.Expr]
+    ) -> tuple[Any, tuple[Any, ...] | None]:
+        """On an engine whose results hold their rows: ``query``'s rows, and the values of
+        ``summary`` over them, from one statement (each aggregate over the whole result as
+        a window, read from its first row, then dropped); None for the values when there
+        is no row."""
+        names = [SUMMARY.format(index) for index in range(len(summary))]
+        windowed = [
+            exp.alias_(exp.Window(this=aggregate.copy()), name, quoted=True)
+            for aggregate, name in zip(summary, names, strict=True)
+        ]
+        statement = exp.select(exp.Star(), *windowed).from_(query.subquery("__dt_summarized"))
+        computed = self.session.sql(to_spark_sql(statement)).toArrow()
+        values = (
+            tuple(computed.column(name)[0].as_py() for name in names) if computed.num_rows else None
+        )
+        return self.session.createDataFrame(computed.drop_columns(names)), values
 
     def drop_change_views(self) -> None:
         """Forget the change feeds read by this derivation (temporary views)."""
