@@ -729,27 +729,42 @@ def _feed_from_files(
 ) -> pa.Table | None:
     """The change feed of a run of commits read from the log and the files holding it
     (see ``log.change_files``: the ``cdc`` files a commit wrote, else the data files it
-    added and removed), where delta-rs's ``load_cdf`` brings the table up to date
-    and plans a DataFusion scan; None when a commit's changes are not in such files, or
-    when the table's files alone do not hold its rows (column mapping, partitions)."""
+    added and removed), where delta-rs's ``load_cdf`` brings the table up to date and
+    plans a DataFusion scan (and reads a removed file's rows without its deletion vector,
+    refuses column mapping); None when a commit's changes are not in such files, or a
+    partition value is of a type read here."""
     end = state.version if end is None else end
     if start > end or start < 0 or end > state.version:
         return None
-    column_mapping = state.configuration.get("delta.columnMapping.mode", "none") != "none"
-    if "columnMapping" in state.reader_features or column_mapping:
-        return None  # (a file added without a deletion vector holds all its rows)
-    if state.partition_columns or "inCommitTimestamp" in state.writer_features:
-        return None  # partition values live in paths; commit times in another field
+    if "inCommitTimestamp" in state.writer_features:
+        return None  # commit times in another field
+    mode = state.configuration.get("delta.columnMapping.mode", "none").lower()
+    physical = _physical_names(state.schema_json, mode)
     files = log.change_files(location, start, end)
     if not files:
         return None
     schema = _arrow_schema(state.schema_json)
-    parts = [_change_rows(location, file, schema) for file in files]
+    logical = {stored: name for name, stored in physical.items()}
+    parts = []
+    for file in files:
+        rows = _change_rows(location, file, schema, logical, state.partition_columns)
+        if rows is None:
+            return None
+        parts.append(rows)
     return pa.concat_tables(parts)
 
 
-def _change_rows(location: Path, file: log.ChangeFile, schema: pa.Schema) -> pa.Table:
-    """The rows of one change file, in the table's ``schema``, with the feed's columns."""
+def _change_rows(
+    location: Path,
+    file: log.ChangeFile,
+    schema: pa.Schema,
+    logical: dict[str, str],
+    partition_columns: tuple[str, ...],
+) -> pa.Table | None:
+    """The rows of one change file, in the table's ``schema``, with the feed's columns:
+    its stored columns under their logical names (``logical``: by physical name, under
+    column mapping), its partition's values added; None for a partition value of a type
+    not read here."""
     try:
         stored = pq.read_table(location / unquote(file.path))
     except FileNotFoundError as failure:
@@ -764,13 +779,51 @@ def _change_rows(location: Path, file: log.ChangeFile, schema: pa.Schema) -> pa.
     else:
         kinds = pa.array([file.kind] * count, pa.string())
     columns = [name for name in stored.column_names if name != CHANGE_TYPE_COLUMN]
-    rows = align_to_schema(stored.select(columns), columns, schema)
+    stored = stored.select(columns).rename_columns([logical.get(n, n) for n in columns])
+    stored_values = {logical.get(k, k): v for k, v in file.partition_values.items()}
+    for name in partition_columns:
+        if name in stored.column_names:
+            continue  # (a cdc file may store them)
+        values = _partition_values(stored_values.get(name), schema.field(name).type, count)
+        if values is None:
+            return None
+        stored = stored.append_column(name, values)
+    rows = align_to_schema(stored, stored.column_names, schema)
     stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))
     return (
         rows.append_column(CHANGE_TYPE_COLUMN, kinds)
         .append_column("_commit_version", pa.array([file.version] * count, pa.int64()))
         .append_column("_commit_timestamp", pa.array([stamp] * count, stamp.type))
     )
+
+
+def _partition_values(value: str | None, kind: pa.DataType, count: int) -> pa.Array | None:
+    """A file's partition value (as Delta's log spells it) repeated for its ``count``
+    rows, in the column's type; None for a type whose spelling is not read here
+    (timestamps, binary: delta-rs reads them).
+
+    >>> _partition_values("2024-01-05", pa.date32(), 2).to_pylist()
+    [datetime.date(2024, 1, 5), datetime.date(2024, 1, 5)]
+    >>> _partition_values(None, pa.int32(), 1).to_pylist()
+    [None]
+    """
+    if value is None:
+        return pa.nulls(count, kind)
+    readable = (
+        pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_string(kind)
+        or pa.types.is_large_string(kind)
+        or pa.types.is_date32(kind)
+    )
+    if not readable:
+        return None
+    try:
+        return pa.array([value] * count, pa.string()).cast(kind)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None  # spelled otherwise than Arrow reads it: left to delta-rs
 
 
 def unset_properties(

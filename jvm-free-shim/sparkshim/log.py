@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,6 +215,9 @@ class ChangeFile:
     kind: str  # CDC, INSERT or DELETE
     # A removed file's deletion vector (the log's descriptor), as the ``remove`` says.
     deletion_vector: dict[str, Any] | None = None
+    # Its partition's values, as the log spells them (by physical name under column
+    # mapping; None for a NULL): a partitioned table's files do not hold them.
+    partition_values: dict[str, str | None] = field(default_factory=dict)
 
 
 def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | None:
@@ -223,8 +226,7 @@ def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | Non
     and ``remove`` actions are ignored); any other commit's rows are those of the whole
     files it added (inserts) and removed (deletes); a ``metaData`` or ``protocol`` action
     is no change of rows. None when a commit changes a file's deletion vector without
-    ``cdc`` files, adds a file with one, or when a commit file is gone, or a file is of a
-    partition (its values are not in the file)."""
+    ``cdc`` files or adds a file with one, or when a commit file is gone."""
     files: list[ChangeFile] = []
     for version in range(start, end + 1):
         actions = read_commit(location, version)
@@ -238,32 +240,36 @@ def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | Non
         if written is None:
             return None
         files.extend(
-            ChangeFile(path, version, stamp, kind, vector) for path, kind, vector in written
+            ChangeFile(
+                file["path"],
+                version,
+                stamp,
+                kind,
+                file.get("deletionVector") if kind == DELETE else None,
+                dict(file.get("partitionValues") or {}),
+            )
+            for kind, file in written
         )
     return files
 
 
-def _files_written(
-    actions: list[dict[str, Any]],
-) -> list[tuple[str, str, dict[str, Any] | None]] | None:
-    """The change files of one commit's ``actions`` (see ``change_files``): each path,
-    its kind and a removed file's deletion vector. Files added or removed with
+def _files_written(actions: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The change files of one commit's ``actions`` (see ``change_files``): each one's
+    kind and its action (``cdc``, ``add`` or ``remove``). Files added or removed with
     ``dataChange`` false (a compaction rearranging rows) change no row."""
     cdc = [a["cdc"] for a in actions if "cdc" in a]
     if cdc:
-        if any(c.get("partitionValues") for c in cdc):
-            return None
-        return [(c["path"], CDC, None) for c in cdc]
-    changed: list[tuple[str, str, dict[str, Any] | None]] = []
+        return [(CDC, c) for c in cdc]
+    changed: list[tuple[str, dict[str, Any]]] = []
     for action in actions:
         for kind, name in ((INSERT, "add"), (DELETE, "remove")):
             file = action.get(name)
             if file is None or not file.get("dataChange", True):
                 continue
-            if file.get("partitionValues") or (kind == INSERT and file.get("deletionVector")):
+            if kind == INSERT and file.get("deletionVector"):
                 return None
-            changed.append((file["path"], kind, file.get("deletionVector")))
-    paths = [path for path, _, _ in changed]
+            changed.append((kind, file))
+    paths = [file["path"] for _, file in changed]
     if len(set(paths)) < len(paths):
         return None  # a file's vector replaced (rows deleted) without cdc files: delta-rs
     return changed

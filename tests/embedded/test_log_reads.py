@@ -219,6 +219,49 @@ def test_the_change_feed_of_row_level_changes_equals_delta_rs(
     ]
 
 
+def test_the_change_feed_of_a_partitioned_table_equals_delta_rs(
+    spark: ShimSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A partitioned table's change files do not hold the partition values: they are
+    added from the log's ``partitionValues`` (a NULL partition too), in each column's
+    type; the feed equals delta-rs's, commit by commit and over the run."""
+    spark.sql(
+        "CREATE TABLE t (id INT, name STRING, day DATE, bucket INT) USING delta"
+        " PARTITIONED BY (day, bucket) TBLPROPERTIES (delta.enableChangeDataFeed = true)"
+    )
+    spark.sql(
+        "INSERT INTO t VALUES (1, 'a', DATE'2024-01-05', 1), (2, 'b', DATE'2024-01-05', 2),"
+        " (3, 'c', NULL, 1), (4, 'd', DATE'2024-02-29', NULL)"
+    )
+    spark.sql("UPDATE t SET name = 'z' WHERE id IN (1, 3)")
+    spark.sql("DELETE FROM t WHERE id = 2")
+    spark.sql("INSERT INTO t VALUES (5, 'e', DATE'2024-03-01', 3)")
+    spark.sql("INSERT OVERWRITE t VALUES (6, 'f', DATE'2024-01-05', 1)")
+    path = location(spark)
+    latest = DeltaTable(str(path)).version()
+    by_delta_rs = delta.changes_by_delta_rs
+
+    def not_read_here(*args: object) -> None:
+        raise AssertionError("the feed was left to delta-rs")
+
+    monkeypatch.setattr(delta, "changes_by_delta_rs", not_read_here)
+    for start, end in [(v, v) for v in range(1, latest + 1)] + [(1, latest)]:
+        ours = delta.changes(path, start, end)
+        theirs = by_delta_rs(path, start, end)
+        assert ours.schema.names == theirs.schema.names
+        assert _feed_rows(ours.cast(theirs.schema)) == _feed_rows(theirs), (start, end)
+    shown = spark.sql(
+        f"SELECT id, day, bucket, _change_type FROM table_changes('t', {latest})"
+    ).collect()
+    assert sorted((row.id, str(row.day), row.bucket, row._change_type) for row in shown) == [
+        (1, "2024-01-05", 1, "delete"),
+        (3, "None", 1, "delete"),
+        (4, "2024-02-29", None, "delete"),
+        (5, "2024-03-01", 3, "delete"),
+        (6, "2024-01-05", 1, "insert"),
+    ]
+
+
 def _feed_rows(feed: pa.Table) -> list[tuple[object, ...]]:
     """A change feed's rows, in an order of their own (a feed's order is not promised)."""
     return sorted((tuple(row.values()) for row in feed.to_pylist()), key=repr)
