@@ -688,9 +688,20 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
             " delta.enableChangeDataFeed = true"
         )
     feed = _feed_from_files(location, state, start, end) if state else None
-    if feed is None:
-        return changes_by_delta_rs(location, start, end)
-    return _with_spark_metadata_types(feed)
+    if feed is not None:
+        return _with_spark_metadata_types(feed)
+    if state is not None and start <= state.version:
+        unreadable = log.removed_vectors_without_cdc(
+            location, start, min(end or state.version, state.version)
+        )
+        if unreadable is not None:
+            raise UnsupportedSqlError(
+                f"the change data feed of version {unreadable} of {location} (it removes"
+                " files with deletion vectors without writing change data files, in a way"
+                " the embedded engine does not read)",
+                "read the changes on Spark with Delta Lake, or from a range without that version",
+            )
+    return changes_by_delta_rs(location, start, end)
 
 
 def changes_by_delta_rs(location: Path, start: int, end: int | None) -> pa.Table:

@@ -253,6 +253,29 @@ def change_files(location: Path, start: int, end: int) -> list[ChangeFile] | Non
     return files
 
 
+def removed_vectors_without_cdc(location: Path, start: int, end: int) -> int | None:
+    """The first commit of ``start`` to ``end`` that wrote no ``cdc`` file but removes a
+    file with a deletion vector without adding it back (an overwrite): its deletes are
+    that file less its vector's rows, where delta-rs's ``load_cdf`` gives the vector's
+    rows. (A file added back with another vector, rows deleted by vector, delta-rs reads
+    right.) None when there is none, or a commit file is gone (then delta-rs says so)."""
+    for version in range(start, end + 1):
+        actions = read_commit(location, version) or []
+        if any("cdc" in action for action in actions):
+            continue
+        added = {action["add"]["path"] for action in actions if "add" in action}
+        for action in actions:
+            remove = action.get("remove")
+            if (
+                remove is not None
+                and remove.get("dataChange", True)
+                and remove.get("deletionVector")
+                and remove["path"] not in added
+            ):
+                return version
+    return None
+
+
 def _files_written(actions: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]] | None:
     """The change files of one commit's ``actions`` (see ``change_files``): each one's
     kind and its action (``cdc``, ``add`` or ``remove``). Files added or removed with

@@ -13,6 +13,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from sparkshim import delta, log
+from sparkshim.errors import UnsupportedSqlError
 from sparkshim.metadata import DeltaMetadata
 from sparkshim.session import ShimSession
 
@@ -260,6 +261,30 @@ def test_the_change_feed_of_a_partitioned_table_equals_delta_rs(
         (5, "2024-03-01", 3, "delete"),
         (6, "2024-01-05", 1, "insert"),
     ]
+
+
+def test_a_feed_the_engine_cannot_read_exactly_is_refused(spark: ShimSession) -> None:
+    """An overwrite of a file with a deletion vector, committed without ``commitInfo``
+    (it is optional; its time then comes from the file, as delta-rs reads it): the
+    embedded engine leaves such a commit to delta-rs, whose ``load_cdf`` gives the
+    vector's rows as the deletes, so the feed is refused with a way out instead."""
+    properties = "delta.enableChangeDataFeed = true, delta.enableDeletionVectors = true"
+    spark.sql(f"CREATE TABLE t (id INT) TBLPROPERTIES ({properties})")
+    spark.sql("INSERT INTO t SELECT id FROM (SELECT explode(sequence(1, 10)) AS id)")
+    spark.sql("DELETE FROM t WHERE id = 3")  # the file gets a vector
+    spark.sql("INSERT OVERWRITE t VALUES (20)")
+    path = location(spark)
+    version = DeltaTable(str(path)).version()
+    commit = log.commit_path(path, version)
+    actions = [json.loads(line) for line in commit.read_text().splitlines()]
+    assert any("deletionVector" in action.get("remove", {}) for action in actions)
+    kept = [action for action in actions if "commitInfo" not in action]
+    commit.write_text("\n".join(json.dumps(action) for action in kept) + "\n")
+    with pytest.raises(UnsupportedSqlError, match=f"change data feed of version {version}"):
+        spark.sql(f"SELECT * FROM table_changes('t', {version}, {version})").collect()
+    # The commits before it read as they are.
+    before = spark.sql(f"SELECT count(*) FROM table_changes('t', 1, {version - 1})")
+    assert before.collect()[0][0] == 11  # ten inserts, one delete
 
 
 def _feed_rows(feed: pa.Table) -> list[tuple[object, ...]]:
