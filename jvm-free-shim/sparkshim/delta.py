@@ -691,9 +691,8 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
     if feed is not None:
         return _with_spark_metadata_types(feed)
     if state is not None and start <= state.version:
-        unreadable = log.removed_vectors_without_cdc(
-            location, start, min(end or state.version, state.version)
-        )
+        last = state.version if end is None else min(end, state.version)
+        unreadable = log.removed_vectors_without_cdc(location, start, last)
         if unreadable is not None:
             raise UnsupportedSqlError(
                 f"the change data feed of version {unreadable} of {location} (it removes"

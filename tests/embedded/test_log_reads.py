@@ -285,6 +285,7 @@ def test_a_feed_the_engine_cannot_read_exactly_is_refused(spark: ShimSession) ->
     # The commits before it read as they are.
     before = spark.sql(f"SELECT count(*) FROM table_changes('t', 1, {version - 1})")
     assert before.collect()[0][0] == 11  # ten inserts, one delete
+    assert spark.sql("SELECT count(*) FROM table_changes('t', 0, 0)").collect()[0][0] == 0
 
 
 def _feed_rows(feed: pa.Table) -> list[tuple[object, ...]]:
