@@ -668,7 +668,7 @@ def history_rows(location: Path, limit: int | None = None) -> list[dict[str, Any
     return [
         {
             "version": commit.get("version"),
-            "timestamp": _utc_instant(commit.get("timestamp")),
+            "timestamp": _commit_time(commit.get("timestamp")),
             "operation": str(commit.get("operation")),
             "operationParameters": {
                 str(k): json.dumps(v) if not isinstance(v, str) else v
@@ -681,12 +681,8 @@ def history_rows(location: Path, limit: int | None = None) -> list[dict[str, Any
     ]
 
 
-def _utc_instant(milliseconds: int | None) -> datetime.datetime | None:
-    if milliseconds is None:
-        return None
-    seconds, remainder = divmod(milliseconds, 1000)
-    instant = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
-    return instant.replace(microsecond=remainder * 1000)
+def _commit_time(milliseconds: int | None) -> datetime.datetime | None:
+    return None if milliseconds is None else delta.commit_time(milliseconds)
 
 
 _HISTORY_SCHEMA = pa.schema(

@@ -19,6 +19,7 @@ nothing, and the caller writes the change with a MERGE.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -59,10 +60,10 @@ class Applied:
     inserted: int
     deleted: int
     committed: bool
-    # The version it committed and when (milliseconds since the epoch), where it knows
-    # (a blind append leaves them to the history).
+    # The version it committed and when (UTC), where it knows (a blind append leaves
+    # them to the history).
     version: int | None = None
-    timestamp_ms: int | None = None
+    committed_at: datetime | None = None
 
 
 def apply_view(
@@ -126,7 +127,13 @@ def apply(
         # lookup.
         index = row_index.index_path(location, marked.new_file, schema)
         row_index.write(index, hashes.take(copies_gained))
-    return Applied(inserted.num_rows, deleted.num_rows, True, marked.version, marked.timestamp_ms)
+    return Applied(
+        inserted.num_rows,
+        deleted.num_rows,
+        True,
+        marked.version,
+        delta.commit_time(marked.timestamp_ms),
+    )
 
 
 def _in_table_types(rows: pa.Table, schema: pa.Schema) -> pa.Table | None:

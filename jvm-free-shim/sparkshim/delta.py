@@ -662,6 +662,13 @@ def _arrow_schema(schema_json: str) -> pa.Schema:
 _SPARK_METRIC_NAMES = {"num_added_rows": "numOutputRows", "num_added_files": "numAddedFiles"}
 
 
+def commit_time(milliseconds: int) -> datetime:
+    """A commit's time as its ``commitInfo`` gives it (milliseconds since the epoch), as
+    an aware UTC datetime, exact to the millisecond."""
+    seconds, remainder = divmod(milliseconds, 1000)
+    return datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=remainder * 1000)
+
+
 def spark_metrics(metrics: dict[str, Any]) -> dict[str, str]:
     """A commit's ``operationMetrics`` as Delta on Spark names them (``numOutputRows``,
     ``numDeletedRows``, ``numTargetRowsUpdated``, …), values as text."""

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sparkshim import delta
 from sparkshim.commands import history_rows, target_location
 from sparkshim.dataframe import DataFrame
+from sparkshim.types import local_wall_clock
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,7 +46,7 @@ class DeltaMetadata:
         rows = history_rows(self._location(name), limit)
         for row in rows:
             if row["timestamp"] is not None:
-                row["timestamp"] = row["timestamp"].astimezone().replace(tzinfo=None)
+                row["timestamp"] = local_wall_clock(row["timestamp"], None)
         return rows
 
     def schema(self, name: str) -> StructType:

@@ -766,7 +766,7 @@ def _array_to_python(array: pa.Array, spark_type: DataType, time_zone: str | Non
     if isinstance(spark_type, BinaryType):
         return [None if v is None else bytearray(v) for v in values]
     if isinstance(spark_type, TimestampType):
-        return [None if v is None else _local_wall_clock(v, time_zone) for v in values]
+        return [None if v is None else local_wall_clock(v, time_zone) for v in values]
     return values
 
 
@@ -782,7 +782,9 @@ def _split(flat: list[Any], lengths: list[int | None]) -> list[list[Any] | None]
     return out
 
 
-def _local_wall_clock(instant: datetime.datetime, time_zone: str | None) -> datetime.datetime:
+def local_wall_clock(instant: datetime.datetime, time_zone: str | None) -> datetime.datetime:
+    """``instant`` as the naive wall-clock time PySpark's ``collect()`` gives (in
+    ``time_zone``; None: this process's)."""
     zone = ZoneInfo(time_zone) if time_zone else None
     return instant.astimezone(zone).replace(tzinfo=None)
 

@@ -8,7 +8,6 @@ the user's session; the user's session keeps its own configuration untouched.
 
 from __future__ import annotations
 
-import datetime
 import threading
 from pathlib import Path
 from typing import Any
@@ -196,13 +195,8 @@ def _write_counted(session: Any, table: str, view: str, count_column: str) -> Co
         ) from failure
     if applied is None:
         return None
-    committed_at = None
-    if applied.timestamp_ms is not None:
-        seconds, milliseconds = divmod(applied.timestamp_ms, 1000)
-        instant = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
-        committed_at = instant.replace(microsecond=milliseconds * 1000)
     return CountedWrite(
-        applied.inserted, applied.deleted, applied.committed, applied.version, committed_at
+        applied.inserted, applied.deleted, applied.committed, applied.version, applied.committed_at
     )
 
 
