@@ -30,15 +30,18 @@ from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.maintenance import optimize, vacuum
+from sparkshim.parses import Parses
 from sparkshim.query import run_query
 from sparkshim.syntax import check_statement, statement_words
-from sparkshim.translate import parse_spark
 from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
 
 if TYPE_CHECKING:
     from sparkshim.session_protocol import SessionProtocol
 
 EMPTY = pa.table({})
+# The trees of the statements run lately, shared by every session of the process
+# (parses.py): a refresh's statements differ between runs only in the versions they read.
+PARSES = Parses()
 _Result = TypeVar("_Result")
 
 # Utility statements sqlglot does not parse; matched on their text.
@@ -86,7 +89,7 @@ def execute(session: SessionProtocol, text: str) -> pa.Table:
         match = pattern.match(statement)
         if match:
             return _guarded(None, partial(handler, session, match))
-    tree = _guarded(None, partial(parse_spark, statement))
+    tree = _guarded(None, partial(PARSES.parse, statement))
     for kind, tree_handler in _HANDLERS:
         if isinstance(tree, kind):
             return _guarded(tree, partial(tree_handler, session, tree))
