@@ -113,6 +113,10 @@ KEYED_QUERIES = {
     "initials": "SELECT upper(substr(status, 1, 1)) AS initial, count(*) AS n,"
     " sum(amount) AS total FROM orders GROUP BY upper(substr(status, 1, 1))",
     "parities": "SELECT DISTINCT customer_id % 2 AS parity, status FROM orders",
+    # DISTINCT over stars: the columns they stand for are the keys.
+    "distinct_orders": "SELECT DISTINCT * FROM orders",
+    "distinct_regions": "SELECT DISTINCT o.*, c.region FROM orders o JOIN customers c"
+    " ON o.customer_id = c.customer_id",
     # A DOUBLE sum: change arithmetic only adds to it (removals recompute the group).
     "float_totals": "SELECT customer_id, count(*) AS n, sum(CAST(amount AS DOUBLE)) AS total,"
     " max(amount) AS hi FROM orders GROUP BY customer_id",

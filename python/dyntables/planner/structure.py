@@ -319,10 +319,12 @@ def _windows(select: exp.Select) -> list[exp.Window]:
     ]
 
 
-def recompute_keys(select: exp.Select) -> list[exp.Expr]:
+def recompute_keys(
+    select: exp.Select, columns_of: Callable[[str], list[str]] | None = None
+) -> list[exp.Expr]:
     """The expressions (over the block's input rows) that a keyed block's rows depend on
     group-wise: the PARTITION BY columns every window shares, else the GROUP BY keys, else
-    the DISTINCT columns."""
+    the DISTINCT columns (a star's columns through ``columns_of``, ``expand_stars``)."""
     windows = _windows(select)
     if windows:
         keys = _shared_partition(windows)
@@ -333,11 +335,14 @@ def recompute_keys(select: exp.Select) -> list[exp.Expr]:
     elif select.args.get("group"):
         keys = _group_expressions(select)
     elif select.args.get("distinct"):
-        if any(isinstance(p, exp.Star) or p.is_star for p in select.expressions):
+        expanded = expand_stars(select, columns_of) if columns_of is not None else None
+        if expanded is None and any(_is_star(p) for p in select.expressions):
             raise CannotRefreshIncrementallyError(
-                "SELECT DISTINCT * is not incremental yet: name the columns"
+                "SELECT DISTINCT * over inputs whose columns cannot be told is not"
+                " incremental: name the columns"
             )
-        keys = [p.this if isinstance(p, exp.Alias) else p for p in select.expressions]
+        projections = (expanded or select).expressions
+        keys = [p.this if isinstance(p, exp.Alias) else p for p in projections]
     else:
         raise CannotRefreshIncrementallyError(
             "an aggregate without GROUP BY (a scalar aggregate) is recomputed in full"
@@ -756,7 +761,7 @@ def key_outputs(select: exp.Select, columns_of: Callable[[str], list[str]]) -> l
     aliases = [item.alias_or_name for item in inputs]
     names = [_output_names(item, columns_of) for item in inputs]
     if shape == "keyed":
-        candidates = [[key] for key in recompute_keys(select)]
+        candidates = [[key] for key in recompute_keys(select, columns_of)]
     else:
         plan = keyed_join(select, columns_of)
         if plan.row_keys is not None:
@@ -768,12 +773,13 @@ def key_outputs(select: exp.Select, columns_of: Callable[[str], list[str]]) -> l
                 if keys is not None and i in _unpadded_inputs(select)
             ]
             candidates = [list(expressions) for expressions in zip(*unpadded, strict=True)]
+    projections = (expand_stars(select, columns_of) or select).expressions
     outputs = []
     for expressions in candidates:
         found = next(
             (
                 projection.alias_or_name
-                for projection in select.expressions
+                for projection in projections
                 if any(_holds(projection, e, aliases, names) for e in expressions)
             ),
             None,
@@ -910,7 +916,7 @@ def check_structure(node: exp.Expr, columns_of: Callable[[str], list[str]]) -> N
     elif isinstance(node, exp.Select):
         shape = select_shape(node)
         if shape == "keyed":
-            check_structure(key_probe(node, recompute_keys(node)), columns_of)
+            check_structure(key_probe(node, recompute_keys(node, columns_of)), columns_of)
             return
         if shape == "outer":
             for probe in keyed_join(node, columns_of).probes:

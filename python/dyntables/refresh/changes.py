@@ -368,7 +368,7 @@ class ChangeDeriver:
         rows are restricted to them; None when no input changed."""
         if select_shape(select) == "outer":
             return self._join_recompute(select)
-        keys = recompute_keys(select)
+        keys = recompute_keys(select, self.columns_of)
         delta = self.change(key_probe(select, keys))
         if delta is None:
             return None
