@@ -35,7 +35,7 @@ from sparkshim import (
     math_functions,
     number_text,
 )
-from sparkshim.errors import ParseException, UnsupportedSqlError
+from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_parser import parse_statements, tokenize
@@ -243,12 +243,36 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     _fold_integral_rounds(tree)  # before the typed literals it recognizes are rewritten
     _fold_negative_typed_literals(tree)
     _keep_nested_count_bug(tree)
+    _filtered_sums_as_cases(tree)
     tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
         return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
     except UnsupportedError as failure:
         raise UnsupportedSqlError(str(failure).splitlines()[0]) from failure
+
+
+def _filtered_sums_as_cases(tree: exp.Expr) -> None:
+    """``sum(x) FILTER (WHERE c)`` as ``sum(CASE WHEN c THEN x END)``: a sum skips NULLs,
+    so both add the same values, and are NULL where no row passes (the sum's rewrite,
+    which wraps the SUM in Spark's result type, cannot keep a FILTER on it). The SUM node
+    itself stays, with the type recorded on it. A FILTER on a window's aggregate is
+    Spark's analysis error."""
+    for node in list(tree.find_all(exp.Filter)):
+        if isinstance(node.parent, exp.Window):
+            raise AnalysisException(
+                message="Window aggregate function with filter predicate is not supported yet."
+            )
+        total = node.this
+        condition = node.expression.this if isinstance(node.expression, exp.Where) else None
+        if not isinstance(total, exp.Sum) or condition is None:
+            continue
+        argument = total.this
+        value = argument.expressions[0] if isinstance(argument, exp.Distinct) else argument
+        if isinstance(argument, exp.Distinct) and len(argument.expressions) != 1:
+            continue  # refused by the sum's rewrite
+        value.replace(exp.Case(ifs=[exp.If(this=condition.copy(), true=value.copy())]))
+        node.replace(total)
 
 
 # ---- the bottom-up rewrite ----

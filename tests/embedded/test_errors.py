@@ -387,3 +387,16 @@ def test_a_python_error_in_the_translation_is_a_refusal_with_its_cause(
     assert "this query" in str(caught.value)
     assert isinstance(caught.value.__cause__, AttributeError)
     assert_no_leak(caught.value)
+
+
+def test_a_window_aggregate_with_a_filter_is_refused_as_spark_refuses_it(
+    shim: ShimSession, pyspark_session: SparkSession
+) -> None:
+    sql = "SELECT a, sum(a) FILTER (WHERE b = 'x') OVER (PARTITION BY b) AS w FROM t"
+    pyspark_session.sql(SETUP)
+    message = "Window aggregate function with filter predicate is not supported yet"
+    for session in (shim, pyspark_session):
+        error = error_of(session, sql)
+        assert isinstance(error, AnalysisException), type(error)
+        assert message in str(error)
+    assert_no_leak(error_of(shim, sql))
