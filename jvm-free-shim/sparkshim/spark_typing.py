@@ -16,7 +16,8 @@ COALESCE whose values Spark widens to STRING (a string beside a number, a DATE o
 TIMESTAMP) gets the types of its values in ``node.meta[CHOSEN_TYPES]``. The outermost
 set operation (UNION, INTERSECT, EXCEPT) that widens a column to STRING gets, for each of
 its SELECTs (:func:`set_branches`) and each column, the type that SELECT's value has where
-Spark turns it into text (or None) in ``node.meta[SET_TEXT_TYPES]``. A node whose type
+Spark turns it into text (or None) in ``node.meta[SET_TEXT_TYPES]``, and each SELECT's
+column names, its stars expanded, in ``node.meta[SET_BRANCH_COLUMNS]``. A node whose type
 cannot be derived gets nothing, and the translation then decides at run time (or refuses)
 as it would without types. :func:`annotate` returns the types of the whole statement
 (:class:`StatementTypes`), which :mod:`sparkshim.type_mismatches` checks.
@@ -57,6 +58,7 @@ __all__ = [
     "MAX_PRECISION",
     "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
+    "SET_BRANCH_COLUMNS",
     "SET_TEXT_TYPES",
     "SPARK_TYPE",
     "TIMESTAMP_AVERAGE",
@@ -94,6 +96,7 @@ COMPARISON_CASTS = "spark_comparison_casts"
 CONCATENATED_TYPES = "spark_concatenated_types"
 CHOSEN_TYPES = "spark_chosen_types"
 SET_TEXT_TYPES = "spark_set_text_types"
+SET_BRANCH_COLUMNS = "spark_set_branch_columns"
 
 
 @dataclass(frozen=True)
@@ -471,6 +474,7 @@ class _Typer:
         self.concatenated_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.set_text_types: dict[int, tuple[tuple[SparkType | None, ...], ...]] = {}
+        self.set_branch_columns: dict[int, tuple[tuple[str, ...], ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -485,6 +489,7 @@ class _Typer:
             (COMPARISON_CASTS, self.comparison_casts),
             (CONCATENATED_TYPES, self.concatenated_types),
             (SET_TEXT_TYPES, self.set_text_types),
+            (SET_BRANCH_COLUMNS, self.set_branch_columns),
             (CHOSEN_TYPES, self.chosen_types),
         )
         found: dict[str, object] = {name: table[key] for name, table in tables if key in table}
@@ -662,6 +667,10 @@ class _Typer:
         columns = [self.text_types(node, index) for index in range(widths.pop())]
         if any(any(t is not None for t in column) for column in columns):
             self.set_text_types[id(node)] = tuple(zip(*columns, strict=True))
+            self.set_branch_columns[id(node)] = tuple(
+                tuple(projection.alias_or_name for projection in branch.expressions)
+                for branch in branches
+            )
 
     def set_column_type(self, query: exp.Expr, index: int) -> SparkType | None:
         """The type of the ``index``-th column of ``query``, widened pair by pair as Spark

@@ -48,6 +48,7 @@ from sparkshim.spark_typing import (
     INTEGRAL_TYPES,
     MAX_PRECISION,
     OPERAND_TYPES,
+    SET_BRANCH_COLUMNS,
     SET_TEXT_TYPES,
     SPARK_TYPE,
     TIMESTAMP_AVERAGE,
@@ -1522,7 +1523,10 @@ def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
     branches = set_branches(node)
     if not isinstance(plan, tuple) or len(plan) != len(branches):
         return node
-    for branch, text_types in zip(branches, plan, strict=True):
+    names = node.meta.get(SET_BRANCH_COLUMNS) or (None,) * len(branches)
+    for branch, text_types, columns in zip(branches, plan, names, strict=True):
+        if isinstance(branch, exp.Select) and columns is not None:
+            _expand_lone_star(branch, columns)
         projections = branch.expressions if isinstance(branch, exp.Select) else []
         if len(projections) != len(text_types) or any(
             isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections
@@ -1538,6 +1542,23 @@ def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
             else:
                 value.replace(text)
     return node
+
+
+def _expand_lone_star(branch: exp.Select, columns: tuple[str, ...]) -> None:
+    """A SELECT of a set operation whose list is one ``*`` (or ``t.*``) over one relation,
+    its ``columns`` (as the typing expanded them) named instead, so that each can be
+    turned into Spark's text; left as it is elsewhere (a join's star may name a column
+    twice)."""
+    if len(branch.expressions) != 1 or branch.args.get("joins") or branch.args.get("laterals"):
+        return
+    star = branch.expressions[0]
+    if isinstance(star, exp.Column) and star.is_star:
+        star = star.this
+    if not isinstance(star, exp.Star) or any(star.args.get(a) for a in ("except", "replace")):
+        return
+    if len({name.lower() for name in columns}) != len(columns):
+        return
+    branch.set("expressions", [exp.column(name, quoted=True) for name in columns])
 
 
 def _as_spark_type(value: exp.Expr, spark_type: SparkType) -> exp.Expr:
