@@ -587,6 +587,7 @@ _DUCKDB_TYPE_NAMES = {
     "float": "FLOAT",
     "double": "DOUBLE",
     "string": "VARCHAR",
+    "boolean": "BOOLEAN",
 }
 
 

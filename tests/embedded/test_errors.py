@@ -298,14 +298,17 @@ def test_a_comparison_chain_spark_cannot_read_is_refused(
     assert_no_leak(caught.value)
 
 
-def test_like_before_a_comparison_with_a_boolean_fails_rather_than_answer(
-    shim: ShimSession,
+def test_like_before_a_comparison_with_a_boolean_is_answered_as_spark_answers_it(
+    shim: ShimSession, pyspark_session: SparkSession
 ) -> None:
-    """``b LIKE 'x%' = true`` is ``b LIKE ('x%' = true)`` in Spark, NULL ('x%' is no
-    boolean); the shim groups it so, but its STRING = BOOLEAN fails on such a string."""
-    error = error_of(shim, "SELECT b LIKE 'x%' = true FROM t")
-    assert error_class(error) == "CAST_INVALID_INPUT"
-    assert_no_leak(error)
+    """``b LIKE 'x%' = true`` is ``b LIKE ('x%' = true)`` in Spark: 'x%' is no boolean, so
+    the comparison is NULL, and so is the LIKE (a STRING beside a BOOLEAN is cast to
+    BOOLEAN, NULL where it reads as none)."""
+    sql = "SELECT b LIKE 'x%' = true AS l, 'yes' = true AS y, b = false AS f FROM t"
+    pyspark_session.sql(SETUP)
+    expected = [tuple(row) for row in pyspark_session.sql(sql).collect()]
+    assert expected == [(None, True, None), (None, True, False)]  # "y" reads as true
+    assert [tuple(row) for row in shim.sql(sql).collect()] == expected
 
 
 def test_legacy_count_setting_refuses_grouped_correlated_counts(tmp_path: Path) -> None:
