@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.errors import PySparkException
 from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from sparkshim import deletion_vectors, delta, dml, sources
 from sparkshim.catalog import ObjectName, is_delta_table
@@ -97,7 +98,9 @@ def execute(session: SessionProtocol, text: str) -> pa.Table:
     raise UnsupportedSqlError(f"the statement {statement_words(statement)}")
 
 
-# Python errors that mean a defect or a gap of the translation, never the user's mistake.
+# Python errors that mean a defect or a gap of the translation, never the user's mistake;
+# sqlglot's too (the user's statement is parsed into Spark's errors before: a sqlglot error
+# after that is the translation's, as when it reads back SQL it generated).
 _INTERNAL_ERRORS = (
     AttributeError,
     IndexError,
@@ -105,6 +108,7 @@ _INTERNAL_ERRORS = (
     NotImplementedError,
     TypeError,
     ValueError,
+    SqlglotError,
 )
 
 

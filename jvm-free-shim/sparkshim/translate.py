@@ -819,6 +819,31 @@ def _listed_sum(value: exp.Expr, distinct: bool, window: exp.Window | None) -> e
     )
 
 
+# Java's title case of the letters whose DuckDB upper case differs from it (after Spark's
+# lower case): the sharp s has no one-letter capital, the Latin digraphs have title forms.
+_TITLE_CASES = {"ß": "ß", "ǆ": "ǅ", "ǉ": "ǈ", "ǌ": "ǋ", "ǳ": "ǲ"}
+
+
+def _rewrite_initcap(node: exp.Expr) -> exp.Expr:
+    """Spark's ``initcap``: the text in lower case, then each letter that starts it or
+    follows a space (a space alone delimits words) in title case, as Java's
+    ``Character.toTitleCase``. Built as nodes (sqlglot's own DuckDB text of INITCAP cannot
+    be read back when INITCAP is nested)."""
+    word = exp.column("__w")
+    first = _fn("LEFT", word, _lit(1))
+    titled = exp.Case(
+        this=first.copy(),
+        ifs=[exp.If(this=_lit(low), true=_lit(title)) for low, title in _TITLE_CASES.items()],
+        default=_fn("UPPER", first.copy()),
+    )
+    capitalized = exp.Lambda(
+        this=exp.DPipe(this=titled, expression=_fn("SUBSTRING", word.copy(), _lit(2))),
+        expressions=[exp.to_identifier("__w")],
+    )
+    words = _fn("STRING_SPLIT", _fn("LOWER", _c(node.this)), _lit(" "))
+    return _fn("ARRAY_TO_STRING", _fn("LIST_TRANSFORM", words, capitalized), _lit(" "))
+
+
 def _over(window: exp.Window | None, aggregate: exp.Expr) -> exp.Expr:
     """``aggregate`` over a copy of ``window`` (as is, without one)."""
     if window is None:
@@ -2535,6 +2560,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Least: _rewrite_greatest_least,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
+    exp.Initcap: _rewrite_initcap,
     exp.Avg: _rewrite_avg,
     exp.Sign: _rewrite_sign,
     exp.Ln: _rewrite_ln,
