@@ -338,10 +338,11 @@ def _wider_of_two(left: SparkType | None, right: SparkType | None) -> SparkType 
 
 
 def comparison_type(left: SparkType | None, right: SparkType | None) -> SparkType | None:
-    """The type Spark (ANSI off) compares a STRING and a number or a BOOLEAN as: the
-    number's type, DOUBLE beside a DECIMAL, BOOLEAN beside a BOOLEAN (its
-    ``PromoteStrings``; ``'1.5' = 1`` is true, the string cast to INT; ``'yes' = true`` is
-    true, ``'abc' = true`` NULL); None for any other pair, which is compared as it is.
+    """The type Spark (ANSI off) compares a STRING and a number, a BOOLEAN, a DATE or a
+    TIMESTAMP as: the number's type, DOUBLE beside a DECIMAL, else the other operand's type
+    (its ``PromoteStrings``; ``'1.5' = 1`` is true, the string cast to INT; ``'yes' = true``
+    is true, ``'abc' = true`` NULL, as ``'21' = DATE'2024-01-01'``); None for any other
+    pair, which is compared as it is.
 
     >>> comparison_type("string", "int"), comparison_type(DecimalType(5, 2), "string")
     ('int', 'double')
@@ -351,8 +352,8 @@ def comparison_type(left: SparkType | None, right: SparkType | None) -> SparkTyp
     for string_side, other in ((left, right), (right, left)):
         if string_side == "string" and _is_numeric(other):
             return "double" if isinstance(other, DecimalType) else other
-        if string_side == "string" and other == "boolean":
-            return "boolean"
+        if string_side == "string" and other in ("boolean", "date", "timestamp"):
+            return other
     return None
 
 

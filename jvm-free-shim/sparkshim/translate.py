@@ -599,6 +599,11 @@ def _compared_as(value: exp.Expr, spark_type: SparkType | None) -> exp.Expr:
         return value
     if isinstance(spark_type, DecimalType):
         return _spark_cast(value.copy(), spark_type.sql())
+    if spark_type == "date":
+        return _spark_cast(value.copy(), "DATE")
+    if spark_type == "timestamp":  # an instant: the wall time read in the session's zone
+        wall_time = _spark_cast(value.copy(), "TIMESTAMP", exp.DataType.build("TIMESTAMP"))
+        return _cast(wall_time, "TIMESTAMPTZ")
     return _spark_cast(value.copy(), _DUCKDB_TYPE_NAMES[spark_type])
 
 
