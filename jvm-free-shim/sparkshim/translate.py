@@ -440,7 +440,20 @@ def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     _widen_integer_literals(node)
-    return _rewrite_string_arithmetic(node)
+    return _doubled_operands(_rewrite_string_arithmetic(node))
+
+
+def _doubled_operands(node: exp.Expr) -> exp.Expr:
+    """An operation Spark computes as a DOUBLE (typed so by spark_typing) with both
+    operands cast to DOUBLE, as Spark casts them: DuckDB computes a DECIMAL with a FLOAT as
+    a FLOAT, losing digits Spark keeps (``d / f``)."""
+    if node.meta.get(SPARK_TYPE) != "double" or not isinstance(node, exp.Binary):
+        return node
+    for key in ("this", "expression"):
+        operand = node.args.get(key)
+        if isinstance(operand, exp.Expr) and not isinstance(operand, exp.Null):
+            node.set(key, _cast(_c(operand), "DOUBLE"))
+    return node
 
 
 def _widen_integer_literals(node: exp.Expr) -> None:
@@ -478,7 +491,7 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
             "an interval plus or minus an interval (or a multi-unit interval literal)",
             "Spark's answer is an interval; write one single-unit or span literal",
         )
-    node = _rewrite_string_arithmetic(node)
+    node = _doubled_operands(_rewrite_string_arithmetic(node))
     result = intervals.date_arithmetic(node, _runtime_refusal("this DATE arithmetic"))
     if is_result and intervals.is_interval(result):
         return _interval_result(node, intervals.date_difference_value(result), "interval day")
@@ -517,7 +530,7 @@ def _rewrite_div(node: exp.Expr) -> exp.Expr:
         return decimal
     node = _rewrite_string_arithmetic(node)
     if node.meta.get(SPARK_TYPE) == "double":
-        return node  # typed: no DECIMAL operand
+        return _doubled_operands(node)  # typed: no DECIMAL result
     either = exp.or_(_typeof_like(node.this, "DECIMAL%"), _typeof_like(node.expression, "DECIMAL%"))
     return _case((either, _runtime_refusal("division of a DECIMAL")), default=_c(node))
 
@@ -1333,9 +1346,33 @@ def _rewrite_add_months(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_quantile(node: exp.Expr) -> exp.Expr:
+    """Spark's ``percentile``: interpolated between DOUBLEs (Spark reads each value as a
+    DOUBLE first; DuckDB interpolates a DECIMAL or a FLOAT in its own type and rounds)."""
     quantile = node.args["quantile"]
     result = "DOUBLE[]" if isinstance(quantile, exp.Array) else "DOUBLE"
-    return _cast(_fn("QUANTILE_CONT", _c(node.this), _c(quantile)), result)
+    value = _cast(_c(node.this), "DOUBLE")
+    return _cast_aggregate(node, _fn("QUANTILE_CONT", value, _c(quantile)), result)
+
+
+def _rewrite_median(node: exp.Expr) -> exp.Expr:
+    """Spark's ``median`` is its ``percentile(x, 0.5)``: a DOUBLE."""
+    value = _cast(_c(node.this), "DOUBLE")
+    return _cast_aggregate(node, _fn("QUANTILE_CONT", value, _lit(0.5)), "DOUBLE")
+
+
+def _cast_aggregate(node: exp.Expr, aggregate: exp.Expr, target: str) -> exp.Expr:
+    """``aggregate`` (what ``node`` becomes) cast to ``target``; over ``node``'s window,
+    when it has one, inside the cast (DuckDB takes no OVER after a CAST): the window is
+    then replaced in the tree, and ``node``, detached, returned."""
+    window = _window_parent(node)
+    if window is None:
+        return _cast(aggregate, target)
+    over = window.copy()
+    over.set("this", aggregate)
+    placeholder = exp.Null()
+    window.replace(placeholder)
+    placeholder.replace(_cast(over, target))
+    return node
 
 
 def _refuse(construct: str, hint: str = "") -> Rewrite:
@@ -2632,6 +2669,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.TsOrDsAdd: _rewrite_date_add,
     exp.AddMonths: _rewrite_add_months,
     exp.Quantile: _rewrite_quantile,
+    exp.Median: _rewrite_median,
     exp.ApproxQuantile: _refuse("percentile_approx", "use percentile() for an exact answer"),
     exp.ApproxDistinct: _refuse("approx_count_distinct", "use count(DISTINCT ...)"),
     exp.Rand: _refuse("rand()", "different random generators"),
