@@ -861,6 +861,43 @@ _MULTI_LETTER_UPPER_CASES = {
 }
 
 
+def _rewrite_levenshtein(node: exp.Expr) -> exp.Expr:
+    """Spark's ``levenshtein(a, b[, threshold])``: the distance in characters (DuckDB's
+    counts bytes, 2 for 'é' against 'e'), -1 beyond the threshold. A text that is not all
+    ASCII is compared through a code of its own: each distinct character of the two texts
+    written as one ASCII byte (its rank among them), so at most 127 distinct characters;
+    more is refused when met."""
+    left, right = node.this, node.expression
+    threshold = node.args.get("ins_cost")  # Spark's third argument, as sqlglot reads it
+    both = exp.DPipe(this=_c(left), expression=_c(right))
+    alphabet = _fn("LIST_SORT", _fn("LIST_DISTINCT", _fn("STRING_SPLIT", both, _lit(""))))
+
+    def coded(text: exp.Expr) -> exp.Expr:
+        letter = exp.column("__l")
+        to_byte = exp.Lambda(
+            this=_fn("CHR", _fn("LIST_POSITION", alphabet.copy(), letter)),
+            expressions=[exp.to_identifier("__l")],
+        )
+        letters = _fn("STRING_SPLIT", _c(text), _lit(""))  # [''] for ''
+        written = _fn("ARRAY_TO_STRING", _fn("LIST_TRANSFORM", letters, to_byte), _lit(""))
+        return _case((exp.EQ(this=_c(text), expression=_lit("")), _lit("")), default=written)
+
+    ascii_only = exp.and_(
+        exp.EQ(this=_fn("STRLEN", _c(left)), expression=_fn("LENGTH", _c(left))),
+        exp.EQ(this=_fn("STRLEN", _c(right)), expression=_fn("LENGTH", _c(right))),
+    )
+    too_many = exp.GT(this=_fn("LEN", alphabet.copy()), expression=_lit(127))
+    distance = _case(
+        (ascii_only, _fn("LEVENSHTEIN", _c(left), _c(right))),
+        (too_many, _runtime_refusal("levenshtein of texts with over 127 distinct characters")),
+        default=_fn("LEVENSHTEIN", coded(left), coded(right)),
+    )
+    if threshold is None:
+        return distance
+    beyond = exp.GT(this=distance.copy(), expression=_c(threshold))
+    return _case((beyond, _lit(-1)), default=distance)
+
+
 def _rewrite_upper(node: exp.Expr) -> exp.Expr:
     """Spark's ``upper``: Java's, which writes some letters as several (``'Straße'`` is
     ``'STRASSE'``); in a text that is not all ASCII those are replaced first (about 20
@@ -2640,6 +2677,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Sum: _rewrite_sum,
     exp.Initcap: _rewrite_initcap,
     exp.Upper: _rewrite_upper,
+    exp.Levenshtein: _rewrite_levenshtein,
     exp.Avg: _rewrite_avg,
     exp.Sign: _rewrite_sign,
     exp.Ln: _rewrite_ln,
