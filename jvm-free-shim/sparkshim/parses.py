@@ -1,11 +1,13 @@
-"""Parses kept: a statement run before is not parsed again.
+"""Parses kept: a statement that reads a table's versions is not parsed again.
 
 Parsing a long statement costs milliseconds of Python (a dynamic table's incremental
 refresh statement, 2-3 KB of SQL: about 2.5 ms; copying a kept tree: under 1 ms). A
 refresh runs the same statements every time but for the versions they read: the numbers
 in ``TABLE_CHANGES('t', start, end)`` and ``VERSION AS OF n``. So a statement's tree is
 kept under its text with those numbers masked, and a statement differing only there takes
-a copy of the kept tree with its own numbers set.
+a copy of the kept tree with its own numbers set. A statement without such a number is
+parsed every time (keeping it would copy its tree, a third of a parse, for texts such as a
+one-row INSERT of a fresh temporary view that never come again).
 
 A text is kept that way only when each masked number is, in its tree, the literal argument
 of ``TABLE_CHANGES`` or of ``VERSION AS OF`` found at that place of the text (a number
@@ -72,6 +74,8 @@ class Parses:
             for group in _GROUPS
             if match.start(group) >= 0
         )
+        if not spans:  # nothing masked: no other text shares it (no copy kept)
+            return parse_spark(sql)
         key = (_masked(sql, spans), spans)
         with self._lock:
             kept = self._kept.get(key)

@@ -802,9 +802,7 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
             default=_listed_sum(value, distinct, window),
         )
     if window is not None:
-        placeholder = exp.Null()
-        window.replace(placeholder)
-        placeholder.replace(result)
+        _replace_window(window, result)
         return node  # detached from the tree; the window was replaced
     return result
 
@@ -882,10 +880,7 @@ def _rewrite_levenshtein(node: exp.Expr) -> exp.Expr:
         written = _fn("ARRAY_TO_STRING", _fn("LIST_TRANSFORM", letters, to_byte), _lit(""))
         return _case((exp.EQ(this=_c(text), expression=_lit("")), _lit("")), default=written)
 
-    ascii_only = exp.and_(
-        exp.EQ(this=_fn("STRLEN", _c(left)), expression=_fn("LENGTH", _c(left))),
-        exp.EQ(this=_fn("STRLEN", _c(right)), expression=_fn("LENGTH", _c(right))),
-    )
+    ascii_only = exp.and_(_is_ascii(left), _is_ascii(right))
     too_many = exp.GT(this=_fn("LEN", alphabet.copy()), expression=_lit(127))
     distance = _case(
         (ascii_only, _fn("LEVENSHTEIN", _c(left), _c(right))),
@@ -906,8 +901,13 @@ def _rewrite_upper(node: exp.Expr) -> exp.Expr:
     text: exp.Expr = _c(node.this)
     for letter, upper in _MULTI_LETTER_UPPER_CASES.items():
         text = _fn("REPLACE", text, _lit(letter), _lit(upper))
-    ascii_only = exp.EQ(this=_fn("STRLEN", _c(node.this)), expression=_fn("LENGTH", _c(node.this)))
-    return _case((ascii_only, exp.Upper(this=_c(node.this))), default=exp.Upper(this=text))
+    plain = exp.Upper(this=_c(node.this))
+    return _case((_is_ascii(node.this), plain), default=exp.Upper(this=text))
+
+
+def _is_ascii(text: exp.Expr) -> exp.Expr:
+    """Whether ``text`` is all ASCII: its bytes are its characters (NULL for NULL)."""
+    return exp.EQ(this=_fn("STRLEN", _c(text)), expression=_fn("LENGTH", _c(text)))
 
 
 # Java's title case of the letters whose DuckDB upper case differs from it (after Spark's
@@ -945,6 +945,8 @@ def _over(window: exp.Window | None, aggregate: exp.Expr) -> exp.Expr:
 
 
 def _replace_window(window: exp.Window, result: exp.Expr) -> None:
+    """Put ``result`` where ``window`` is in the tree (``result`` holds a copy of the
+    window, never the window itself, which building it would detach from the tree)."""
     placeholder = exp.Null()
     window.replace(placeholder)
     placeholder.replace(result)
@@ -1406,9 +1408,7 @@ def _cast_aggregate(node: exp.Expr, aggregate: exp.Expr, target: str) -> exp.Exp
         return _cast(aggregate, target)
     over = window.copy()
     over.set("this", aggregate)
-    placeholder = exp.Null()
-    window.replace(placeholder)
-    placeholder.replace(_cast(over, target))
+    _replace_window(window, _cast(over, target))
     return node
 
 
@@ -1460,7 +1460,7 @@ def _collect(node: exp.Expr, distinct: bool) -> exp.Expr:
     if window is not None:
         if distinct:
             raise UnsupportedSqlError("collect_set over a window")
-        placeholder = exp.Null()
+        placeholder = exp.Null()  # (the window goes inside the result: replaced first)
         window.replace(placeholder)
         placeholder.replace(exp.Coalesce(this=window, expressions=[exp.Array()]))
         return aggregate

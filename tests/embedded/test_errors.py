@@ -160,7 +160,14 @@ SPARK_CLASSES = [
 ]
 
 # Statements Spark answers that the shim refuses, and words the refusal must hold.
+# A text of 130 distinct characters beyond ASCII (levenshtein's code holds 127).
+_MANY_LETTERS = "".join(chr(code) for code in range(0x100, 0x100 + 130))
+
 REFUSALS = [
+    (
+        f"SELECT levenshtein('{_MANY_LETTERS}', 'é')",
+        ["levenshtein of texts with over 127 distinct characters"],
+    ),
     ("SELECT CAST(x AS INTERVAL DAY) FROM VALUES (1) AS t(x)", ["CAST to INTERVAL DAY"]),
     ("SELECT CAST(x AS INTERVAL YEAR TO MONTH) FROM VALUES ('1-2') AS t(x)", ["CAST to INTERVAL"]),
     ("SELECT 2147483647 * 2147483647", ["overflows INT", "wider type"]),
