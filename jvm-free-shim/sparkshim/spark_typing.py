@@ -59,6 +59,7 @@ __all__ = [
     "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
     "SET_BRANCH_COLUMNS",
+    "SET_DECIMAL_TYPES",
     "SET_TEXT_TYPES",
     "SPARK_TYPE",
     "TIMESTAMP_AVERAGE",
@@ -97,6 +98,7 @@ CONCATENATED_TYPES = "spark_concatenated_types"
 CHOSEN_TYPES = "spark_chosen_types"
 SET_TEXT_TYPES = "spark_set_text_types"
 SET_BRANCH_COLUMNS = "spark_set_branch_columns"
+SET_DECIMAL_TYPES = "spark_set_decimal_types"
 
 
 @dataclass(frozen=True)
@@ -479,6 +481,7 @@ class _Typer:
         self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.set_text_types: dict[int, tuple[tuple[SparkType | None, ...], ...]] = {}
         self.set_branch_columns: dict[int, tuple[tuple[str, ...], ...]] = {}
+        self.set_decimal_types: dict[int, tuple[DecimalType | None, ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -494,6 +497,7 @@ class _Typer:
             (CONCATENATED_TYPES, self.concatenated_types),
             (SET_TEXT_TYPES, self.set_text_types),
             (SET_BRANCH_COLUMNS, self.set_branch_columns),
+            (SET_DECIMAL_TYPES, self.set_decimal_types),
             (CHOSEN_TYPES, self.chosen_types),
         )
         found: dict[str, object] = {name: table[key] for name, table in tables if key in table}
@@ -668,13 +672,30 @@ class _Typer:
         widths = {len(branch.expressions) for branch in branches}
         if len(widths) != 1:
             return
-        columns = [self.text_types(node, index) for index in range(widths.pop())]
-        if any(any(t is not None for t in column) for column in columns):
+        width = widths.pop()
+        columns = [self.text_types(node, index) for index in range(width)]
+        decimals = [self.widened_decimal(node, index) for index in range(width)]
+        texts = any(any(t is not None for t in column) for column in columns)
+        if texts:
             self.set_text_types[id(node)] = tuple(zip(*columns, strict=True))
+        if any(decimal is not None for decimal in decimals):
+            self.set_decimal_types[id(node)] = tuple(decimals)
+        if texts or id(node) in self.set_decimal_types:
             self.set_branch_columns[id(node)] = tuple(
                 tuple(projection.alias_or_name for projection in branch.expressions)
                 for branch in branches
             )
+
+    def widened_decimal(self, query: exp.Expr, index: int) -> DecimalType | None:
+        """The DECIMAL a set operation widens its ``index``-th column to, when a SELECT's
+        value has another type (DuckDB widens a BIGINT as a DECIMAL(19, 0) where Spark
+        takes a DECIMAL(20, 0)); else None."""
+        widened = self.set_column_type(query, index)
+        if not isinstance(widened, DecimalType):
+            return None
+        if all(own == widened for own in self.branch_types(query, index)):
+            return None
+        return widened
 
     def set_column_type(self, query: exp.Expr, index: int) -> SparkType | None:
         """The type of the ``index``-th column of ``query``, widened pair by pair as Spark

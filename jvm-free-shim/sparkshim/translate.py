@@ -49,6 +49,7 @@ from sparkshim.spark_typing import (
     MAX_PRECISION,
     OPERAND_TYPES,
     SET_BRANCH_COLUMNS,
+    SET_DECIMAL_TYPES,
     SET_TEXT_TYPES,
     SPARK_TYPE,
     TIMESTAMP_AVERAGE,
@@ -125,7 +126,6 @@ REFUSED: tuple[tuple[str, str], ...] = (
         "DuckDB's order, NULL handling or field names differ",
     ),
     ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
-    ("grouping_id() without arguments", "DuckDB needs the grouping columns spelled out"),
     ("UNPIVOT", "not translated"),
     (
         "months_between / next_day / to_binary with a non-literal roundOff, day name or format",
@@ -232,6 +232,7 @@ def parse_spark(sql: str) -> exp.Expr:
         raise parse_error(sql, failure) from failure
     if len(statements) != 1:
         raise extra_statement_error(sql)
+    _check_ordered_windows(statements[0])
     return statements[0]
 
 
@@ -251,6 +252,37 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
         return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
     except UnsupportedError as failure:
         raise UnsupportedSqlError(str(failure).splitlines()[0]) from failure
+
+
+# Window functions Spark computes only over an ordered window.
+_ORDERED_WINDOW_FUNCTIONS = (
+    exp.RowNumber,
+    exp.Rank,
+    exp.DenseRank,
+    exp.PercentRank,
+    exp.CumeDist,
+    exp.Ntile,
+    exp.Lag,
+    exp.Lead,
+    exp.NthValue,
+)
+
+
+def _check_ordered_windows(tree: exp.Expr) -> None:
+    """Spark's analysis error for a ranking or offset function over a window without
+    ORDER BY in a statement's text (DuckDB would answer in whatever order it read the
+    rows; the shim's own statements number rows so, where any order will do). A window
+    that names a window of the WINDOW clause is left to it."""
+    for window in tree.find_all(exp.Window):
+        if window.args.get("order") is not None or window.args.get("alias") is not None:
+            continue
+        function = window.this
+        if isinstance(function, _ORDERED_WINDOW_FUNCTIONS):
+            name = function.sql(dialect="spark", normalize_functions="lower")
+            raise AnalysisException(
+                message=f"Window function {name} requires window to be ordered, please add"
+                " ORDER BY clause."
+            )
 
 
 def _filtered_sums_as_cases(tree: exp.Expr) -> None:
@@ -1124,8 +1156,8 @@ def _rewrite_group(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_grouping_id(node: exp.Expr) -> exp.Expr:
-    if not node.expressions:
-        raise UnsupportedSqlError("grouping_id() without arguments", "name the columns")
+    # Without arguments it is left for its SELECT (_replace_grouping_id_column), which
+    # knows the grouping columns.
     return node
 
 
@@ -1176,16 +1208,38 @@ def _grouping_columns(group: exp.Expr) -> list[exp.Expr]:
 
 
 def _replace_grouping_id_column(select: exp.Expr) -> None:
-    # Spark's virtual column grouping__id is grouping_id() of all the grouping columns.
+    # Spark's virtual column grouping__id, and grouping_id() without arguments, are
+    # grouping_id() of all the grouping columns (DuckDB needs them spelled out).
     group = select.args.get("group")
+    calls = [
+        call
+        for call in select.find_all(exp.GroupingId)
+        if not call.expressions and call.find_ancestor(exp.Select) is select
+    ]
+    if calls and not (group and _has_grouping_sets(group)):
+        raise AnalysisException(
+            message="[UNSUPPORTED_GROUPING_EXPRESSION] grouping()/grouping_id() can only be"
+            " used with GroupingSets/Cube/Rollup."
+        )
     if group is None:
         return
+    for call in calls:
+        call.set("expressions", _grouping_columns(group))
     for column in list(select.find_all(exp.Column)):
         if column.name.lower() != "grouping__id" or column.table:
             continue
         if column.find_ancestor(exp.Select) is not select:
             continue
         column.replace(exp.GroupingId(expressions=_grouping_columns(group)))
+
+
+def _has_grouping_sets(group: exp.Expr) -> bool:
+    """Whether a GROUP BY has CUBE, ROLLUP or GROUPING SETS (in its own arguments or, as
+    Spark's dialect parses them, among its expressions)."""
+    if any(group.args.get(key) for key in ("cube", "rollup", "grouping_sets")):
+        return True
+    kinds = (exp.Cube, exp.Rollup, exp.GroupingSets)
+    return any(isinstance(item, kinds) for item in group.expressions)
 
 
 def _rewrite_select(node: exp.Expr) -> exp.Expr:
@@ -1660,29 +1714,38 @@ def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
     DOUBLE or DECIMAL): each SELECT's value of another type becomes Spark's text of it,
     first cast to the type a nested set operation widened it to, where DuckDB would give
     its own text (``+00``, ``1e-05``, ``.5000``)."""
-    plan = node.meta.get(SET_TEXT_TYPES)
     branches = set_branches(node)
+    plan = node.meta.get(SET_TEXT_TYPES)
     if not isinstance(plan, tuple) or len(plan) != len(branches):
-        return node
+        plan = (None,) * len(branches)
+    decimals = node.meta.get(SET_DECIMAL_TYPES)
     names = node.meta.get(SET_BRANCH_COLUMNS) or (None,) * len(branches)
     for branch, text_types, columns in zip(branches, plan, names, strict=True):
         if isinstance(branch, exp.Select) and columns is not None:
             _expand_lone_star(branch, columns)
         projections = branch.expressions if isinstance(branch, exp.Select) else []
-        if len(projections) != len(text_types) or any(
-            isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections
-        ):
+        if any(isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections):
             continue  # a star: the typed columns cannot be matched to these
-        for projection, text_type in zip(projections, text_types, strict=True):
-            if text_type is None:
-                continue
-            value = projection.unalias()
-            text = _spark_text(_as_spark_type(value.copy(), text_type))
-            if value is projection:
-                projection.replace(exp.alias_(text, projection.alias_or_name))
-            else:
-                value.replace(text)
+        if text_types is not None and len(projections) == len(text_types):
+            for projection, text_type in zip(projections, text_types, strict=True):
+                if text_type is not None:
+                    _replace_value(
+                        projection,
+                        _spark_text(_as_spark_type(projection.unalias().copy(), text_type)),
+                    )
+        if isinstance(decimals, tuple) and len(projections) == len(decimals):
+            for projection, decimal in zip(projections, decimals, strict=True):
+                if decimal is not None:
+                    _replace_value(projection, _as_spark_type(projection.unalias().copy(), decimal))
     return node
+
+
+def _replace_value(projection: exp.Expr, value: exp.Expr) -> None:
+    """A SELECT's projection given another value, under the name it had."""
+    if isinstance(projection, exp.Alias):
+        projection.this.replace(value)
+    else:
+        projection.replace(exp.alias_(value, projection.alias_or_name))
 
 
 def _expand_lone_star(branch: exp.Select, columns: tuple[str, ...]) -> None:

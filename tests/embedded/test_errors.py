@@ -157,6 +157,12 @@ SPARK_CLASSES = [
         "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
         ["`casewhen`", '["INT", "BOOLEAN"]'],
     ),
+    (
+        "SELECT a, grouping_id() FROM t GROUP BY a",
+        "UNSUPPORTED_GROUPING_EXPRESSION",
+        ["GroupingSets/Cube/Rollup"],
+    ),
+    ("SELECT grouping_id() FROM t", "UNSUPPORTED_GROUPING_EXPRESSION", ["grouping_id()"]),
 ]
 
 # Statements Spark answers that the shim refuses, and words the refusal must hold.
@@ -410,3 +416,33 @@ def test_a_window_aggregate_with_a_filter_is_refused_as_spark_refuses_it(
         assert isinstance(error, AnalysisException), type(error)
         assert message in str(error)
     assert_no_leak(error_of(shim, sql))
+
+
+@pytest.mark.parametrize(
+    ("function", "partition"),
+    [
+        ("row_number()", "PARTITION BY b"),
+        ("rank()", ""),
+        ("ntile(2)", "PARTITION BY b"),
+        ("lag(a)", "PARTITION BY b"),
+        ("lead(a, 2, 0)", ""),
+        ("nth_value(a, 2)", "PARTITION BY b"),
+    ],
+)
+def test_a_ranking_or_offset_window_without_order_is_refused_as_spark_refuses_it(
+    shim: ShimSession, pyspark_session: SparkSession, function: str, partition: str
+) -> None:
+    sql = f"SELECT a, {function} OVER ({partition}) AS w FROM t"
+    pyspark_session.sql(SETUP)
+    for session in (shim, pyspark_session):
+        error = error_of(session, sql)
+        assert isinstance(error, AnalysisException), type(error)
+        assert "requires window to be ordered, please add ORDER BY clause" in str(error)
+    assert_no_leak(error_of(shim, sql))
+    # Over an ordered window, or one the WINDOW clause orders, both answer alike.
+    ordered = f"SELECT a, {function} OVER ({partition} ORDER BY a) AS w FROM t"
+    named = f"SELECT a, {function} OVER w AS w FROM t WINDOW w AS ({partition} ORDER BY a)"
+    for statement in (ordered, named):
+        assert sorted(map(tuple, shim.sql(statement).collect())) == sorted(
+            map(tuple, pyspark_session.sql(statement).collect())
+        )
