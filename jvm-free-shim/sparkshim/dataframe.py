@@ -515,9 +515,13 @@ class DataFrame:
             return self.distinct()
         for name in subset:
             self._require_column(name)
+        keys = [exp.column(_identifier(name)) for name in subset]
+        # Ordered by the keys themselves, equal within a partition: any row of it is first
+        # (Spark SQL refuses row_number() over an unordered window).
         window = exp.Window(
             this=exp.func("row_number"),
-            partition_by=[exp.column(_identifier(name)) for name in subset],
+            partition_by=keys,
+            order=exp.Order(expressions=[exp.Ordered(this=key.copy()) for key in keys]),
         )
         numbered = self._derive(
             lambda query: query.select(exp.alias_(window, _ROW_NUMBER, quoted=True), append=True)

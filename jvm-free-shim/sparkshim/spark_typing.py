@@ -464,6 +464,22 @@ ARITHMETIC_OPERATORS: dict[type[exp.Expr], str] = {
 }
 
 
+# Nodes whose type is their first argument's: max_by/min_by, first/last/any_value too.
+_TYPE_OF_FIRST_ARGUMENT = (
+    exp.Paren,
+    exp.Alias,
+    exp.Neg,
+    exp.Abs,
+    exp.Max,
+    exp.Min,
+    exp.ArgMax,
+    exp.ArgMin,
+    exp.First,
+    exp.Last,
+    exp.AnyValue,
+)
+
+
 class _Typer:
     """Spark types of one query's nodes, computed bottom-up scope by scope."""
 
@@ -534,7 +550,7 @@ class _Typer:
             return "boolean"
         if isinstance(node, exp.Column):
             return self.column_type(node)
-        if isinstance(node, (exp.Paren, exp.Alias, exp.Neg, exp.Abs, exp.Max, exp.Min)):
+        if isinstance(node, _TYPE_OF_FIRST_ARGUMENT):
             return self.type_of(node.this)
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _from_sqlglot(node.args.get("to"))

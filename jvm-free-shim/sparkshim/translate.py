@@ -246,6 +246,7 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     _fold_negative_typed_literals(tree)
     _keep_nested_count_bug(tree)
     _filtered_sums_as_cases(tree)
+    _two_valued_in_subqueries(tree)
     tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
@@ -269,20 +270,57 @@ _ORDERED_WINDOW_FUNCTIONS = (
 
 
 def _check_ordered_windows(tree: exp.Expr) -> None:
-    """Spark's analysis error for a ranking or offset function over a window without
-    ORDER BY in a statement's text (DuckDB would answer in whatever order it read the
+    """Spark's analysis error for a DISTINCT aggregate over a window (DuckDB answers it),
+    and for a ranking or offset function over a window without ORDER BY in a statement's
+    text (DuckDB would answer in whatever order it read the
     rows; the shim's own statements number rows so, where any order will do). A window
     that names a window of the WINDOW clause is left to it."""
     for window in tree.find_all(exp.Window):
+        function = window.this
+        if isinstance(function, exp.AggFunc) and isinstance(function.this, exp.Distinct):
+            raise AnalysisException(
+                message="[DISTINCT_WINDOW_FUNCTION_UNSUPPORTED] Distinct window functions are"
+                f" not supported: {window.sql(dialect='spark', normalize_functions='lower')}."
+            )
         if window.args.get("order") is not None or window.args.get("alias") is not None:
             continue
-        function = window.this
         if isinstance(function, _ORDERED_WINDOW_FUNCTIONS):
             name = function.sql(dialect="spark", normalize_functions="lower")
             raise AnalysisException(
                 message=f"Window function {name} requires window to be ordered, please add"
                 " ORDER BY clause."
             )
+
+
+def _two_valued_in_subqueries(tree: exp.Expr) -> None:
+    """An ``IN (subquery)`` computed as a value (in a SELECT list, not a WHERE or HAVING
+    filter) is true or false in Spark, never NULL: Spark computes it by an existence join,
+    so where SQL's answer is NULL (a NULL value, or no match beside a NULL in the
+    subquery) ``x IN (…)`` and ``x NOT IN (…)`` are both false. Filters keep SQL's answer,
+    which Spark's null-aware anti join gives too."""
+    for node in list(tree.find_all(exp.In)):
+        if node.args.get("query") is None or not _computed_as_a_value(node):
+            continue
+        target: exp.Expr = node
+        parent = node.parent
+        while isinstance(parent, exp.Paren):
+            parent = parent.parent
+        if isinstance(parent, exp.Not):
+            target = parent  # NOT IN: false where SQL says NULL, not true
+        target.replace(exp.Coalesce(this=target.copy(), expressions=[exp.false()]))
+
+
+def _computed_as_a_value(node: exp.Expr) -> bool:
+    """Whether ``node`` lies in a SELECT's list (or its GROUP BY or ORDER BY) rather than
+    in a condition that filters rows."""
+    child, parent = node, node.parent
+    while parent is not None:
+        if isinstance(parent, (exp.Where, exp.Having, exp.Join, exp.Qualify)):
+            return False
+        if isinstance(parent, exp.Select):
+            return child.arg_key in ("expressions", "group", "order")
+        child, parent = parent, parent.parent
+    return False
 
 
 def _filtered_sums_as_cases(tree: exp.Expr) -> None:
@@ -1161,6 +1199,19 @@ def _rewrite_grouping_id(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_within_group(node: exp.Expr) -> exp.Expr:
+    # percentile_cont / percentile_disc (…) WITHIN GROUP (ORDER BY x) is a DOUBLE in Spark,
+    # which reads x as a DOUBLE; DuckDB's quantile keeps x's type (and interpolates a
+    # DECIMAL at its scale).
+    order = node.expression
+    if isinstance(node.this, (exp.PercentileCont, exp.PercentileDisc)) and isinstance(
+        order, exp.Order
+    ):
+        for ordered in order.expressions:
+            ordered.set("this", _spark_cast(ordered.this, "DOUBLE"))
+    return node
+
+
 def _rewrite_abs(node: exp.Expr) -> exp.Expr:
     # Spark casts a NULL to DOUBLE for abs (its default numeric type): abs(NULL) is DOUBLE.
     if isinstance(node.this, exp.Null):
@@ -1336,9 +1387,12 @@ def _lateral_view_join(lateral: exp.Expr) -> exp.Join:
         if len(names) == 3:
             projections = [
                 exp.alias_(
-                    exp.Sub(
-                        this=_fn("GENERATE_SUBSCRIPTS", _fn("MAP_KEYS", _c(source)), _lit(1)),
-                        expression=_lit(1),
+                    _cast(  # Spark's position is an INT
+                        exp.Sub(
+                            this=_fn("GENERATE_SUBSCRIPTS", _fn("MAP_KEYS", _c(source)), _lit(1)),
+                            expression=_lit(1),
+                        ),
+                        "INTEGER",
                     ),
                     names[0],
                 ),
@@ -1348,8 +1402,12 @@ def _lateral_view_join(lateral: exp.Expr) -> exp.Join:
         elif len(names) == 2:
             projections = [
                 exp.alias_(
-                    exp.Sub(
-                        this=_fn("GENERATE_SUBSCRIPTS", _c(source), _lit(1)), expression=_lit(1)
+                    _cast(
+                        exp.Sub(
+                            this=_fn("GENERATE_SUBSCRIPTS", _c(source), _lit(1)),
+                            expression=_lit(1),
+                        ),
+                        "INTEGER",
                     ),
                     names[0],
                 ),
@@ -2754,6 +2812,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Reduce: _rewrite_reduce,
     exp.Group: _rewrite_group,
     exp.GroupingId: _rewrite_grouping_id,
+    exp.WithinGroup: _rewrite_within_group,
     exp.ArrayDistinct: _refuse("array_distinct", "DuckDB does not keep first-seen order"),
     exp.ArrayRemove: _refuse("array_remove", "DuckDB also drops NULL elements"),
     exp.ArrayExcept: _refuse("array_except", "NULL elements are handled differently"),

@@ -163,6 +163,11 @@ SPARK_CLASSES = [
         ["GroupingSets/Cube/Rollup"],
     ),
     ("SELECT grouping_id() FROM t", "UNSUPPORTED_GROUPING_EXPRESSION", ["grouping_id()"]),
+    (
+        "SELECT count(DISTINCT a) OVER (PARTITION BY b) FROM t",
+        "DISTINCT_WINDOW_FUNCTION_UNSUPPORTED",
+        ["count(DISTINCT a)"],
+    ),
 ]
 
 # Statements Spark answers that the shim refuses, and words the refusal must hold.
