@@ -292,6 +292,53 @@ def _check_ordered_windows(tree: exp.Expr) -> None:
             )
 
 
+# Spark's try_ arithmetic, by sqlglot node, and the operator it equals with ANSI mode off.
+_TRY_ARITHMETIC: dict[type[exp.Expr], type[exp.Binary]] = {
+    exp.SafeDivide: exp.Div,
+    exp.SafeAdd: exp.Add,
+    exp.SafeSubtract: exp.Sub,
+    exp.SafeMultiply: exp.Mul,
+}
+
+
+def try_arithmetic_as_operators(tree: exp.Expr) -> None:
+    """``try_divide``, ``try_add``, ``try_subtract`` and ``try_multiply`` as ``/``, ``+``,
+    ``-`` and ``*``: with ANSI mode off (the shim's mode) Spark's operators already give
+    NULL where the try_ forms do (a division by zero, a DECIMAL overflow), and so their
+    result types (a DECIMAL quotient's) and the translation's typed rewrites apply. Run
+    after the columns are named (Spark names them ``try_divide(…)``) and before typing.
+    An INTEGER overflow, NULL for the try_ forms, stays the shim's refusal, as for ``+``."""
+    for node in list(tree.find_all(*_TRY_ARITHMETIC)):
+        operator = _TRY_ARITHMETIC[type(node)]
+        left, right = (_operand(node.args[key]) for key in ("this", "expression"))
+        replacement = operator(this=left, expression=right)
+        if isinstance(replacement, exp.Div):
+            replacement.set("safe", True)  # as Spark's parser reads "/": NULL for a zero
+        else:
+            replacement.meta[_NULL_ON_OVERFLOW] = True
+        node.replace(exp.Paren(this=replacement))
+
+
+# Marks a +, - or * written as try_add, try_subtract or try_multiply.
+_NULL_ON_OVERFLOW = "sparkshim_null_on_overflow"
+
+
+def _null_on_overflow(written: exp.Expr, result: exp.Expr) -> exp.Expr:
+    """An integral try_add / try_subtract / try_multiply is NULL where it overflows (where
+    ``+`` is refused): DuckDB's TRY turns the overflow error into a NULL. Only where Spark
+    types the result integral: its operands are then integers, whose translation raises
+    nothing else that TRY would hide."""
+    if written.meta.get(_NULL_ON_OVERFLOW) and written.meta.get(SPARK_TYPE) in INTEGRAL_TYPES:
+        return _fn("TRY", _c(result))  # a copy: result may be the node being replaced
+    return result
+
+
+def _operand(value: exp.Expr) -> exp.Expr:
+    """``value`` as an operator's operand: parenthesized unless it is a column or literal
+    (the generator writes a tree's operators without adding parentheses)."""
+    return value if isinstance(value, (exp.Column, exp.Literal, exp.Paren)) else exp.paren(value)
+
+
 def _two_valued_in_subqueries(tree: exp.Expr) -> None:
     """An ``IN (subquery)`` computed as a value (in a SELECT list, not a WHERE or HAVING
     filter) is true or false in Spark, never NULL: Spark computes it by an existence join,
@@ -510,7 +557,7 @@ def _rewrite_arithmetic(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     _widen_integer_literals(node)
-    return _doubled_operands(_rewrite_string_arithmetic(node))
+    return _null_on_overflow(node, _doubled_operands(_rewrite_string_arithmetic(node)))
 
 
 def _doubled_operands(node: exp.Expr) -> exp.Expr:
@@ -568,7 +615,7 @@ def _rewrite_add_sub(node: exp.Expr) -> exp.Expr:
     micros = intervals.timestamp_difference_value(result) if is_result else None
     if micros is not None:
         return _interval_result(node, micros, "interval day to second")
-    return result
+    return _null_on_overflow(node, result)
 
 
 def _rewrite_interval(node: exp.Expr) -> exp.Expr:
