@@ -29,7 +29,7 @@ from sqlglot import exp
 from sparkshim import append, delta, merge_on_read, rewrite
 from sparkshim.action_table import ACTION, KIND, NEW
 from sparkshim.conditions import conjuncts, on_one_side
-from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.query import run_query
 from sparkshim.types import align_to_schema
 
@@ -47,7 +47,7 @@ def update(session: SessionProtocol, tree: exp.Update, location: Path) -> None:
     schema = _schema(location)
     target = tree.this.copy()
     alias = target.alias_or_name
-    assignments = {_assigned_column(eq, schema): eq.expression for eq in tree.expressions}
+    assignments = _assignments(tree.expressions, schema)
     new_values = [
         exp.alias_(assignments.get(name, exp.column(name, table=alias)).copy(), f"{NEW}{name}")
         for name in schema.names
@@ -119,6 +119,7 @@ def merge(session: SessionProtocol, tree: exp.Merge, location: Path) -> None:
     times (matches, updates, inserts), and a source query that reads the target must see
     it as it was before the MERGE, with the same rows each time.
     """
+    _check_clause_order(_merge_clauses(tree))
     source = tree.args["using"]
     view = f"__sparkshim_merge_source_{uuid.uuid4().hex}"
     rows = run_query(session, exp.select("*").from_(source.copy()))
@@ -138,6 +139,12 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
     pairs = _MergePairs(session, tree, schema, source.column_names)
     statement = _Statement(session, location, tree.this, read_version, "MERGE")
     clauses = _merge_clauses(tree)
+    for clause in clauses:  # a column set twice is an analysis error, before any match
+        then = clause.args.get("then")
+        if isinstance(then, exp.Update) and not any(
+            isinstance(e, exp.Star) for e in then.expressions
+        ):
+            _assignments(then.expressions, schema)
     matched = [c for c in clauses if c.args.get("matched")]
     by_source = [c for c in clauses if not c.args.get("matched") and c.args.get("source")]
     not_matched = [c for c in clauses if not c.args.get("matched") and not c.args.get("source")]
@@ -155,13 +162,31 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
         return
     changes = []
     if matched:
-        pairs.check_one_source_row_per_target_row(matched)
+        if not (len(matched) == 1 and _is_plain_delete(matched[0])):
+            # Delta allows several source rows to match one target row only when the one
+            # matched clause is an unconditional DELETE (its change rows are distinct).
+            pairs.check_one_source_row_per_target_row(matched)
         changes.append(pairs.changes(matched, pairs.matched()))
     if by_source:
         changes.append(pairs.changes(by_source, pairs.target_only()))
     inserts = pairs.inserts(not_matched) if not_matched else None
-    merged = pa.concat_tables(changes) if changes else None
+    merged = pa.concat_tables([_new_values_typed(c, schema) for c in changes]) if changes else None
     apply_actions(statement, schema, merged, inserts)
+
+
+def _new_values_typed(changes: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Change rows with their new values in the table's column types (Spark's store
+    assignment), so that the rows of the matched and the not-matched-by-source clauses
+    concatenate: each clause's SET types its values its own way (``-1`` an INT, a column
+    no clause sets NULL)."""
+    for field in schema:
+        name = f"{NEW}{field.name}"
+        index = changes.schema.get_field_index(name)
+        if index < 0 or changes.schema.field(index).type == field.type:
+            continue
+        typed = align_to_schema(changes.select([name]), [name], pa.schema([(name, field.type)]))
+        changes = changes.set_column(index, typed.schema.field(0), typed.column(0))
+    return changes
 
 
 def _rewrite_plain_table(
@@ -210,6 +235,53 @@ def _or_null(case: exp.Case) -> exp.Expr:
 def _merge_clauses(tree: exp.Merge) -> list[exp.When]:
     whens = tree.args.get("whens")
     return list(whens.expressions if isinstance(whens, exp.Whens) else tree.expressions)
+
+
+# Spark's parse error, by clause kind, for a clause without condition before another of
+# its kind (the later one could never apply).
+_OMITTED_CONDITION = {
+    "MATCHED": "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION",
+    "NOT MATCHED [BY TARGET]": "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION",
+    "NOT MATCHED BY SOURCE": "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
+}
+
+
+def _check_clause_order(clauses: Sequence[exp.When]) -> None:
+    """Spark's ParseException where a MERGE clause without a condition is followed by
+    another clause of its kind."""
+    for kind in _OMITTED_CONDITION:
+        of_kind = [c for c in clauses if _clause_kind(c) == kind]
+        if any(c.args.get("condition") is None for c in of_kind[:-1]):
+            raise ParseException(
+                message=f"[{_OMITTED_CONDITION[kind]}] When there are more than one {kind}"
+                f" clauses in a MERGE statement, only the last {kind} clause can omit the"
+                " condition."
+            )
+
+
+def _clause_kind(clause: exp.When) -> str:
+    if clause.args.get("matched"):
+        return "MATCHED"
+    return "NOT MATCHED BY SOURCE" if clause.args.get("source") else "NOT MATCHED [BY TARGET]"
+
+
+def _assignments(equalities: Sequence[exp.Expr], schema: pa.Schema) -> dict[str, exp.Expr]:
+    """An UPDATE's or a MERGE update's SET: each target column's new value; Delta's
+    DELTA_CONFLICT_SET_COLUMN where a column is set twice."""
+    assignments: dict[str, exp.Expr] = {}
+    twice: list[str] = []
+    for equality in equalities:
+        name = _assigned_column(equality, schema)
+        if name in assignments and name not in twice:
+            twice.append(name)
+        assignments[name] = equality.expression
+    if twice:
+        columns = ", ".join(f"`{name}`" for name in twice)
+        raise AnalysisException(
+            message=f"[DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET columns:"
+            f" [{columns}]."
+        )
+    return assignments
 
 
 class _MergePairs:
@@ -405,7 +477,7 @@ def _update_assignments(
     if isinstance(then, exp.Update):
         if any(isinstance(e, exp.Star) for e in then.expressions) or not then.expressions:
             return _star_assignments(schema, source_alias, source_columns)
-        return {_assigned_column(eq, schema): eq.expression for eq in then.expressions}
+        return _assignments(then.expressions, schema)
     raise UnsupportedSqlError(f"the MERGE action {then.sql('spark')}")
 
 

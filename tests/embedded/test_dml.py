@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, ParseException
 
 from sparkshim.session import ShimSession
 
@@ -122,6 +122,92 @@ def test_merge_source_reading_the_target_sees_it_as_before(spark: ShimSession) -
     for (id_, name, qty), copies in before.items():
         expected[(id_, name, None if qty is None else qty + 1)] += copies
     assert rows(spark) == expected
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+def test_merge_clauses_that_set_values_of_other_types_combine(
+    tmp_path: Path, vectors: bool
+) -> None:
+    # The matched clause sets qty from a BIGINT column, the not-matched-by-source one from
+    # an INT literal, and a column no clause sets stays: the change rows of both kinds go
+    # to one commit (they failed to combine and the MERGE was refused).
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql(
+        "CREATE TABLE t (id INT, name STRING, qty BIGINT)"
+        f" TBLPROPERTIES (delta.enableDeletionVectors = {str(vectors).lower()})"
+    )
+    spark.sql("INSERT INTO t VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, 30), (4, 'd', 40)")
+    spark.sql("CREATE TABLE s (id INT, qty BIGINT)")
+    spark.sql("INSERT INTO s VALUES (1, 100), (5, 500)")
+    spark.sql(
+        "MERGE INTO t USING s ON t.id = s.id"
+        " WHEN MATCHED THEN UPDATE SET qty = s.qty"
+        " WHEN NOT MATCHED THEN INSERT (id, qty) VALUES (s.id, s.qty)"
+        " WHEN NOT MATCHED BY SOURCE AND t.qty > 25 THEN UPDATE SET qty = -1"
+        " WHEN NOT MATCHED BY SOURCE THEN DELETE"
+    )
+    assert rows(spark) == Counter(
+        {(1, "a", 100): 1, (3, None, -1): 1, (4, "d", -1): 1, (5, None, 500): 1}
+    )
+
+
+def test_an_unconditional_matched_delete_beside_other_clauses_may_match_many_times(
+    spark: ShimSession,
+) -> None:
+    # Delta checks that one source row at most matches each target row unless the only
+    # MATCHED clause is an unconditional DELETE, whatever the other clauses.
+    spark.sql("CREATE TABLE s (id INT)")
+    spark.sql("INSERT INTO s VALUES (2), (2), (7)")
+    spark.sql(
+        "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED THEN DELETE"
+        " WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, 'new')"
+        " WHEN NOT MATCHED BY SOURCE AND t.id = 3 THEN UPDATE SET qty = 0"
+    )
+    assert rows(spark) == Counter({(1, "a", 10): 2, (3, None, 0): 1, (7, "new", None): 1})
+
+
+@pytest.mark.parametrize(
+    ("clauses", "error_class"),
+    [
+        (
+            "WHEN MATCHED THEN DELETE WHEN MATCHED AND s.id > 1 THEN UPDATE SET qty = 1",
+            "NON_LAST_MATCHED_CLAUSE_OMIT_CONDITION",
+        ),
+        (
+            "WHEN NOT MATCHED THEN INSERT * WHEN NOT MATCHED AND s.id > 1 THEN INSERT *",
+            "NON_LAST_NOT_MATCHED_BY_TARGET_CLAUSE_OMIT_CONDITION",
+        ),
+        (
+            "WHEN NOT MATCHED BY SOURCE THEN DELETE"
+            " WHEN NOT MATCHED BY SOURCE AND t.id > 1 THEN UPDATE SET qty = 1",
+            "NON_LAST_NOT_MATCHED_BY_SOURCE_CLAUSE_OMIT_CONDITION",
+        ),
+    ],
+)
+def test_a_clause_without_condition_before_another_of_its_kind_is_spark_s_parse_error(
+    spark: ShimSession, clauses: str, error_class: str
+) -> None:
+    spark.sql("CREATE TABLE s (id INT, name STRING, qty BIGINT)")
+    spark.sql("INSERT INTO s VALUES (2, 'x', 1), (9, 'y', 2)")
+    before = rows(spark)
+    with pytest.raises(ParseException, match=error_class):
+        spark.sql(f"MERGE INTO t USING s ON t.id = s.id {clauses}")
+    assert rows(spark) == before
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "UPDATE t SET qty = qty + 1, qty = 2 WHERE id = 1",
+        "UPDATE t SET name = 'x', NAME = 'y'",
+        "MERGE INTO t USING t AS s ON t.id = s.id WHEN MATCHED THEN UPDATE SET qty = 1, qty = 2",
+    ],
+)
+def test_a_column_set_twice_is_delta_s_conflict_error(spark: ShimSession, statement: str) -> None:
+    before = rows(spark)
+    with pytest.raises(AnalysisException, match=r"DELTA_CONFLICT_SET_COLUMN.*\[`(qty|name)`\]"):
+        spark.sql(statement)
+    assert rows(spark) == before
 
 
 def test_merge_refuses_several_source_rows_for_one_target_row(spark: ShimSession) -> None:
