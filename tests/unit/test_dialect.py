@@ -423,3 +423,23 @@ def test_import_is_cheap() -> None:
     )
 
     assert result.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "percentile_cont(0.5) WITHIN GROUP (ORDER BY d)",
+        "percentile_cont(0.25) WITHIN GROUP (ORDER BY d DESC)",
+        "percentile_disc(0.9) WITHIN GROUP (ORDER BY d)",
+    ],
+)
+def test_ordered_set_percentiles_keep_their_name_and_order(call: str) -> None:
+    # sqlglot's Spark generator alone writes PERCENTILE_APPROX(d, p): an approximation, its
+    # order dropped. The query the engine runs must be the one the user wrote.
+    sql = f"SELECT g, {call} AS p FROM t GROUP BY g"
+    tree = parse_one(sql)
+    written = to_spark_sql(tree)
+    assert "APPROX" not in written
+    assert written.upper() == sql.upper()
+    assert parse_one(written) == tree
+    assert tree.find(exp.WithinGroup).this.key.startswith("percentile")  # the tree is intact

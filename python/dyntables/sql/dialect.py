@@ -174,7 +174,8 @@ def to_spark_sql(expression: exp.Expr, *, pretty: bool = False) -> str:
 
     Differences from plain ``expression.sql("spark")``: names containing ``$`` are quoted,
     and so are the few words sqlglot's Spark parser takes for keywords where Spark reads a
-    name (``qualify``, ``inner``, ``values``).
+    name (``qualify``, ``inner``, ``values``); ``percentile_cont``/``percentile_disc … WITHIN
+    GROUP`` keep their names (sqlglot writes ``PERCENTILE_APPROX``).
     Snowflake forms Spark 3.5 lacks keep sqlglot's Spark spelling (``QUALIFY`` becomes a
     subquery, ``EXCLUDE`` becomes ``EXCEPT``, ``CHANGES (…)`` stays).
 
@@ -183,4 +184,31 @@ def to_spark_sql(expression: exp.Expr, *, pretty: bool = False) -> str:
     >>> to_spark_sql(parse_one("SELECT date_trunc(minute, ts) ts_min FROM t"))
     "SELECT DATE_TRUNC('MINUTE', ts) AS ts_min FROM t"
     """
-    return _DIALECT.generate(expression, pretty=pretty)
+    return _DIALECT.generate(_with_ordered_percentiles(expression), pretty=pretty)
+
+
+# sqlglot's Spark generator writes ``percentile_cont(p) WITHIN GROUP (ORDER BY x)`` as
+# ``PERCENTILE_APPROX(x, p)``: another function (approximate) with the order dropped.
+_ORDERED_PERCENTILES = {
+    exp.PercentileCont: "PERCENTILE_CONT",
+    exp.PercentileDisc: "PERCENTILE_DISC",
+}
+
+
+def _with_ordered_percentiles(expression: exp.Expr) -> exp.Expr:
+    """``expression`` with each ordered-set percentile written by its own name (a copy, when
+    it has one), as Spark 3.5 reads it back."""
+    calls = [
+        within
+        for within in expression.find_all(exp.WithinGroup)
+        if type(within.this) in _ORDERED_PERCENTILES
+    ]
+    if not calls:
+        return expression
+    copied = expression.copy()
+    for within in copied.find_all(exp.WithinGroup):
+        function = within.this
+        name = _ORDERED_PERCENTILES.get(type(function))
+        if name is not None:
+            within.set("this", exp.Anonymous(this=name, expressions=[function.this]))
+    return copied
