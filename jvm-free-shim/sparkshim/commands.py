@@ -428,6 +428,41 @@ def _property_value(value: exp.Expr) -> str:
     return value.name if isinstance(value, exp.Literal) else value.sql("spark")
 
 
+def _added_columns(actions: list[exp.Expr]) -> list[pa.Field] | None:
+    """The columns ``ALTER TABLE t ADD COLUMN[S] …`` adds, as nullable fields with their
+    comments (Delta adds no NOT NULL column to a table that may hold rows); None for
+    another ALTER TABLE."""
+    definitions: list[exp.Expr] = []
+    for action in actions:
+        if isinstance(action, exp.Schema):
+            definitions.extend(action.expressions)
+        elif isinstance(action, exp.ColumnDef):
+            definitions.append(action)
+        else:
+            return None
+    if not definitions:
+        return None
+    fields = []
+    for column in definitions:
+        if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
+            raise AnalysisException(message=f"invalid column definition {column.sql('spark')}")
+        comment = None
+        for constraint in column.constraints:
+            if isinstance(constraint.kind, exp.NotNullColumnConstraint):
+                raise AnalysisException(
+                    message="[DELTA_OPERATION_NOT_ALLOWED] Operation not allowed: `NOT NULL in"
+                    " ALTER TABLE ADD COLUMNS` is not supported for Delta tables."
+                )
+            if isinstance(constraint.kind, exp.CommentColumnConstraint):
+                comment = constraint.kind.name
+            else:
+                raise UnsupportedSqlError(f"ALTER TABLE ADD COLUMN {column.sql('spark')}")
+        metadata = {"comment": comment} if comment is not None else None
+        type_ = parse_ddl_type(column.args["kind"].sql("spark"))
+        fields.append(pa.field(column.name.lower(), type_, True, metadata=metadata))
+    return fields
+
+
 def _declared_schema(tree: exp.Create) -> pa.Schema | None:
     if not isinstance(tree.this, exp.Schema):
         return None
@@ -580,8 +615,13 @@ def _overwrites_schema(session: SessionProtocol, tree: exp.Insert) -> bool:
 
 def alter(session: SessionProtocol, tree: exp.Alter) -> pa.Table:
     location = target_location(session, tree.this)
+    actions = tree.args.get("actions") or []
+    added = _added_columns(actions)
+    if added is not None:
+        delta.add_columns(location, added, session.commit_options())
+        return EMPTY
     properties: dict[str, str] = {}
-    for action in tree.args.get("actions") or []:
+    for action in actions:
         if not isinstance(action, exp.AlterSet):
             raise UnsupportedSqlError(f"ALTER TABLE ... {action.sql('spark')}")
         for prop in action.expressions:

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_deltalake
+from deltalake import Field as DeltaField
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from sparkshim import append, deletion_vectors, log
@@ -615,6 +616,27 @@ def set_properties(location: Path, properties: dict[str, str], options: CommitOp
     with committing(location):
         table.alter.set_table_properties(
             properties, raise_if_not_exists=False, commit_properties=options.properties()
+        )
+
+
+def add_columns(location: Path, fields: list[pa.Field], options: CommitOptions) -> None:
+    """``ALTER TABLE … ADD COLUMNS``: one metadata commit appending ``fields`` to the
+    schema; rows written before read NULL for them. A column of the table's already is
+    Spark's FIELDS_ALREADY_EXISTS."""
+    table = table_for_commit(location, options)
+    existing = {column.name.lower() for column in table.schema().fields}
+    seen: set[str] = set()
+    for added in fields:
+        if added.name in existing or added.name in seen:
+            raise AnalysisException(
+                message=f"[FIELDS_ALREADY_EXISTS] Cannot add column, because `{added.name}`"
+                " already exists in the table's schema."
+            )
+        seen.add(added.name)
+    with committing(location):
+        table.alter.add_columns(
+            [DeltaField.from_arrow(added) for added in fields],
+            commit_properties=options.properties(),
         )
 
 

@@ -4,6 +4,7 @@ and a model-based property test against plain Python."""
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -301,3 +302,37 @@ def test_insert_replace_where_swaps_the_matching_rows_in_one_commit(spark: ShimS
     with pytest.raises(AnalysisException, match="REPLACE_WHERE_MISMATCH"):
         spark.sql("INSERT INTO t REPLACE WHERE id = 1 SELECT 2, 'x', CAST(1 AS BIGINT)")
     assert rows(spark)[(2, "x", 1)] == 0
+
+
+def test_add_columns_reads_null_for_earlier_rows_and_keeps_the_change_feed(
+    tmp_path: Path,
+) -> None:
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql(
+        "CREATE TABLE src (k INT, g STRING) TBLPROPERTIES"
+        " (delta.enableChangeDataFeed = true, delta.enableDeletionVectors = true)"
+    )
+    spark.sql("INSERT INTO src VALUES (1, 'a'), (2, 'b')")
+    spark.sql("ALTER TABLE src ADD COLUMN extra INT")
+    spark.sql("ALTER TABLE src ADD COLUMNS (amount DECIMAL(10, 2) COMMENT 'money', note STRING)")
+    assert spark.table("src").columns == ["k", "g", "extra", "amount", "note"]
+    assert rows(spark, "SELECT * FROM src") == Counter(
+        {(1, "a", None, None, None): 1, (2, "b", None, None, None): 1}
+    )
+    spark.sql("INSERT INTO src VALUES (3, 'c', 7, 1.5, 'z')")
+    spark.sql("UPDATE src SET extra = 9 WHERE k = 1")
+    spark.sql("DELETE FROM src WHERE k = 2")
+    assert rows(spark, "SELECT k, extra, amount FROM src") == Counter(
+        {(1, 9, None): 1, (3, 7, Decimal("1.50")): 1}
+    )
+    assert rows(spark, "SELECT k, extra, _change_type FROM table_changes('src', 2)") == Counter(
+        {(3, 7, "insert"): 1, (1, None, "update_preimage"): 1, (1, 9, "update_postimage"): 1}
+        | {(2, None, "delete"): 1}
+    )
+    before = rows(spark, "SELECT * FROM src")
+    with pytest.raises(AnalysisException, match="FIELDS_ALREADY_EXISTS"):
+        spark.sql("ALTER TABLE src ADD COLUMN K BIGINT")
+    with pytest.raises(AnalysisException, match="NOT NULL in ALTER TABLE ADD COLUMNS"):
+        spark.sql("ALTER TABLE src ADD COLUMN z INT NOT NULL")
+    assert rows(spark, "SELECT * FROM src") == before
+    assert spark.table("src").columns == ["k", "g", "extra", "amount", "note"]
