@@ -165,7 +165,10 @@ def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa
         if not (len(matched) == 1 and _is_plain_delete(matched[0])):
             # Delta allows several source rows to match one target row only when the one
             # matched clause is an unconditional DELETE (its change rows are distinct).
-            pairs.check_one_source_row_per_target_row(matched)
+            # Delta counts the pairs a matched clause's condition holds for when every
+            # clause is a MATCHED one, else every pair the ON condition matches.
+            matched_only = not by_source and not not_matched
+            pairs.check_one_source_row_per_target_row(matched if matched_only else None)
         changes.append(pairs.changes(matched, pairs.matched()))
     if by_source:
         changes.append(pairs.changes(by_source, pairs.target_only()))
@@ -335,15 +338,14 @@ class _MergePairs:
             chosen = chosen.when(when, exp.Literal.number(index))
         return chosen
 
-    def check_one_source_row_per_target_row(self, clauses: Sequence[exp.When]) -> None:
+    def check_one_source_row_per_target_row(self, clauses: Sequence[exp.When] | None) -> None:
+        """Delta's error when several source rows match one target row: among the pairs
+        some of ``clauses`` applies to, or among all matched pairs (``clauses`` None)."""
+        query = self.join.copy().select(self.target_id.copy()).where(self.matched())
+        if clauses is not None:
+            query = query.where(self.chosen_clause(clauses).is_(exp.null()).not_())
         query = (
-            self.join.copy()
-            .select(self.target_id.copy())
-            .where(self.matched())
-            .where(self.chosen_clause(clauses).is_(exp.null()).not_())
-            .group_by(self.target_id.copy())
-            .having(exp.func("count", exp.Star()) > 1)
-            .limit(1)
+            query.group_by(self.target_id.copy()).having(exp.func("count", exp.Star()) > 1).limit(1)
         )
         if run_query(self.session, query).num_rows:
             raise AnalysisException(

@@ -152,6 +152,25 @@ def test_merge_clauses_that_set_values_of_other_types_combine(
     )
 
 
+def test_several_matches_count_every_matched_pair_unless_every_clause_is_a_matched_one(
+    spark: ShimSession,
+) -> None:
+    # As Delta: a MERGE of MATCHED clauses only checks the pairs some clause's condition
+    # holds for; with a NOT MATCHED clause too, every pair the ON condition matches.
+    spark.sql("CREATE TABLE s (id INT, kind STRING)")
+    spark.sql("INSERT INTO s VALUES (2, 'x'), (2, 'y'), (8, 'x')")
+    spark.sql("MERGE INTO t USING s ON t.id = s.id WHEN MATCHED AND s.kind = 'x' THEN DELETE")
+    assert (2, "b", 20) not in rows(spark)
+    spark.sql("INSERT INTO t VALUES (2, 'b', 20)")
+    before = rows(spark)
+    with pytest.raises(AnalysisException, match="MULTIPLE_SOURCE_ROW_MATCHING_TARGET_ROW"):
+        spark.sql(
+            "MERGE INTO t USING s ON t.id = s.id WHEN MATCHED AND s.kind = 'x' THEN DELETE"
+            " WHEN NOT MATCHED THEN INSERT (id, name) VALUES (s.id, s.kind)"
+        )
+    assert rows(spark) == before
+
+
 def test_an_unconditional_matched_delete_beside_other_clauses_may_match_many_times(
     spark: ShimSession,
 ) -> None:
