@@ -870,6 +870,23 @@ def delete(session: SessionProtocol, tree: exp.Delete) -> pa.Table:
     return EMPTY
 
 
+def truncate(session: SessionProtocol, tree: exp.TruncateTable) -> pa.Table:
+    """``TRUNCATE TABLE t``: every row deleted in one commit, as Delta does it (a delete
+    without condition: the change feed holds the rows removed); Delta's error for a
+    partition spec, which Delta does not truncate."""
+    if tree.args.get("partition") is not None:
+        raise AnalysisException(
+            message="[DELTA_TRUNCATE_TABLE_PARTITION_NOT_SUPPORTED] Operation not allowed:"
+            " TRUNCATE TABLE on Delta tables does not support partition predicates; use DELETE"
+            " to delete specific partitions or rows."
+        )
+    if len(tree.expressions) != 1 or not isinstance(tree.expressions[0], exp.Table):
+        raise UnsupportedSqlError(f"the statement {tree.sql('spark')}")
+    table = tree.expressions[0]
+    dml.delete(session, exp.Delete(this=table.copy()), target_location(session, table), "TRUNCATE")
+    return EMPTY
+
+
 def merge(session: SessionProtocol, tree: exp.Merge) -> pa.Table:
     dml.merge(session, tree, target_location(session, tree.this))
     return EMPTY
@@ -902,5 +919,6 @@ _HANDLERS: tuple[tuple[type[exp.Expr], Callable[[SessionProtocol, Any], pa.Table
     (exp.Describe, describe),
     (exp.Update, update),
     (exp.Delete, delete),
+    (exp.TruncateTable, truncate),
     (exp.Merge, merge),
 )

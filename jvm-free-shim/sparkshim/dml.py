@@ -62,7 +62,11 @@ def update(session: SessionProtocol, tree: exp.Update, location: Path) -> None:
     apply_actions(statement, schema, changes, inserts=None)
 
 
-def delete(session: SessionProtocol, tree: exp.Delete, location: Path) -> None:
+def delete(
+    session: SessionProtocol, tree: exp.Delete, location: Path, operation: str = "DELETE"
+) -> None:
+    """``DELETE FROM t [WHERE …]`` (and ``TRUNCATE TABLE t``, its ``operation`` in the
+    table's history)."""
     read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
@@ -72,7 +76,7 @@ def delete(session: SessionProtocol, tree: exp.Delete, location: Path) -> None:
         query = query.where(where.this.copy())
     changes = run_query(session, query.distinct())
     changes = changes.append_column(ACTION, pa.array(["delete"] * changes.num_rows, pa.string()))
-    statement = _Statement(session, location, tree.this, read_version, "DELETE")
+    statement = _Statement(session, location, tree.this, read_version, operation)
     apply_actions(statement, schema, changes, inserts=None)
 
 

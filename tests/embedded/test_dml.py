@@ -355,3 +355,24 @@ def test_add_columns_reads_null_for_earlier_rows_and_keeps_the_change_feed(
         spark.sql("ALTER TABLE src ADD COLUMN z INT NOT NULL")
     assert rows(spark, "SELECT * FROM src") == before
     assert spark.table("src").columns == ["k", "g", "extra", "amount", "note"]
+
+
+@pytest.mark.parametrize("vectors", [False, True])
+def test_truncate_deletes_every_row_in_one_commit_with_its_change_feed(
+    tmp_path: Path, vectors: bool
+) -> None:
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql(
+        "CREATE TABLE t (id INT, name STRING) TBLPROPERTIES (delta.enableChangeDataFeed = true,"
+        f" delta.enableDeletionVectors = {str(vectors).lower()})"
+    )
+    spark.sql("INSERT INTO t VALUES (1, 'a'), (1, 'a'), (2, NULL)")
+    spark.sql("TRUNCATE TABLE t")
+    assert rows(spark) == Counter()
+    assert rows(spark, "SELECT id, name, _change_type FROM table_changes('t', 2)") == Counter(
+        {(1, "a", "delete"): 2, (2, None, "delete"): 1}
+    )
+    spark.sql("INSERT INTO t VALUES (3, 'c')")
+    with pytest.raises(AnalysisException, match="DELTA_TRUNCATE_TABLE_PARTITION_NOT_SUPPORTED"):
+        spark.sql("TRUNCATE TABLE t PARTITION (id = 3)")
+    assert rows(spark) == Counter({(3, "c"): 1})

@@ -242,7 +242,7 @@ def test_a_column_added_later_gets_indexes_of_its_own(tmp_path: Path) -> None:
     session.sql("INSERT INTO probe SELECT CAST(id AS INT), NULL FROM range(0, 20, 2)")
     lookup = "SELECT t.* FROM t SEMI JOIN probe AS p ON t.k <=> p.k"
     assert sum(session_rows(session, lookup).values()) == 10
-    # A column added by another writer (sparkshim has no ALTER TABLE ADD COLUMNS): delta-rs.
+    # A column added by another writer (delta-rs), behind the session's back.
     DeltaTable(str(location_of(session, "t"))).alter.add_columns(
         [Field("extra", "string", nullable=True)]
     )
