@@ -1495,6 +1495,48 @@ def _rewrite_dayofweek(node: exp.Expr) -> exp.Expr:
     return exp.Add(this=_fn("DAYOFWEEK", _c(node.this)), expression=_lit(1))
 
 
+def _rewrite_ts_or_ds_to_date(node: exp.Expr) -> exp.Expr:
+    # The DATE year(), month(), datediff() … read from their argument: a string is cast as
+    # Spark casts it (NULL where it is no date, where DuckDB's cast fails the query).
+    if node.args.get("format") is not None or isinstance(node.this, exp.Literal):
+        return node
+    return _spark_cast(_c(node.this), "DATE")
+
+
+def _rewrite_extract(node: exp.Expr) -> exp.Expr:
+    # Spark's DOW / DAYOFWEEK count 1 (Sunday) to 7, as dayofweek(); DuckDB's from 0 (and
+    # sqlglot's name for DOW_ISO is not DuckDB's).
+    field = node.this.name.upper()
+    if field in ("DOW", "DAYOFWEEK"):
+        return exp.Add(this=_fn("DAYOFWEEK", _c(node.expression)), expression=_lit(1))
+    if field in ("DOW_ISO", "DAYOFWEEK_ISO"):  # 1 (Monday) to 7, DuckDB's ISODOW
+        return _fn("ISODOW", _c(node.expression))
+    return node
+
+
+def _rewrite_unix_seconds(node: exp.Expr) -> exp.Expr:
+    # Whole seconds since the epoch, rounded down as Spark does (DuckDB's cast rounds).
+    return _floor_division(_fn("EPOCH_US", _c(node.this)), 1_000_000)
+
+
+def _rewrite_unix_millis(node: exp.Expr) -> exp.Expr:
+    # Whole milliseconds, rounded down (DuckDB's EPOCH_MS rounds half a millisecond up).
+    return _floor_division(_fn("EPOCH_US", _c(node.this)), 1_000)
+
+
+def _floor_division(value: exp.Expr, divisor: int) -> exp.Expr:
+    """``value`` divided by ``divisor`` rounded down, in integers (exact for any BIGINT)."""
+    remainder = exp.Mod(
+        this=exp.paren(
+            exp.Add(this=exp.Mod(this=value, expression=_lit(divisor)), expression=_lit(divisor))
+        ),
+        expression=_lit(divisor),
+    )
+    return exp.IntDiv(
+        this=exp.paren(exp.Sub(this=value.copy(), expression=remainder)), expression=_lit(divisor)
+    )
+
+
 def _nonneg(value: exp.Expr) -> exp.Expr:
     # CASE keeps NULL where GREATEST would skip it.
     return _case((exp.LT(this=_c(value), expression=_lit(0)), _lit(0)), default=_c(value))
@@ -1970,7 +2012,9 @@ _INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+(\.[0-9]*)?[\x00-\x20]*"
 _TRUE_STRINGS = ("t", "true", "y", "yes", "1")
 _FALSE_STRINGS = ("f", "false", "n", "no", "0")
 _STRICT_DATE = r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
-_SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
+# A year of five to seven digits (or a sign) Spark reads and DuckDB cannot hold: refused; Spark
+# reads no year of eight digits or more (NULL, as no branch matches).
+_SPARK_DATE_PREFIX = r"[+-]?[0-9]{4,7}(-[0-9]{1,2}(-[0-9]{1,2}([ T].*)?)?)?"
 _STRICT_TIMESTAMP = _STRICT_DATE + r"( [0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?)?"
 # The shorter forms Spark's string-to-date/timestamp cast also reads, by field (year,
 # month, day, hour, minute, second, fraction): '2024', '2024-1', '2024-01-15 7',
@@ -2551,6 +2595,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
             default=remainder.copy(),
         )
         return _as_decimal_type(modulus, node.meta.get(SPARK_TYPE))
+    if name in ("DATE_PART", "DATEPART") and len(args) == 2 and args[0].is_string:
+        # date_part('FIELD', x) is extract(FIELD FROM x), typed as extract is.
+        extract = exp.Extract(this=exp.var(args[0].name.upper()), expression=_c(args[1]))
+        return _RULES[exp.Extract](extract)
     if name == "ISNULL" and len(args) == 1:
         return exp.Is(this=_c(args[0]), expression=exp.Null())
     if name == "ISNOTNULL":
@@ -2872,6 +2920,10 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Ceil: _rewrite_ceil_floor,
     exp.Floor: _rewrite_ceil_floor,
     exp.DayOfWeek: _rewrite_dayofweek,
+    exp.Extract: _rewrite_extract,
+    exp.TsOrDsToDate: _rewrite_ts_or_ds_to_date,
+    exp.UnixSeconds: _rewrite_unix_seconds,
+    exp.UnixMillis: _rewrite_unix_millis,
     exp.Substring: _rewrite_substring,
     exp.TsOrDsAdd: _rewrite_date_add,
     exp.AddMonths: _rewrite_add_months,
