@@ -58,6 +58,9 @@ _SHOW_TBLPROPERTIES = re.compile(
     re.IGNORECASE,
 )
 _SET_READ = re.compile(r"SET\s+(?P<key>[\w.]+)\s*$", re.IGNORECASE)
+# SET key = value, the value as written (Spark reads the rest of the statement as text:
+# ``America/Los_Angeles`` is a value, not a division); a value in quotes is unquoted.
+_SET_WRITE = re.compile(r"SET\s+(?P<key>[\w.]+)\s*=\s*(?P<value>\S(?:.*\S)?)\s*$", re.I | re.S)
 _DESCRIBE_HISTORY_LIMIT = re.compile(
     rf"(?:DESCRIBE|DESC)\s+HISTORY\s+{_NAME}\s+LIMIT\s+(?P<limit>\d+)\s*$", re.IGNORECASE
 )
@@ -677,6 +680,14 @@ def set_config(session: SessionProtocol, tree: exp.Set) -> pa.Table:
     return pa.table({"key": [key], "value": [session.conf.get(key)]})
 
 
+def write_config(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
+    key, value = match["key"], match["value"]
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    session.conf.set(key, value)
+    return pa.table({"key": [key], "value": [session.conf.get(key)]})
+
+
 def show_config(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     """``SET key``: the setting's value, ``<undefined>`` when unset (as Spark shows it)."""
     key = match["key"]
@@ -905,6 +916,7 @@ _UTILITY_STATEMENTS: tuple[
     (_VACUUM, vacuum_table),
     (_DESCRIBE_HISTORY_LIMIT, describe_history_limit),
     (_SET_READ, show_config),
+    (_SET_WRITE, write_config),
 )
 
 # Each handler takes the node of its kind (typed Any: the dispatch has checked the type).

@@ -269,6 +269,19 @@ def test_session_functions_and_set_read_the_session(spark: ShimSession) -> None:
     assert ("my.key", "42") in {(r.key, r.value) for r in spark.sql("SET").collect()}
 
 
+def test_set_takes_the_value_as_written(spark: ShimSession) -> None:
+    # Spark reads the rest of SET k = v as text: a zone name is not a division.
+    spark.sql("SET spark.sql.session.timeZone = America/Los_Angeles")
+    assert spark.conf.get("spark.sql.session.timeZone") == "America/Los_Angeles"
+    midnight_utc = "CAST('2024-01-01 00:00:00+00:00' AS TIMESTAMP)"
+    row = spark.sql(f"SELECT current_timezone() AS tz, hour({midnight_utc}) AS h").collect()[0]
+    assert tuple(row) == ("America/Los_Angeles", 16)
+    spark.sql("SET my.zone=Etc/GMT+8")
+    spark.sql("SET my.text = 'two words'")
+    assert spark.sql("SET my.zone").collect() == [Row(key="my.zone", value="Etc/GMT+8")]
+    assert spark.sql("SET my.text").collect() == [Row(key="my.text", value="two words")]
+
+
 def test_the_session_time_zone_reaches_duckdb_as_one_string_literal(tmp_path: Path) -> None:
     """A time zone with a quote is DuckDB's unknown zone, whole: pasted between quotes it
     would end the string and run the rest as SQL (here, leaving DuckDB on UTC)."""
