@@ -32,6 +32,17 @@ def rows(spark: ShimSession, sql: str = "SELECT * FROM t") -> Counter[tuple[obje
     return Counter(tuple(row) for row in spark.sql(sql).collect())
 
 
+def session_with_table(tmp_path: Path, table: str, vectors: bool) -> ShimSession:
+    """A session with ``table`` (its name and columns) created with its change feed on and
+    deletion vectors on or off."""
+    spark = ShimSession(warehouse=tmp_path / "warehouse")
+    spark.sql(
+        f"CREATE TABLE {table} TBLPROPERTIES (delta.enableChangeDataFeed = true,"
+        f" delta.enableDeletionVectors = {str(vectors).lower()})"
+    )
+    return spark
+
+
 def changes_since(spark: ShimSession, version: int) -> Counter[tuple[object, ...]]:
     return rows(spark, f"SELECT id, name, qty, _change_type FROM table_changes('t', {version})")
 
@@ -132,11 +143,7 @@ def test_merge_clauses_that_set_values_of_other_types_combine(
     # The matched clause sets qty from a BIGINT column, the not-matched-by-source one from
     # an INT literal, and a column no clause sets stays: the change rows of both kinds go
     # to one commit (they failed to combine and the MERGE was refused).
-    spark = ShimSession(warehouse=tmp_path / "warehouse")
-    spark.sql(
-        "CREATE TABLE t (id INT, name STRING, qty BIGINT)"
-        f" TBLPROPERTIES (delta.enableDeletionVectors = {str(vectors).lower()})"
-    )
+    spark = session_with_table(tmp_path, "t (id INT, name STRING, qty BIGINT)", vectors)
     spark.sql("INSERT INTO t VALUES (1, 'a', 10), (2, 'b', 20), (3, NULL, 30), (4, 'd', 40)")
     spark.sql("CREATE TABLE s (id INT, qty BIGINT)")
     spark.sql("INSERT INTO s VALUES (1, 100), (5, 500)")
@@ -326,11 +333,7 @@ def test_insert_replace_where_swaps_the_matching_rows_in_one_commit(spark: ShimS
 def test_add_columns_reads_null_for_earlier_rows_and_keeps_the_change_feed(
     tmp_path: Path,
 ) -> None:
-    spark = ShimSession(warehouse=tmp_path / "warehouse")
-    spark.sql(
-        "CREATE TABLE src (k INT, g STRING) TBLPROPERTIES"
-        " (delta.enableChangeDataFeed = true, delta.enableDeletionVectors = true)"
-    )
+    spark = session_with_table(tmp_path, "src (k INT, g STRING)", vectors=True)
     spark.sql("INSERT INTO src VALUES (1, 'a'), (2, 'b')")
     spark.sql("ALTER TABLE src ADD COLUMN extra INT")
     spark.sql("ALTER TABLE src ADD COLUMNS (amount DECIMAL(10, 2) COMMENT 'money', note STRING)")
@@ -361,11 +364,7 @@ def test_add_columns_reads_null_for_earlier_rows_and_keeps_the_change_feed(
 def test_truncate_deletes_every_row_in_one_commit_with_its_change_feed(
     tmp_path: Path, vectors: bool
 ) -> None:
-    spark = ShimSession(warehouse=tmp_path / "warehouse")
-    spark.sql(
-        "CREATE TABLE t (id INT, name STRING) TBLPROPERTIES (delta.enableChangeDataFeed = true,"
-        f" delta.enableDeletionVectors = {str(vectors).lower()})"
-    )
+    spark = session_with_table(tmp_path, "t (id INT, name STRING)", vectors)
     spark.sql("INSERT INTO t VALUES (1, 'a'), (1, 'a'), (2, NULL)")
     spark.sql("TRUNCATE TABLE t")
     assert rows(spark) == Counter()
