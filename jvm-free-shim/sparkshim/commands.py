@@ -446,9 +446,8 @@ def _added_columns(actions: list[exp.Expr]) -> list[pa.Field] | None:
     if not definitions:
         return None
     fields = []
-    for column in definitions:
-        if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
-            raise AnalysisException(message=f"invalid column definition {column.sql('spark')}")
+    for definition in definitions:
+        column, type_ = _column_definition(definition)
         comment = None
         for constraint in column.constraints:
             if isinstance(constraint.kind, exp.NotNullColumnConstraint):
@@ -461,7 +460,6 @@ def _added_columns(actions: list[exp.Expr]) -> list[pa.Field] | None:
             else:
                 raise UnsupportedSqlError(f"ALTER TABLE ADD COLUMN {column.sql('spark')}")
         metadata = {"comment": comment} if comment is not None else None
-        type_ = parse_ddl_type(column.args["kind"].sql("spark"))
         fields.append(pa.field(column.name.lower(), type_, True, metadata=metadata))
     return fields
 
@@ -470,16 +468,21 @@ def _declared_schema(tree: exp.Create) -> pa.Schema | None:
     if not isinstance(tree.this, exp.Schema):
         return None
     fields = []
-    for column in tree.this.expressions:
-        if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
-            raise AnalysisException(message=f"invalid column definition {column.sql('spark')}")
-        type_sql = column.args["kind"].sql("spark")
+    for definition in tree.this.expressions:
+        column, type_ = _column_definition(definition)
         nullable = not any(
             isinstance(constraint.kind, exp.NotNullColumnConstraint)
             for constraint in column.constraints
         )
-        fields.append(pa.field(column.name.lower(), parse_ddl_type(type_sql), nullable))
+        fields.append(pa.field(column.name.lower(), type_, nullable))
     return pa.schema(fields)
+
+
+def _column_definition(column: exp.Expr) -> tuple[exp.ColumnDef, pa.DataType]:
+    """A column definition (CREATE TABLE, ALTER TABLE ADD COLUMNS) and its Arrow type."""
+    if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
+        raise AnalysisException(message=f"invalid column definition {column.sql('spark')}")
+    return column, parse_ddl_type(column.args["kind"].sql("spark"))
 
 
 def create_view(session: SessionProtocol, tree: exp.Create) -> pa.Table:

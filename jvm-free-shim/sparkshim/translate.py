@@ -276,9 +276,9 @@ _ORDERED_WINDOW_FUNCTIONS = (
 def _check_ordered_windows(tree: exp.Expr) -> None:
     """Spark's analysis error for a DISTINCT aggregate over a window (DuckDB answers it),
     and for a ranking or offset function over a window without ORDER BY in a statement's
-    text (DuckDB would answer in whatever order it read the
-    rows; the shim's own statements number rows so, where any order will do). A window
-    that names a window of the WINDOW clause is left to it."""
+    text (DuckDB would answer in whatever order it read the rows; the shim's own
+    statements number rows so, where any order will do). A window that names a window of
+    the WINDOW clause is left to it."""
     for window in tree.find_all(exp.Window):
         function = window.this
         if isinstance(function, exp.AggFunc) and isinstance(function.this, exp.Distinct):
@@ -1496,7 +1496,12 @@ def _lateral_view_join(lateral: exp.Expr) -> exp.Join:
 
 
 def _rewrite_dayofweek(node: exp.Expr) -> exp.Expr:
-    return exp.Add(this=_fn("DAYOFWEEK", _c(node.this)), expression=_lit(1))
+    return _spark_day_of_week(node.this)
+
+
+def _spark_day_of_week(value: exp.Expr) -> exp.Expr:
+    """Spark's day of the week of ``value``: 1 (Sunday) to 7; DuckDB counts from 0."""
+    return exp.Add(this=_fn("DAYOFWEEK", _c(value)), expression=_lit(1))
 
 
 def _rewrite_json_format(node: exp.Expr) -> exp.Expr:
@@ -1515,11 +1520,11 @@ def _rewrite_ts_or_ds_to_date(node: exp.Expr) -> exp.Expr:
 
 
 def _rewrite_extract(node: exp.Expr) -> exp.Expr:
-    # Spark's DOW / DAYOFWEEK count 1 (Sunday) to 7, as dayofweek(); DuckDB's from 0 (and
-    # sqlglot's name for DOW_ISO is not DuckDB's).
+    # Spark's DOW / DAYOFWEEK are dayofweek()'s (and sqlglot's name for DOW_ISO is not
+    # DuckDB's).
     field = node.this.name.upper()
     if field in ("DOW", "DAYOFWEEK"):
-        return exp.Add(this=_fn("DAYOFWEEK", _c(node.expression)), expression=_lit(1))
+        return _spark_day_of_week(node.expression)
     if field in ("DOW_ISO", "DAYOFWEEK_ISO"):  # 1 (Monday) to 7, DuckDB's ISODOW
         return _fn("ISODOW", _c(node.expression))
     return node
@@ -2364,16 +2369,7 @@ def _epoch_micros(value: exp.Expr) -> exp.Expr:
 def _epoch_seconds(value: exp.Expr) -> exp.Expr:
     """The whole seconds since the epoch of a TIMESTAMP ``value``, rounded down as Spark's
     CAST to an integral type does (Math.floorDiv): exact integer arithmetic."""
-    micros = _epoch_micros(value)
-    second = _lit(1_000_000)
-    below = exp.Mod(
-        this=exp.Paren(
-            this=exp.Add(this=exp.Mod(this=micros, expression=second), expression=second.copy())
-        ),
-        expression=second.copy(),
-    )
-    whole = exp.Sub(this=micros.copy(), expression=below)
-    return exp.IntDiv(this=exp.Paren(this=whole), expression=second.copy())
+    return _floor_division(_epoch_micros(value), 1_000_000)
 
 
 def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
