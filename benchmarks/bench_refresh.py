@@ -15,6 +15,8 @@ twins must hold the same rows. The workloads (``--workloads`` picks a subset):
 * ``group-double-updates``: the same GROUP BY with a DOUBLE sum (``sum(CAST(amount AS
   DOUBLE))``), whose groups that lost a value are recomputed (change arithmetic does not
   subtract floating-point values);
+* ``group-double-unread-updates``: the same GROUP BY with a DOUBLE sum under updates of
+  a column it does not read (quantities of existing orders): the change cancels out;
 * ``group-appends``: the same GROUP BY under appends (new orders, one in ten of them for a
   customer not seen before);
 * ``window-updates``: ``row_number() OVER (PARTITION BY customer_id ORDER BY order_id)``
@@ -146,6 +148,15 @@ class Changes:
         )
         return count
 
+    def update_quantities(self, dt: DynamicTables, fraction: float) -> int:
+        """Updated quantities: a column the GROUP BY workloads do not read."""
+        step, offset, count = self._every(self.rows, fraction)
+        dt.sql(
+            f"UPDATE orders SET qty = qty + 1 WHERE order_id % {step} = {offset}"
+            f" AND order_id <= {step * count}"
+        )
+        return count
+
     def update_and_append(self, dt: DynamicTables, fraction: float) -> int:
         """Updated amounts and as many new orders: the mix a table of orders sees."""
         return self.update_amounts(dt, fraction) + self.append(dt, fraction)
@@ -173,6 +184,12 @@ WORKLOADS = (
     Workload("group-updates", "group by / updates", "grouped", Changes.update_amounts),
     Workload(
         "group-double-updates", "group by, DOUBLE sum / updates", "doubled", Changes.update_amounts
+    ),
+    Workload(
+        "group-double-unread-updates",
+        "group by, DOUBLE sum / updates of an unread column",
+        "doubled",
+        Changes.update_quantities,
     ),
     Workload("group-appends", "group by / appends", "grouped", Changes.append),
     Workload("window-updates", "window / updates", "windowed", Changes.update_amounts),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from keyed_scenario import run_keyed_recomputes
+from keyed_scenario import run_keyed_recomputes, run_unread_column_updates
 from lifecycle_scenario import Env
 
 from dyntables import DynamicTables
@@ -18,3 +18,8 @@ def test_keyed_recomputes_follow_their_query(tmp_path: Path) -> None:
     dt.sql("CREATE DATABASE shop")
     dt.sql("USE shop")
     run_keyed_recomputes(Env(dt=dt, database="shop", using="delta"))
+
+
+def test_updates_of_unread_columns_recompute_nothing(tmp_path: Path) -> None:
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    run_unread_column_updates(Env(dt=dt, database="default", using="delta"))

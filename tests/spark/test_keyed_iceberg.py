@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from keyed_scenario import run_keyed_recomputes
+from keyed_scenario import run_keyed_recomputes, run_unread_column_updates
 from lifecycle_scenario import spark_env
 from pyspark.sql import SparkSession
 
@@ -12,3 +12,7 @@ pytestmark = pytest.mark.spark
 
 def test_keyed_recomputes_follow_their_query(iceberg_spark: SparkSession) -> None:
     run_keyed_recomputes(spark_env(iceberg_spark, "iceberg"))
+
+
+def test_updates_of_unread_columns_recompute_nothing(iceberg_spark: SparkSession) -> None:
+    run_unread_column_updates(spark_env(iceberg_spark, "iceberg"))

@@ -13,6 +13,7 @@ from dyntables.catalog import Definition, ObjectKind
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
 from dyntables.planner.capabilities import inserts_are_appends
+from dyntables.planner.read_columns import read_column_names
 from dyntables.planner.structure import (
     check_structure,
     group_keys,
@@ -22,7 +23,13 @@ from dyntables.planner.structure import (
     keyed_join,
     parse_query,
 )
-from dyntables.refresh.changes import ChangeDeriver, Versions, touched_by
+from dyntables.refresh.changes import (
+    ChangeDeriver,
+    Versions,
+    cancelled_out,
+    netting_partition,
+    touched_by,
+)
 from dyntables.sql.dialect import to_spark_sql as spark
 
 COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "region"]}
@@ -474,3 +481,60 @@ def test_a_summary_of_no_rows_is_one_query_over_the_view() -> None:
     assert view is not None
     # The view under a fixed alias: the statement's text is the same at each refresh.
     assert summary == f"SELECT MIN(id) FROM {view.name} AS __dt_changes"
+
+
+@pytest.mark.parametrize(
+    ("query", "read"),
+    [
+        ("SELECT o.id, count(*) AS n FROM shop.orders o GROUP BY o.id", {"id", "n", "o"}),
+        ("SELECT sum(amount) FILTER (WHERE cid > 1) AS s FROM shop.orders", {"amount", "cid"}),
+        ("SELECT a.x FROM shop.t a JOIN shop.u b USING (k)", {"x", "k"}),
+        ("SELECT s.f, transform(arr, v -> v + 1) AS y FROM shop.t", {"f", "s", "arr", "v"}),
+        ("SELECT * FROM shop.orders", None),
+        ("SELECT o.* FROM shop.orders o", None),
+        ("SELECT hash(*) AS h FROM shop.orders", None),
+        ("SELECT id FROM shop.orders NATURAL JOIN shop.customers", None),
+        ("SELECT id FROM shop.orders PIVOT (sum(amount) FOR cid IN (1, 2))", None),
+        ("SELECT _metadata.file_path AS f FROM shop.orders", None),
+    ],
+)
+def test_the_columns_a_query_reads_are_every_name_it_uses(
+    query: str, read: set[str] | None
+) -> None:
+    names = read_column_names(query)
+    if read is None:
+        assert names is None
+    else:
+        assert names is not None
+        assert read <= names
+
+
+def test_a_feed_is_netted_on_the_columns_its_query_reads() -> None:
+    read = read_column_names("SELECT cid, sum(amount) AS total FROM shop.orders GROUP BY cid")
+    columns, types = ["id", "cid", "amount", "note"], ["bigint", "bigint", "double", "string"]
+    partition = netting_partition(columns, types, read)
+    assert partition is not None
+    # A DOUBLE is compared as its text (0.0 and -0.0 differ); the unread id and note drop.
+    assert [spark(e) for e in partition] == ["`cid`", "CAST(`amount` AS STRING)"]
+    feed = exp.select("id", "cid", "amount", "note", "__dt_sign").from_("feed")
+    netted = spark(cancelled_out(feed, columns, partition))
+    assert "SUM(__dt_sign) OVER (PARTITION BY `cid`, CAST(`amount` AS STRING))" in netted
+    assert netted.endswith("WHERE __dt_net <> 0")
+
+
+@pytest.mark.parametrize(
+    ("query", "types"),
+    [
+        ("SELECT * FROM shop.orders", ["bigint", "bigint", "double", "string"]),
+        # Every column read: nothing could cancel but updates that set nothing new.
+        ("SELECT id, cid, amount, note FROM shop.orders", ["bigint", "bigint", "double", "string"]),
+        # Maps do not compare; a DOUBLE inside an array compares 0.0 and -0.0 equal.
+        ("SELECT cid, note FROM shop.orders", ["bigint", "bigint", "double", "map<string,int>"]),
+        ("SELECT cid, note FROM shop.orders", ["bigint", "bigint", "double", "array<double>"]),
+    ],
+)
+def test_a_feed_is_not_netted_where_netting_is_not_exact_or_drops_nothing(
+    query: str, types: list[str]
+) -> None:
+    columns = ["id", "cid", "amount", "note"]
+    assert netting_partition(columns, types, read_column_names(query)) is None

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
@@ -132,6 +132,7 @@ class ChangeDeriver:
         *,
         materialize_feeds: bool = False,
         checkpoint_views: bool = False,
+        netted_by: Mapping[str, list[exp.Expr]] | None = None,
     ) -> None:
         self.session = session
         self.fmt = fmt
@@ -142,6 +143,9 @@ class ChangeDeriver:
         self.materialize_feeds = materialize_feeds
         # Whether ``materialize`` checkpoints the rows (``Engine.checkpoints_dataframes``).
         self.checkpoint_views = checkpoint_views
+        # Source key -> what its change feed's rows are netted by (``cancelled_out``): the
+        # columns the query reads of it. A source not in it is read as its feed is.
+        self.netted_by = netted_by or {}
         self._feeds: dict[str, str] = {}  # source key -> the name its change queries use
         self._feed_named: dict[str, _Feed] = {}  # that name -> the feed
         self._views: list[str] = []  # every temporary view made, to drop at the end
@@ -220,9 +224,10 @@ class ChangeDeriver:
                 f"{key} has no version range to read changes from"
             )
         if key not in self._feeds:
-            feed = self.fmt.changes(
-                self.session, key_to_table(key), self.columns_of(key), old, new, SIGN
-            )
+            columns = self.columns_of(key)
+            feed = self.fmt.changes(self.session, key_to_table(key), columns, old, new, SIGN)
+            if key in self.netted_by:
+                feed = cancelled_out(feed, columns, self.netted_by[key])
             if not self.materialize_feeds:
                 return feed
             # Read by one statement at most: a change query may use it several times (the
@@ -545,6 +550,49 @@ def with_columns(change: exp.Query, names: list[str]) -> exp.Subquery:
     columns = [exp.to_identifier(name, quoted=True) for name in [*names, SIGN]]
     return exp.Subquery(
         this=change, alias=exp.TableAlias(this=exp.to_identifier("d"), columns=columns)
+    )
+
+
+def netting_partition(
+    columns: Sequence[str], types: Sequence[str], read: frozenset[str] | None
+) -> list[exp.Expr] | None:
+    """What a source's change feed is netted by (``cancelled_out``): the source's columns
+    (``columns``, of ``types``) whose names the query may read (``read``: lowercased, see
+    ``planner.read_column_names``). None where netting would not be exact or would drop
+    nothing: the query reads columns it does not name, or all of them; or a column it reads
+    holds a map (not comparable) or a floating-point value inside an array or a struct.
+    A floating-point column is compared as its text, where 0.0 and -0.0 differ."""
+    if read is None:
+        return None
+    partition: list[exp.Expr] = []
+    for name, simple_type in zip(columns, types, strict=True):
+        if name.lower() not in read:
+            continue
+        if "map<" in simple_type:
+            return None
+        column = exp.column(name, quoted=True)
+        if simple_type in ("float", "double"):
+            partition.append(exp.cast(column, exp.DataType.build("string")))
+        elif "float" in simple_type or "double" in simple_type:
+            return None
+        else:
+            partition.append(column)
+    return partition if len(partition) < len(columns) else None
+
+
+def cancelled_out(feed: exp.Query, columns: list[str], partition: list[exp.Expr]) -> exp.Select:
+    """The rows of a source's signed change ``feed`` (``columns`` and the sign) less the
+    changes that cancel on ``partition`` (the columns the query reads): the rows of each
+    value of those columns whose signs sum to zero, such as an update's two images when
+    it set only columns the query does not read. What is left sums to the same signed
+    multiset of the columns read, so every change derived from it is the same."""
+    net = exp.Window(this=exp.func("sum", exp.column(SIGN)), partition_by=partition)
+    with_net = exp.select("*", exp.alias_(net, NET)).from_(aliased(feed, "f"))
+    kept = exp.NEQ(this=exp.column(NET), expression=exp.Literal.number(0))
+    return (
+        exp.select(*quoted_columns(columns), exp.column(SIGN))
+        .from_(aliased(with_net, "f"))
+        .where(kept)
     )
 
 

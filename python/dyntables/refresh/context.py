@@ -191,6 +191,7 @@ class RefreshContext:
         versions: dict[str, int | None] = {}
         fingerprints: dict[str, str] = {}
         columns: dict[str, list[str]] = {}
+        types: dict[str, list[str]] = {}
         for key in definition.sources:
             source = key_to_table(key)
             if not self.engine.table_exists(source):
@@ -202,10 +203,11 @@ class RefreshContext:
             chosen = given.get(key) if given else None  # pinned by the scheduler's tick
             versions[key] = chosen if chosen is not None else current
             columns[key] = list(schema.names)
+            types[key] = [field.dataType.simpleString() for field in schema.fields]
             upstream = self.engine.definition(source) if key in definition.upstreams else None
             shape = schema.simpleString() + (upstream.definition_hash if upstream else "")
             fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
-        return PinnedSources(versions, fingerprints, columns)
+        return PinnedSources(versions, fingerprints, columns, types)
 
     def _version_and_schema(self, key: str) -> tuple[int | None, Any]:
         """Source ``key``'s current version and schema, read on the refresh's session

@@ -40,6 +40,7 @@ from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import Commit, CountedWrite, TableFormat
 from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
 from dyntables.planner.capabilities import format_limit
+from dyntables.planner.read_columns import read_column_names
 from dyntables.planner.structure import (
     KEY,
     group_keys,
@@ -65,6 +66,7 @@ from dyntables.refresh.changes import (
     Versions,
     aliased,
     netted,
+    netting_partition,
     null_safe_equal,
     quoted_columns,
     rows_of_keys,
@@ -73,7 +75,7 @@ from dyntables.refresh.changes import (
     view_read,
     with_columns,
 )
-from dyntables.refresh.context import RefreshContext, counted
+from dyntables.refresh.context import RefreshContext, counted, inserts_only
 from dyntables.refresh.state import Action, Applied, RefreshInputs, RefreshJob, new_watermark
 from dyntables.refresh.windows import RanksKept, WindowChange
 from dyntables.sql.columns import qualified
@@ -107,6 +109,7 @@ class IncrementalRefresh:
         *,
         appends_as_they_come: bool = False,
         checkpoint_views: bool = False,
+        netted_by: dict[str, list[exp.Expr]] | None = None,
     ) -> None:
         self.session = session
         # Where rows are active (not frozen): frozen rows are neither removed nor added.
@@ -125,6 +128,7 @@ class IncrementalRefresh:
             source_columns.__getitem__,
             materialize_feeds=not self.appends_as_they_come,
             checkpoint_views=checkpoint_views,
+            netted_by=netted_by,
         )
 
     def apply(self, watermark: str, expected_version: int | None) -> Applied:
@@ -777,6 +781,22 @@ def _copies(count: exp.Expr) -> exp.Lateral:
     )
 
 
+def _netted_feeds(definition: Definition, inputs: RefreshInputs) -> dict[str, list[exp.Expr]]:
+    """The sources whose change feeds are netted on the columns the query reads
+    (``changes.cancelled_out``), and by what: those that removed rows since the last
+    refresh (inserts alone never cancel), where netting is exact (``netting_partition``)."""
+    read = read_column_names(definition.query)
+    netted: dict[str, list[exp.Expr]] = {}
+    for key, commits in inputs.moved.items():
+        types = inputs.pinned.types.get(key)
+        if types is None or inserts_only({key: commits}):
+            continue
+        partition = netting_partition(inputs.pinned.columns[key], types, read)
+        if partition is not None:
+            netted[key] = partition
+    return netted
+
+
 class IncrementalStrategy:
     """The incremental strategy: apply the sources' changes since the last watermark
     (``IncrementalRefresh``) in one commit conditional on the table version that watermark
@@ -805,6 +825,7 @@ class IncrementalStrategy:
             inputs.active,
             appends_as_they_come=rules.appends_as_they_come(job.definition, inputs.moved),
             checkpoint_views=context.engine.checkpoints_dataframes,
+            netted_by=_netted_feeds(job.definition, inputs),
         )
         text = watermark.to_json()
         read_version = inputs.state.table_version

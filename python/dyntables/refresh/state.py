@@ -46,6 +46,8 @@ class PinnedSources:
     versions: dict[str, int | None]
     fingerprints: dict[str, str]  # each source's shape (schema, upstream definition)
     columns: dict[str, list[str]]
+    # Each column's type (Spark's simple string), in the order of ``columns``.
+    types: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
