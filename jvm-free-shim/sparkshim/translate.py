@@ -690,6 +690,7 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
         node = _rewrite_simple_case(node)
     _choose_as_text(node)
     spark_type = node.meta.get(SPARK_TYPE)
+    _widen_integer_literal_values(chosen(node), spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
     return _cast(_c(node), spark_type.sql())
@@ -706,11 +707,27 @@ def _rewrite_greatest_least(node: exp.Expr) -> exp.Expr:
     # as DECIMAL(20, 0)), where DuckDB's own common type differs; a value beyond that type
     # (bounded to 38 digits) is NULL, which greatest and least skip.
     spark_type = node.meta.get(SPARK_TYPE)
+    values = [node.this, *node.expressions]
+    _widen_integer_literal_values(values, spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
-    for value in [node.this, *node.expressions]:
+    for value in values:
         value.replace(_try_cast(_c(value), spark_type.sql()))
     return node
+
+
+def _widen_integer_literal_values(values: list[exp.Expr], spark_type: object) -> None:
+    """The INT or BIGINT literals among the values a CASE, IF, COALESCE, greatest or least
+    chooses from, where Spark types the choice INT or BIGINT, cast to that type: DuckDB
+    would narrow them to a TINYINT or SMALLINT value's type (``coalesce(t, 0)`` of a
+    TINYINT t is INT in Spark)."""
+    if spark_type not in ("int", "bigint"):
+        return
+    for value in values:
+        literal = value.this if isinstance(value, exp.Neg) else value
+        if isinstance(literal, exp.Literal) and literal.is_int:
+            if literal_type(literal) == spark_type:
+                value.replace(_cast(_c(value), _DUCKDB_TYPE_NAMES[str(spark_type)]))
 
 
 def _choose_as_text(node: exp.Expr) -> None:
@@ -2812,6 +2829,46 @@ def _rewrite_skewness(node: exp.Expr) -> exp.Expr:
     return functions.skewness(_spark_cast(node.this, "DOUBLE"))
 
 
+def _rewrite_corr(node: exp.Expr) -> exp.Expr:
+    """Spark's ``corr`` is NULL where fewer than two rows hold both values, or where either
+    value does not vary (its quotient divides by zero, which Spark makes NULL); DuckDB's
+    is NaN there. The aggregate becomes ``CASE WHEN regr_count(y, x) < 2 OR regr_sxx(y, x)
+    * regr_syy(y, x) = 0 THEN NULL ELSE corr(y, x) END``, each call under the FILTER and
+    the window the ``corr`` has (those are already translated: rules run on a node's later
+    siblings and children first)."""
+    outer = node
+    while isinstance(outer.parent, (exp.Filter, exp.Window)) and outer.parent.this is outer:
+        outer = outer.parent
+
+    def under_outer(call: exp.Expr) -> exp.Expr:
+        if outer is node:
+            return call
+        copy = outer.copy()
+        innermost = copy
+        while innermost.this is not None and isinstance(innermost, (exp.Filter, exp.Window)):
+            innermost = innermost.this
+        innermost.replace(call)
+        return copy
+
+    def call(name: str) -> exp.Expr:
+        return under_outer(_fn(name, _c(node.this), _c(node.expression)))
+
+    too_few = exp.LT(this=call("REGR_COUNT"), expression=_lit(2))
+    constant = exp.EQ(
+        this=exp.Mul(this=call("REGR_SXX"), expression=call("REGR_SYY")), expression=_lit(0)
+    )
+    spark_corr = _case((exp.or_(too_few, constant), exp.Null()), default=call("CORR"))
+    if outer is node:
+        return spark_corr
+    outer.replace(spark_corr)
+    return node
+
+
+def _rewrite_bit_count(node: exp.Expr) -> exp.Expr:
+    # Spark counts the bits of the value widened to a BIGINT (-1 as an INT has 64).
+    return _fn("BIT_COUNT", _cast(_c(node.this), "BIGINT"))
+
+
 def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
     # Spark: the population excess kurtosis n m4 / m2^2 - 3, DuckDB's kurtosis_pop.
     if _window_parent(node) is not None:
@@ -2985,6 +3042,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Transform: _rewrite_indexed_lambda,
     exp.Skewness: _rewrite_skewness,
     exp.Kurtosis: _rewrite_kurtosis,
+    exp.Corr: _rewrite_corr,
+    exp.BitwiseCount: _rewrite_bit_count,
     exp.ArrayFilter: _rewrite_indexed_lambda,
 }
 
@@ -3017,6 +3076,7 @@ SPARK_RESULT_TYPES: dict[type[exp.Expr], str] = {
     exp.DenseRank: "INTEGER",
     exp.Ntile: "INTEGER",
     exp.Grouping: "TINYINT",
+    exp.BitwiseCount: "INTEGER",
 }
 # ... and of the functions sqlglot leaves anonymous, by name.
 SPARK_RESULT_TYPES_BY_NAME: dict[str, str] = {
