@@ -725,8 +725,9 @@ def _widen_integer_literal_values(values: list[exp.Expr], spark_type: object) ->
         return
     for value in values:
         literal = value.this if isinstance(value, exp.Neg) else value
-        is_int = isinstance(literal, exp.Literal) and literal.is_int
-        if is_int and literal_type(literal) == spark_type:
+        if not isinstance(literal, exp.Literal) or not literal.is_int:
+            continue
+        if literal_type(literal) == spark_type:
             value.replace(_cast(_c(value), _DUCKDB_TYPE_NAMES[str(spark_type)]))
 
 
