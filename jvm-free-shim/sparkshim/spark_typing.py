@@ -828,6 +828,8 @@ def _is_function(node: exp.Expr, name: str) -> bool:
 
 # The nodes whose types the translation reads.
 _RECORDED = (
+    exp.Max,  # a STRUCT or ARRAY is compared in Spark's order (nested_order.py)
+    exp.Min,
     exp.Add,
     exp.Sub,
     exp.Mul,

@@ -33,6 +33,7 @@ from sparkshim import (
     functions,
     intervals,
     math_functions,
+    nested_order,
     number_text,
 )
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
@@ -2865,6 +2866,16 @@ def _rewrite_corr(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_extreme(node: exp.Expr) -> exp.Expr:
+    """max/min of a STRUCT or ARRAY in Spark's order (nested_order.py): the value whose
+    key is largest or smallest (``arg_max(x, key)``); other values as they are."""
+    key = nested_order.order_key(node.this, node.meta.get(SPARK_TYPE))
+    if key is None:
+        return node
+    name = "ARG_MAX" if isinstance(node, exp.Max) else "ARG_MIN"
+    return _fn(name, _c(node.this), key)
+
+
 def _rewrite_bit_count(node: exp.Expr) -> exp.Expr:
     # Spark counts the bits of the value widened to a BIGINT (-1 as an INT has 64).
     return _fn("BIT_COUNT", _cast(_c(node.this), "BIGINT"))
@@ -3044,6 +3055,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Skewness: _rewrite_skewness,
     exp.Kurtosis: _rewrite_kurtosis,
     exp.Corr: _rewrite_corr,
+    exp.Max: _rewrite_extreme,
+    exp.Min: _rewrite_extreme,
     exp.BitwiseCount: _rewrite_bit_count,
     exp.ArrayFilter: _rewrite_indexed_lambda,
 }
