@@ -466,6 +466,7 @@ ARITHMETIC_OPERATORS: dict[type[exp.Expr], str] = {
 
 # Nodes whose type is their first argument's: max_by/min_by, first/last/any_value too.
 _TYPE_OF_FIRST_ARGUMENT = (
+    exp.Ordered,  # an ORDER BY item: its value's
     exp.Paren,
     exp.Alias,
     exp.Neg,
@@ -828,8 +829,10 @@ def _is_function(node: exp.Expr, name: str) -> bool:
 
 # The nodes whose types the translation reads.
 _RECORDED = (
-    exp.Max,  # a STRUCT or ARRAY is compared in Spark's order (nested_order.py)
+    # a STRUCT or ARRAY is compared in Spark's order (nested_order.py)
+    exp.Max,
     exp.Min,
+    exp.Ordered,
     exp.Add,
     exp.Sub,
     exp.Mul,

@@ -2876,6 +2876,15 @@ def _rewrite_extreme(node: exp.Expr) -> exp.Expr:
     return _fn(name, _c(node.this), key)
 
 
+def _rewrite_ordered(node: exp.Expr) -> exp.Expr:
+    """An ORDER BY item (of a query, a window or an aggregate) of a STRUCT or ARRAY sorts
+    by its key in Spark's order (nested_order.py)."""
+    key = nested_order.order_key(node.this, node.meta.get(SPARK_TYPE))
+    if key is not None:
+        node.set("this", key)
+    return node
+
+
 def _rewrite_bit_count(node: exp.Expr) -> exp.Expr:
     # Spark counts the bits of the value widened to a BIGINT (-1 as an INT has 64).
     return _fn("BIT_COUNT", _cast(_c(node.this), "BIGINT"))
@@ -3056,6 +3065,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Kurtosis: _rewrite_kurtosis,
     exp.Corr: _rewrite_corr,
     exp.Max: _rewrite_extreme,
+    exp.Ordered: _rewrite_ordered,
     exp.Min: _rewrite_extreme,
     exp.BitwiseCount: _rewrite_bit_count,
     exp.ArrayFilter: _rewrite_indexed_lambda,
