@@ -496,6 +496,7 @@ def test_a_summary_of_no_rows_is_one_query_over_the_view() -> None:
         ("SELECT id FROM shop.orders NATURAL JOIN shop.customers", None),
         ("SELECT id FROM shop.orders PIVOT (sum(amount) FOR cid IN (1, 2))", None),
         ("SELECT _metadata.file_path AS f FROM shop.orders", None),
+        ("SELECT id, _file, _pos FROM shop.orders", None),
     ],
 )
 def test_the_columns_a_query_reads_are_every_name_it_uses(

@@ -9,7 +9,8 @@ anywhere in the query counts as read, whichever table it belongs to. That can on
 much is read (a column of one source named by another is kept), never too little. A query
 that reads columns it does not name — a star (``*``, ``t.*``, ``struct(*)``; ``count(*)``
 reads none), a NATURAL JOIN, a PIVOT or UNPIVOT (which group by or keep the columns they
-do not name), the ``_metadata`` column — has no such set.
+do not name), a hidden column of where a row is stored (``_metadata``, Iceberg's ``_file``
+and ``_pos`` …) — has no such set.
 
 >>> sorted(read_column_names("SELECT c.k, count(*) AS n FROM db.t AS c GROUP BY c.k"))
 ['c', 'db', 'k', 'n', 't']
@@ -27,8 +28,11 @@ from sqlglot import exp
 
 from dyntables.planner.structure import parse_query
 
-# Spark's hidden column of file metadata: it changes when a row moves to another file.
-_METADATA_COLUMN = "_metadata"
+# Hidden columns of where a row is stored (Spark's file metadata, Iceberg's metadata
+# columns, Delta's row tracking): they change when an update rewrites a row elsewhere.
+_STORAGE_COLUMNS = frozenset(
+    {"_metadata", "_file", "_pos", "_spec_id", "_partition", "_deleted", "_row_id"}
+)
 
 
 @functools.lru_cache(maxsize=256)
@@ -47,7 +51,7 @@ def read_column_names(query: str) -> frozenset[str] | None:
             return None
         if isinstance(node, (exp.Identifier, exp.Var)):
             name = node.name.lower()
-            if name == _METADATA_COLUMN:
+            if name in _STORAGE_COLUMNS:
                 return None
             names.add(name)
     return frozenset(names)
