@@ -30,6 +30,7 @@ from dyntables.refresh.changes import (
     netting_partition,
     touched_by,
 )
+from dyntables.refresh.incremental import _netting_pays
 from dyntables.sql.dialect import to_spark_sql as spark
 
 COLUMNS = {"shop.orders": ["id", "cid", "amount"], "shop.customers": ["cid", "region"]}
@@ -539,3 +540,56 @@ def test_a_feed_is_not_netted_where_netting_is_not_exact_or_drops_nothing(
 ) -> None:
     columns = ["id", "cid", "amount", "note"]
     assert netting_partition(columns, types, read_column_names(query)) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "columns", "pays"),
+    [
+        # linear: the change nets on its way to the table
+        ("SELECT id, amount FROM shop.orders WHERE cid > 1", "id bigint, amount double", False),
+        # a top GROUP BY merged by exact change arithmetic alone (DISTINCT counts copies)
+        (
+            "SELECT cid, count(*) AS n, sum(id) AS s FROM shop.orders GROUP BY cid",
+            "cid bigint, n bigint, s bigint",
+            False,
+        ),
+        ("SELECT DISTINCT cid FROM shop.orders", "cid bigint", False),
+        # groups that lose a value are recomputed: a DOUBLE sum, a MAX
+        (
+            "SELECT cid, sum(amount) AS s FROM shop.orders GROUP BY cid",
+            "cid bigint, s double",
+            True,
+        ),
+        ("SELECT cid, max(id) AS m FROM shop.orders GROUP BY cid", "cid bigint, m bigint", True),
+        # windows, outer joins, a GROUP BY below the top
+        (
+            "SELECT id, rank() OVER (PARTITION BY cid ORDER BY id) AS r FROM shop.orders",
+            "id bigint, r int",
+            True,
+        ),
+        (
+            "SELECT c.cid, o.id FROM shop.customers c LEFT JOIN shop.orders o ON o.cid = c.cid",
+            "cid bigint, id bigint",
+            True,
+        ),
+        (
+            "SELECT t.cid, t.n FROM (SELECT cid, count(*) AS n FROM shop.orders GROUP BY cid) t"
+            " JOIN shop.customers c ON c.cid = t.cid",
+            "cid bigint, n bigint",
+            True,
+        ),
+    ],
+)
+def test_feeds_are_netted_where_a_cancelled_change_would_be_recomputed(
+    query: str, columns: str, pays: bool
+) -> None:
+    pairs = [column.split() for column in columns.split(", ")]
+    typed = tuple((name, kind) for name, kind in pairs)
+    definition = Definition(
+        kind=ObjectKind.DYNAMIC_TABLE,
+        text="",
+        query=query,
+        columns=typed,
+        sources=("shop.orders", "shop.customers"),
+    )
+    assert _netting_pays(definition) is pays

@@ -785,6 +785,8 @@ def _netted_feeds(definition: Definition, inputs: RefreshInputs) -> dict[str, li
     """The sources whose change feeds are netted on the columns the query reads
     (``changes.cancelled_out``), and by what: those that removed rows since the last
     refresh (inserts alone never cancel), where netting is exact (``netting_partition``)."""
+    if not _netting_pays(definition):
+        return {}
     read = read_column_names(definition.query)
     netted: dict[str, list[exp.Expr]] = {}
     for key, commits in inputs.moved.items():
@@ -795,6 +797,31 @@ def _netted_feeds(definition: Definition, inputs: RefreshInputs) -> dict[str, li
         if partition is not None:
             netted[key] = partition
     return netted
+
+
+def _netting_pays(definition: Definition) -> bool:
+    """Whether netting the change feeds is worth its cost, a window over each changed
+    source's change (4-6 ms a refresh on the embedded engine at a few thousand changed
+    rows, docs/benchmarks.md): where a change that cancels would otherwise be recomputed
+    from the sources. Not for a linear query, nor for one whose only keyed block is a
+    GROUP BY at the top that merges by exact change arithmetic alone (COUNT, and SUM of
+    exact numbers): those net their change on the way, at what the change costs."""
+    tree = with_output_names(inlined_query(definition.query), list(definition.columns))
+    try:
+        keyed = [s for s in tree.find_all(exp.Select) if select_shape(s) != "linear"]
+    except CannotRefreshIncrementallyError:
+        return True  # derivation decides; netting is exact either way
+    if not keyed:
+        return False
+    keys = group_keys(tree) if isinstance(tree, exp.Select) else None
+    if keyed != [tree] or keys is None:
+        return True
+    assert isinstance(tree, exp.Select)
+    names = {name for _, name in keys}
+    aggregates = mergeable_aggregates(tree, names, dict(definition.columns))
+    return aggregates is None or not all(
+        a.function in (exp.Count, exp.Sum) and a.exact for a in aggregates
+    )
 
 
 class IncrementalStrategy:
