@@ -141,18 +141,16 @@ class Changes:
         return step, self.round % step, count
 
     def update_amounts(self, dt: DynamicTables, fraction: float) -> int:
-        step, offset, count = self._every(self.rows, fraction)
-        dt.sql(
-            f"UPDATE orders SET amount = amount + 1 WHERE order_id % {step} = {offset}"
-            f" AND order_id <= {step * count}"
-        )
-        return count
+        return self._increment_orders(dt, "amount", fraction)
 
     def update_quantities(self, dt: DynamicTables, fraction: float) -> int:
         """Updated quantities: a column the GROUP BY workloads do not read."""
+        return self._increment_orders(dt, "qty", fraction)
+
+    def _increment_orders(self, dt: DynamicTables, column: str, fraction: float) -> int:
         step, offset, count = self._every(self.rows, fraction)
         dt.sql(
-            f"UPDATE orders SET qty = qty + 1 WHERE order_id % {step} = {offset}"
+            f"UPDATE orders SET {column} = {column} + 1 WHERE order_id % {step} = {offset}"
             f" AND order_id <= {step * count}"
         )
         return count
