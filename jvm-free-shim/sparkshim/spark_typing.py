@@ -558,6 +558,8 @@ class _Typer:
         if type(node) in ARITHMETIC_OPERATORS:
             operator = ARITHMETIC_OPERATORS[type(node)]
             return self.arithmetic(node, operator, node.this, node.expression)
+        if isinstance(node, exp.GenerateSeries):
+            return self.sequence_type(node)
         if isinstance(node, exp.IntDiv):
             # "div" is BIGINT; DECIMAL operands (widened as for "/") are recorded.
             widened = self.arithmetic(node, "/", node.this, node.expression)
@@ -669,6 +671,13 @@ class _Typer:
                 [self.type_of(row[index]) if index < len(row) else None for row in rows]
             )
         return None
+
+    def sequence_type(self, node: exp.Expr) -> SparkType | None:
+        """``sequence(start, stop[, step])`` of integers: an array of the wider of the
+        start's and stop's types (Spark's; DuckDB's is an array of BIGINTs)."""
+        bounds = [self.type_of(node.args.get("start")), self.type_of(node.args.get("end"))]
+        element = wider_type(bounds)
+        return f"array<{element}>" if element in INTEGRAL_TYPES else None
 
     def branch_types(self, query: exp.Expr, index: int) -> list[SparkType | None]:
         """The types of the ``index``-th column of each SELECT of a set operation."""
@@ -833,6 +842,7 @@ _RECORDED = (
     exp.Max,
     exp.Min,
     exp.Ordered,
+    exp.GenerateSeries,  # its element type (Spark: the bounds', DuckDB: BIGINT)
     exp.Add,
     exp.Sub,
     exp.Mul,

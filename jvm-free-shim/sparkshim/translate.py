@@ -2885,6 +2885,21 @@ def _rewrite_ordered(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_sequence(node: exp.Expr) -> exp.Expr:
+    # Spark's sequence() without a step counts down from a start above its stop (DuckDB's
+    # GENERATE_SERIES counts up only: []); of INTs (TINYINTs, SMALLINTs) it is an array
+    # of them (DuckDB's: BIGINTs).
+    start, end = node.args.get("start"), node.args.get("end")
+    if node.args.get("step") is None and start is not None and end is not None:
+        upward = exp.LTE(this=_c(start), expression=_c(end))
+        node.set("step", _case((upward, _lit(1)), default=_lit(-1)))
+    spark_type = node.meta.get(SPARK_TYPE)
+    if spark_type not in ("array<tinyint>", "array<smallint>", "array<int>"):
+        return node
+    element = _DUCKDB_TYPE_NAMES[str(spark_type)[len("array<") : -1]]
+    return _cast(_c(node), f"{element}[]")
+
+
 def _rewrite_bit_count(node: exp.Expr) -> exp.Expr:
     # Spark counts the bits of the value widened to a BIGINT (-1 as an INT has 64).
     return _fn("BIT_COUNT", _cast(_c(node.this), "BIGINT"))
@@ -3066,6 +3081,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Corr: _rewrite_corr,
     exp.Max: _rewrite_extreme,
     exp.Ordered: _rewrite_ordered,
+    exp.GenerateSeries: _rewrite_sequence,
     exp.Min: _rewrite_extreme,
     exp.BitwiseCount: _rewrite_bit_count,
     exp.ArrayFilter: _rewrite_indexed_lambda,
