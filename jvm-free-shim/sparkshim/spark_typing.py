@@ -392,10 +392,10 @@ _BINARY_COMPARISONS = (
 
 
 def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr]]:
-    """The pairs of operands ``node`` compares: a binary comparison its two sides, BETWEEN
-    its value with each bound, a simple CASE its value with each WHEN, an IN (of a list)
-    its value with each item; none for any other node."""
-    if isinstance(node, _BINARY_COMPARISONS):
+    """The pairs of operands ``node`` compares: a binary comparison (or nullif) its two
+    sides, BETWEEN its value with each bound, a simple CASE its value with each WHEN, an IN
+    (of a list) its value with each item; none for any other node."""
+    if isinstance(node, (*_BINARY_COMPARISONS, exp.Nullif)):  # nullif(a, b): a = b
         return [(node.this, node.expression)]
     if isinstance(node, exp.Between):
         return [(node.this, node.args["low"]), (node.this, node.args["high"])]
@@ -843,6 +843,7 @@ _RECORDED = (
     exp.Min,
     exp.Ordered,
     exp.GenerateSeries,  # its element type (Spark: the bounds', DuckDB: BIGINT)
+    exp.Nullif,  # its comparison's casts (a STRING beside a number)
     exp.Add,
     exp.Sub,
     exp.Mul,

@@ -791,6 +791,19 @@ def _rewrite_comparison(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_nullif(node: exp.Expr) -> exp.Expr:
+    """``nullif(s, 1)``: Spark's ``CASE WHEN s = 1 THEN NULL ELSE s END``, the comparison
+    cast as Spark casts it (a string that is no number is NULL there, so no match)."""
+    casts = _comparison_casts(node)
+    if casts is None:
+        return node
+    ((left, right),) = casts
+    equal = exp.EQ(
+        this=_compared_as(node.this, left), expression=_compared_as(node.expression, right)
+    )
+    return _case((equal, exp.Null()), default=_c(node.this))
+
+
 def _rewrite_between(node: exp.Expr) -> exp.Expr:
     """``s BETWEEN 1 AND 12``: Spark's ``1 <= s AND s <= 12``, each comparison cast apart
     (the value may be compared as an INT with one bound, as a DOUBLE with the other)."""
@@ -3082,6 +3095,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Max: _rewrite_extreme,
     exp.Ordered: _rewrite_ordered,
     exp.GenerateSeries: _rewrite_sequence,
+    exp.Nullif: _rewrite_nullif,
     exp.Min: _rewrite_extreme,
     exp.BitwiseCount: _rewrite_bit_count,
     exp.ArrayFilter: _rewrite_indexed_lambda,
