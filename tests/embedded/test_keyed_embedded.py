@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from keyed_scenario import run_keyed_recomputes, run_unread_column_updates
+from keyed_scenario import (
+    run_keyed_recomputes,
+    run_unread_column_updates,
+    run_unread_columns_of_every_type,
+)
 from lifecycle_scenario import Env
 
 from dyntables import DynamicTables
@@ -23,3 +27,8 @@ def test_keyed_recomputes_follow_their_query(tmp_path: Path) -> None:
 def test_updates_of_unread_columns_recompute_nothing(tmp_path: Path) -> None:
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
     run_unread_column_updates(Env(dt=dt, database="default", using="delta"))
+
+
+def test_feeds_netted_on_columns_of_every_type(tmp_path: Path) -> None:
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    run_unread_columns_of_every_type(Env(dt=dt, database="default", using="delta"))

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from keyed_scenario import run_keyed_recomputes, run_unread_column_updates
+from keyed_scenario import (
+    run_keyed_recomputes,
+    run_unread_column_updates,
+    run_unread_columns_of_every_type,
+)
 from lifecycle_scenario import spark_env
 from pyspark.sql import SparkSession
 
@@ -16,3 +20,7 @@ def test_keyed_recomputes_follow_their_query(iceberg_spark: SparkSession) -> Non
 
 def test_updates_of_unread_columns_recompute_nothing(iceberg_spark: SparkSession) -> None:
     run_unread_column_updates(spark_env(iceberg_spark, "iceberg"))
+
+
+def test_feeds_netted_on_columns_of_every_type(iceberg_spark: SparkSession) -> None:
+    run_unread_columns_of_every_type(spark_env(iceberg_spark, "iceberg"))
