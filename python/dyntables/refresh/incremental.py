@@ -801,7 +801,7 @@ def _netted_feeds(definition: Definition, inputs: RefreshInputs) -> dict[str, li
 
 def _netting_pays(definition: Definition) -> bool:
     """Whether netting the change feeds is worth its cost, a window over each changed
-    source's change (4-6 ms a refresh on the embedded engine at a few thousand changed
+    source's change (4-7 ms a refresh on the embedded engine at a few thousand changed
     rows, docs/benchmarks.md): where a change that cancels would otherwise be recomputed
     from the sources. Not for a linear query, nor for one whose only keyed block is a
     GROUP BY at the top that merges by exact change arithmetic alone (COUNT, and SUM of
@@ -814,7 +814,7 @@ def _netting_pays(definition: Definition) -> bool:
     if not keyed:
         return False
     keys = group_keys(tree) if isinstance(tree, exp.Select) else None
-    if keyed != [tree] or keys is None:
+    if len(keyed) != 1 or keyed[0] is not tree or keys is None:
         return True
     assert isinstance(tree, exp.Select)
     names = {name for _, name in keys}
