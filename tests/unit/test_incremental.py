@@ -470,18 +470,38 @@ def test_a_summary_is_computed_with_the_rows_where_the_engine_does_not_checkpoin
     assert "MIN(id) OVER () AS `__dt_summary0`" in statement
 
 
-def test_a_summary_of_no_rows_is_one_query_over_the_view() -> None:
+def test_a_summary_of_no_rows_of_counts_sums_and_extremes_runs_no_statement() -> None:
+    """A change that nets out to nothing: the aggregates of no rows are known (a count is
+    0, a sum, min, max or average NULL), so only the rows' statement runs."""
+    changes, session = _feeds_deriver()
+    session.rows = 0
+    session.values = (7,) * 6  # what a statement would give: not what is asserted
+    summary = [
+        exp.func("count", exp.Star()),
+        exp.func("count_if", exp.column("ok")),
+        exp.func("sum", exp.column("id")),
+        exp.func("min", exp.column("id")),
+        exp.func("max", exp.column("id")),
+        exp.func("avg", exp.column("id")),
+    ]
+    _, values = changes.summarized(exp.select("id", "ok").from_("shop.orders"), summary)
+    assert values == (0, 0, None, None, None, None)
+    (statement,) = session.statements
+    assert "COUNT(*) OVER ()" in statement
+
+
+def test_a_summary_of_no_rows_of_another_aggregate_is_one_query_over_the_view() -> None:
     changes, session = _feeds_deriver()
     session.rows = 0
     rows, values = changes.summarized(
-        exp.select("id").from_("shop.orders"), [exp.func("min", exp.column("id"))]
+        exp.select("id").from_("shop.orders"), [exp.func("bool_and", exp.column("id"))]
     )
     assert values == (1, 2)  # the summary query's row (what the recording session returns)
     _, summary = session.statements
     view = rows.find(exp.Table)
     assert view is not None
     # The view under a fixed alias: the statement's text is the same at each refresh.
-    assert summary == f"SELECT MIN(id) FROM {view.name} AS __dt_changes"
+    assert summary == f"SELECT BOOL_AND(id) FROM {view.name} AS __dt_changes"
 
 
 @pytest.mark.parametrize(

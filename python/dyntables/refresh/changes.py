@@ -302,6 +302,8 @@ class ChangeDeriver:
         rows.createOrReplaceTempView(view)
         self._views.append(view)
         if values is None:  # no row to read them from: the aggregates of no rows
+            values = _aggregates_of_no_rows(summary)
+        if values is None:
             query = exp.select(*[e.copy() for e in summary]).from_(_read(view))
             values = tuple(self.session.sql(to_spark_sql(query)).collect()[0])
         return view, values
@@ -455,6 +457,26 @@ def restricted_input(
             return pinned
     rows = exp.select("*").from_(pinned).where(touched_by(keys, touched))
     return aliased(rows, alias)
+
+
+# What an aggregate is over no rows, by its kind: a count is 0, the others NULL.
+_COUNTS_OF_NO_ROWS = (exp.Count, exp.CountIf)
+_NULL_OF_NO_ROWS = (exp.Sum, exp.Min, exp.Max, exp.Avg)
+
+
+def _aggregates_of_no_rows(summary: Sequence[exp.Expr]) -> tuple[Any, ...] | None:
+    """The values of ``summary``'s aggregates over no rows, known without running them
+    (a refresh whose change nets out to nothing then runs no statement for them); None
+    when one of them is of another kind."""
+    values: list[Any] = []
+    for aggregate in summary:
+        if isinstance(aggregate, _COUNTS_OF_NO_ROWS):
+            values.append(0)
+        elif isinstance(aggregate, _NULL_OF_NO_ROWS):
+            values.append(None)
+        else:
+            return None
+    return tuple(values)
 
 
 def _observed(rows: Any, summary: Sequence[exp.Expr]) -> tuple[Any, Callable[[], tuple[Any, ...]]]:
