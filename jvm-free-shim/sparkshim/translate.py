@@ -88,7 +88,11 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ),
     ("a non-literal regex pattern", "cannot be checked for Java-only features"),
     ("regexp_replace with $ or \\ in the replacement", "Java and RE2 group references differ"),
-    ("split / regexp_replace with a limit or position", "no DuckDB equivalent"),
+    (
+        "split with a positive limit and a regex or empty delimiter / regexp_replace with a"
+        " position",
+        "no DuckDB equivalent (split's limit is answered for a plain-text delimiter)",
+    ),
     (
         "date/time patterns outside the common subset",
         "Java DateTimeFormatter letters other "
@@ -2043,12 +2047,53 @@ def _rewrite_regexp_like(node: exp.Expr) -> exp.Expr:
     return _fn("REGEXP_MATCHES", _c(node.this), _c(node.expression))
 
 
+# The characters that make a Java regex more than the literal text it is.
+_REGEX_METACHARACTERS = frozenset("\\^$.|?*+()[]{}")
+
+
 def _rewrite_split(node: exp.Expr) -> exp.Expr:
+    """Spark's split(str, regex[, limit]): a limit of 0 or below splits at every match; a
+    positive limit keeps at most that many parts, the last one holding the rest of the
+    text. DuckDB's split has no limit, so that case takes a delimiter that is a literal
+    text (no regex metacharacter): the parts after the limit are joined back with it."""
     _check_regex(node.expression, "split")
     limit = node.args.get("limit")
-    if limit is not None and _int_value(limit) not in (-1, 0):
-        raise UnsupportedSqlError("split with a positive limit")
-    return _fn("STR_SPLIT_REGEX", _c(node.this), _c(node.expression))
+    parts = None if limit is None else _int_value(limit)
+    if limit is None or (parts is not None and parts <= 0):
+        return _fn("STR_SPLIT_REGEX", _c(node.this), _c(node.expression))
+    delimiter = _string_value(node.expression) or ""
+    if parts is None or not delimiter or _REGEX_METACHARACTERS & set(delimiter):
+        raise UnsupportedSqlError(
+            "split with a positive limit of a regex, an empty pattern or a non-literal limit",
+            "write the limit as a number and the delimiter as plain text",
+        )
+    split = _fn("STR_SPLIT", _c(node.this), _lit(delimiter))
+    rest = _fn(
+        "ARRAY_TO_STRING", _fn("LIST_SLICE", split.copy(), _lit(parts), _lit(-1)), _lit(delimiter)
+    )
+    kept = _fn("LIST_SLICE", split.copy(), _lit(1), _lit(parts - 1))
+    return _case(
+        (exp.LTE(this=_fn("LEN", split.copy()), expression=_lit(parts)), split.copy()),
+        (
+            exp.Not(this=exp.Is(this=split.copy(), expression=exp.Null())),
+            _fn("LIST_CONCAT", kept, exp.Array(expressions=[rest])),
+        ),
+    )
+
+
+def _rewrite_chr(node: exp.Expr) -> exp.Expr:
+    """Spark's chr(n): the character of code n mod 256 (so chr(256) is U+0000), '' for a
+    negative n; DuckDB's CHR takes any Unicode code point."""
+    code = _spark_cast(_c(node.expressions[0]), "BIGINT")
+    latin1 = _cast(exp.Mod(this=code.copy(), expression=_lit(256)), "INTEGER")
+    return _case((exp.LT(this=code, expression=_lit(0)), _lit("")), default=_fn("CHR", latin1))
+
+
+def _rewrite_factorial(node: exp.Expr) -> exp.Expr:
+    """Spark's factorial(n): a BIGINT for n from 0 to 20, NULL for any other n."""
+    n = _spark_cast(_c(node.this), "INT")
+    in_range = exp.Between(this=n, low=_lit(0), high=_lit(20))
+    return _case((in_range, _cast(_fn("FACTORIAL", n.copy()), "BIGINT")))
 
 
 # ---- CAST with ANSI off ----
@@ -2655,10 +2700,68 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return math_functions.expm1(args[0])
     if name == "ZIP_WITH" and len(args) == 3 and isinstance(args[2], exp.Lambda):
         return _zip_with(args[0], args[1], args[2])
+    if name == "E" and not args:
+        return _fn("EXP", _cast(_lit(1), "DOUBLE"))
+    if name == "MAKE_DATE" and len(args) == 3:
+        return _make_date(*[_spark_cast(a, "INT") for a in args])
+    if name == "FIND_IN_SET" and len(args) == 2:
+        return _find_in_set(args[0], args[1])
     if name in _SAME_IN_DUCKDB:
         return node
     raise UnsupportedSqlError(
         f"the function {name.lower()}()", "it is not in sparkshim's translated set"
+    )
+
+
+# The years of DuckDB's DATE (Spark's reach about as far).
+_DATE_YEARS = (-5877640, 5881579)
+
+
+def _make_date(year: exp.Expr, month: exp.Expr, day: exp.Expr) -> exp.Expr:
+    """Spark's make_date (ANSI off): NULL for a day that does not exist, where DuckDB's
+    fails (also when it folds constant arguments ahead of a CASE that would skip them).
+    So the date is counted from the first of the year, which always exists: months, then
+    days, added; the day existed when it is still in the month asked for."""
+    counted = _cast(
+        exp.Add(
+            this=exp.Add(
+                this=_fn("MAKE_DATE", year.copy(), _lit(1), _lit(1)),
+                expression=_fn("TO_MONTHS", exp.Sub(this=month.copy(), expression=_lit(1))),
+            ),
+            expression=_fn("TO_DAYS", exp.Sub(this=day.copy(), expression=_lit(1))),
+        ),
+        "DATE",
+    )
+    in_month = exp.EQ(this=_fn("MONTH", counted.copy()), expression=month.copy())
+    valid_fields = exp.and_(
+        exp.Between(this=month.copy(), low=_lit(1), high=_lit(12)),
+        exp.Between(this=day.copy(), low=_lit(1), high=_lit(31)),
+    )
+    beyond = exp.Not(
+        this=exp.Between(this=year.copy(), low=_lit(_DATE_YEARS[0]), high=_lit(_DATE_YEARS[1]))
+    )
+    return _case(
+        (beyond, _runtime_refusal("make_date() of a year beyond DuckDB's dates")),
+        (valid_fields, _case((in_month, counted))),
+    )
+
+
+def _find_in_set(value: exp.Expr, listed: exp.Expr) -> exp.Expr:
+    """Spark's find_in_set(str, list): the 1-based position of ``str`` among the
+    comma-separated items of ``list``, 0 where it is absent or holds a comma, NULL where
+    either is NULL."""
+    text, items = _spark_cast(_c(value), "STRING"), _spark_cast(_c(listed), "STRING")
+    position = _fn("LIST_POSITION", _fn("STR_SPLIT", items, _lit(",")), text)
+    return _case(
+        (
+            exp.or_(
+                exp.Is(this=text.copy(), expression=exp.Null()),
+                exp.Is(this=items.copy(), expression=exp.Null()),
+            ),
+            exp.Null(),
+        ),
+        (_fn("CONTAINS", text.copy(), _lit(",")), _lit(0)),
+        default=_fn("COALESCE", position, _lit(0)),
     )
 
 
@@ -2728,7 +2831,6 @@ _REFUSED_FUNCTIONS = {
 _SAME_IN_DUCKDB = frozenset(
     {
         "ASCII",
-        "CHR",
         "MD5",
         "REPEAT",
         "REVERSE",
@@ -2744,9 +2846,7 @@ _SAME_IN_DUCKDB = frozenset(
         "DEGREES",
         "RADIANS",
         "PI",
-        "E",
         "CBRT",
-        "FACTORIAL",
         "BIT_LENGTH",
     }
 )
@@ -3075,6 +3175,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.RegexpReplace: _rewrite_regexp_replace,
     exp.RegexpLike: _rewrite_regexp_like,
     exp.RegexpSplit: _rewrite_split,
+    exp.Chr: _rewrite_chr,
+    exp.Factorial: _rewrite_factorial,
     exp.Cast: _rewrite_cast,
     exp.TryCast: _rewrite_cast,
     exp.Anonymous: _rewrite_anonymous,

@@ -335,6 +335,8 @@ CASES = [
     "SELECT id, upper(s), lower(s), trim(s), ltrim(s), rtrim(s), length(s) FROM t",
     "SELECT id, split(s, ' '), split(s, '[lo]+') FROM t",
     "SELECT split('a,b,,', ','), split('', ','), split('abc', ''), split('a1b22c', '[0-9]+')",
+    "SELECT id, split(s, ' ', 2), split(s, 'l', 1), split(s, 'l', 3), split(s, 'l', -1), "
+    "split(s, 'l', 0) FROM t",
     "SELECT id, regexp_extract(s, '([a-z]+)', 1), regexp_extract(s, '(\\\\d+)'), "
     "regexp_extract(s, '([A-Z])([a-z]+)', 2) FROM t",
     "SELECT id, regexp_replace(s, '[aeiou]', '*'), s RLIKE 'l+', s RLIKE '^a' FROM t",
@@ -446,7 +448,8 @@ REFUSED_CASES = [
     "SELECT s RLIKE 'a++' FROM t",
     "SELECT regexp_replace(s, '(a)', '$1') FROM t",
     "SELECT regexp_replace(s, g, 'x') FROM t",
-    "SELECT split(s, 'a', 2) FROM t",
+    "SELECT split(s, 'a+', 2) FROM t",
+    "SELECT split(s, '', 2) FROM t",
     "SELECT date_format(ts, 'yyyy-MM-dd Q') FROM t",
     "SELECT date_format(ts, 'yyyy-MM-dd HH:mm:ss.SSS') FROM t",
     "SELECT ceil(x, 1) FROM t",
