@@ -48,6 +48,7 @@ from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
 __all__ = [
+    "ARGUMENT_TYPES",
     "ARITHMETIC_OPERATORS",
     "CHOSEN_TYPES",
     "COMPARISON_CASTS",
@@ -95,6 +96,9 @@ OPERAND_TYPES = "spark_operand_types"
 TIMESTAMP_AVERAGE = "spark_timestamp_average"
 COMPARISON_CASTS = "spark_comparison_casts"
 CONCATENATED_TYPES = "spark_concatenated_types"
+# The Spark types of the arguments of a function whose translation reads them
+# (``typed_arguments``).
+ARGUMENT_TYPES = "spark_argument_types"
 CHOSEN_TYPES = "spark_chosen_types"
 SET_TEXT_TYPES = "spark_set_text_types"
 SET_BRANCH_COLUMNS = "spark_set_branch_columns"
@@ -452,6 +456,14 @@ def concatenated(node: exp.Expr) -> list[exp.Expr]:
     return []
 
 
+def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
+    """The arguments of ``node`` whose Spark types its translation reads: hex's value (a
+    number other than an integer is cast to BIGINT first); none for any other node."""
+    if isinstance(node, exp.Hex):
+        return [node.this]
+    return []
+
+
 # ---- the typing rules ----
 
 # Spark's arithmetic operators, by sqlglot node (translate.py emits DECIMAL arithmetic by them).
@@ -495,6 +507,7 @@ class _Typer:
         self.timestamp_averages: set[int] = set()
         self.comparison_casts: dict[int, tuple[CastPair, ...]] = {}
         self.concatenated_types: dict[int, tuple[SparkType | None, ...]] = {}
+        self.argument_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.set_text_types: dict[int, tuple[tuple[SparkType | None, ...], ...]] = {}
         self.set_branch_columns: dict[int, tuple[tuple[str, ...], ...]] = {}
@@ -512,6 +525,7 @@ class _Typer:
             (OPERAND_TYPES, self.operands),
             (COMPARISON_CASTS, self.comparison_casts),
             (CONCATENATED_TYPES, self.concatenated_types),
+            (ARGUMENT_TYPES, self.argument_types),
             (SET_TEXT_TYPES, self.set_text_types),
             (SET_BRANCH_COLUMNS, self.set_branch_columns),
             (SET_DECIMAL_TYPES, self.set_decimal_types),
@@ -536,6 +550,9 @@ class _Typer:
                 joined = concatenated(node)
                 if joined:
                     self.concatenated_types[id(node)] = tuple(map(self.type_of, joined))
+                arguments = typed_arguments(node)
+                if arguments:
+                    self.argument_types[id(node)] = tuple(map(self.type_of, arguments))
                 if _is_outermost_set_operation(node):
                     self.record_set_text_types(node)
                 values = chosen(node)
@@ -870,6 +887,7 @@ _RECORDED = (
     exp.Concat,
     exp.DPipe,
     exp.ConcatWs,
+    exp.Hex,
 )
 _NODE_NUMBER = "spark_typing_number"
 

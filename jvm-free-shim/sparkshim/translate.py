@@ -41,6 +41,7 @@ from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_parser import parse_statements, tokenize
 from sparkshim.spark_typing import (
+    ARGUMENT_TYPES,
     ARITHMETIC_OPERATORS,
     CHOSEN_TYPES,
     COMPARISON_CASTS,
@@ -1299,10 +1300,21 @@ def _rewrite_within_group(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _null_as_double(value: exp.Expr) -> exp.Expr:
+    """A copy of ``value``; a bare NULL as a DOUBLE NULL, as Spark casts a NULL given to a
+    numeric function (abs, round, bround, unary minus: its default numeric type)."""
+    return _cast(exp.Null(), "DOUBLE") if isinstance(value.unnest(), exp.Null) else _c(value)
+
+
 def _rewrite_abs(node: exp.Expr) -> exp.Expr:
-    # Spark casts a NULL to DOUBLE for abs (its default numeric type): abs(NULL) is DOUBLE.
-    if isinstance(node.this, exp.Null):
-        node.set("this", _cast(exp.Null(), "DOUBLE"))
+    if isinstance(node.this.unnest(), exp.Null):
+        node.set("this", _null_as_double(node.this))
+    return node
+
+
+def _rewrite_negated_null(node: exp.Expr) -> exp.Expr:
+    if isinstance(node.this.unnest(), exp.Null):
+        node.set("this", _null_as_double(node.this))
     return node
 
 
@@ -1310,7 +1322,8 @@ def _rewrite_round(node: exp.Expr) -> exp.Expr:
     # DuckDB's ROUND is half away from zero (Spark's HALF_UP) for decimals and doubles; a
     # DECIMAL takes Spark's result type (a cast to a smaller scale rounds HALF_UP).
     digits = node.args.get("decimals")
-    rounded = _fn("ROUND", _c(node.this), *([_c(digits)] if digits is not None else []))
+    value = _null_as_double(node.this)
+    rounded = _fn("ROUND", value, *([_c(digits)] if digits is not None else []))
     spark_type = node.meta.get(SPARK_TYPE)
     if isinstance(spark_type, DecimalType):
         return _try_cast(rounded, spark_type.sql())
@@ -2089,6 +2102,21 @@ def _rewrite_chr(node: exp.Expr) -> exp.Expr:
     return _case((exp.LT(this=code, expression=_lit(0)), _lit("")), default=_fn("CHR", latin1))
 
 
+def _rewrite_hex(node: exp.Expr) -> exp.Expr:
+    """Spark's hex of a DOUBLE, FLOAT or DECIMAL is the hex of it cast to BIGINT (hex takes
+    a BIGINT, a STRING or a BINARY); DuckDB's hex reads such a number otherwise. Of a
+    value whose type is unknown: a DOUBLE or FLOAT refused at run time."""
+    (value_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
+    if isinstance(value_type, DecimalType) or value_type in ("double", "float"):
+        return _fn("HEX", _spark_cast(_c(node.this), "BIGINT"))
+    if value_type is not None:
+        return node
+    return _case(
+        (_typeof_in(node.this, "DOUBLE", "FLOAT"), _runtime_refusal("hex() of a DOUBLE")),
+        default=_fn("HEX", _c(node.this)),
+    )
+
+
 def _rewrite_factorial(node: exp.Expr) -> exp.Expr:
     """Spark's factorial(n): a BIGINT for n from 0 to 20, NULL for any other n."""
     n = _spark_cast(_c(node.this), "INT")
@@ -2456,7 +2484,14 @@ def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
     first saturated to INT's (or BIGINT's) range, NaN as 0 (CAST(1e10D AS SMALLINT) is
     -1). Checked against PySpark 3.5 in the conformance queries."""
     bits = _INTEGRAL_BITS[name]
-    whole = _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), "HUGEINT")
+    # DECIMAL(38, 9) holds 29 integral digits; a larger DECIMAL's integral part is read
+    # from its text instead (exact, where a cast to an integer would round).
+    digits = _fn("REGEXP_EXTRACT", _as_varchar(value), _lit("^-?[0-9]+"))
+    whole = _fn(
+        "COALESCE",
+        _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), "HUGEINT"),
+        _try_cast(digits, "HUGEINT"),
+    )
     double = _try_cast(_c(value), "DOUBLE")
     saturated = _saturated(double, 64 if bits == 64 else 32)
     is_floating = _typeof_in(value, "DOUBLE", "FLOAT")
@@ -2635,7 +2670,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         unit = _unit(args[0], _DATE_TRUNC_UNITS, "date_trunc")
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
     if name == "BROUND":
-        rounded = _fn("ROUND_EVEN", _c(args[0]), _c(args[1]) if len(args) > 1 else _lit(0))
+        value = _null_as_double(args[0])
+        rounded = _fn("ROUND_EVEN", value, _c(args[1]) if len(args) > 1 else _lit(0))
         return _as_decimal_type(rounded, node.meta.get(SPARK_TYPE))
     if name in function_gaps.CAST_SHORTHANDS and len(args) == 1:
         to = exp.DataType.build(function_gaps.CAST_SHORTHANDS[name], dialect="spark")
@@ -3081,6 +3117,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
+    exp.Neg: _rewrite_negated_null,
     exp.Abs: _rewrite_abs,
     exp.Add: _rewrite_add_sub,
     exp.Sub: _rewrite_add_sub,
@@ -3176,6 +3213,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.RegexpLike: _rewrite_regexp_like,
     exp.RegexpSplit: _rewrite_split,
     exp.Chr: _rewrite_chr,
+    exp.Hex: _rewrite_hex,
     exp.Factorial: _rewrite_factorial,
     exp.Cast: _rewrite_cast,
     exp.TryCast: _rewrite_cast,
@@ -3233,6 +3271,7 @@ SPARK_RESULT_TYPES: dict[type[exp.Expr], str] = {
     exp.Ntile: "INTEGER",
     exp.Grouping: "TINYINT",
     exp.BitwiseCount: "INTEGER",
+    exp.RegexpCount: "INTEGER",
 }
 # ... and of the functions sqlglot leaves anonymous, by name.
 SPARK_RESULT_TYPES_BY_NAME: dict[str, str] = {
