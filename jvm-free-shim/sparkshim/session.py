@@ -218,10 +218,13 @@ class ShimSession:
         cursor: duckdb.DuckDBPyConnection | None = getattr(self._cursors, "cursor", None)
         if cursor is None:
             cursor = self._database.cursor()
-            # A literal, not pasted text: a zone with a quote must not end the string.
-            zone = exp.Literal.string(self.time_zone).sql("duckdb")
-            cursor.execute(f"SET TimeZone = {zone}")
             self._cursors.cursor = cursor
+            self._cursors.zone = None
+        zone = self.time_zone
+        if zone != self._cursors.zone:  # set again when the session's zone changed
+            # A literal, not pasted text: a zone with a quote must not end the string.
+            cursor.execute(f"SET TimeZone = {exp.Literal.string(zone).sql('duckdb')}")
+            self._cursors.zone = zone
         return cursor
 
     def commit_options(self) -> delta.CommitOptions:

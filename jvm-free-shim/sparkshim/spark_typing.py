@@ -54,6 +54,7 @@ __all__ = [
     "COMPARISON_CASTS",
     "CONCATENATED_TYPES",
     "COUNT_TYPE",
+    "DATE_PARTS",
     "FRACTIONAL_TYPES",
     "INTEGRAL_TYPES",
     "MAX_PRECISION",
@@ -456,11 +457,33 @@ def concatenated(node: exp.Expr) -> list[exp.Expr]:
     return []
 
 
+# The date and time parts whose argument Spark casts to a DATE or TIMESTAMP first (a STRING
+# is read as one: ``DATE_PART_OF_TEXT`` in translate.py).
+DATE_PARTS = (
+    exp.Year,
+    exp.Month,
+    exp.Day,
+    exp.DayOfMonth,
+    exp.Quarter,
+    exp.DayOfWeek,
+    exp.DayOfYear,
+    exp.WeekOfYear,
+    exp.Hour,
+    exp.Minute,
+    exp.Second,
+)
+
+
 def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     """The arguments of ``node`` whose Spark types its translation reads: hex's value (a
-    number other than an integer is cast to BIGINT first); none for any other node."""
-    if isinstance(node, exp.Hex):
+    number other than an integer is cast to BIGINT first), a date or time part's value or
+    extract's source (a STRING is cast first); none for any other node."""
+    if isinstance(node, (exp.Hex, *DATE_PARTS)):
         return [node.this]
+    if isinstance(node, exp.Extract):
+        return [node.expression]
+    if _is_function(node, "DATE_PART") or _is_function(node, "DATEPART"):
+        return list(node.expressions[1:2])
     return []
 
 
@@ -853,6 +876,8 @@ def _is_function(node: exp.Expr, name: str) -> bool:
     return isinstance(node, exp.Anonymous) and str(node.this).upper() == name
 
 
+# The functions sqlglot leaves anonymous whose translation reads Spark types.
+_TYPED_FUNCTIONS = ("BROUND", "PMOD", "DATE_PART", "DATEPART")
 # The nodes whose types the translation reads.
 _RECORDED = (
     # a STRUCT or ARRAY is compared in Spark's order (nested_order.py)
@@ -888,20 +913,22 @@ _RECORDED = (
     exp.DPipe,
     exp.ConcatWs,
     exp.Hex,
+    *DATE_PARTS,
+    exp.Extract,
 )
 _NODE_NUMBER = "spark_typing_number"
 
 
 def _translation_reads_type(node: exp.Expr) -> bool:
     """Whether the translation of ``node`` depends on its Spark type (a literal only if
-    it is a DECIMAL one, an unknown function only if it is bround or pmod, an IN only of
-    a list)."""
+    it is a DECIMAL one, an unknown function only if it is bround, pmod or date_part, an IN
+    only of a list)."""
     if isinstance(node, exp.In):
         return bool(compared_pairs(node))
     if isinstance(node, exp.Literal):
         return isinstance(literal_type(node), DecimalType)
     if isinstance(node, exp.Anonymous):
-        return _is_function(node, "BROUND") or _is_function(node, "PMOD")
+        return node.name.upper() in _TYPED_FUNCTIONS
     return True
 
 

@@ -46,6 +46,7 @@ from sparkshim.spark_typing import (
     CHOSEN_TYPES,
     COMPARISON_CASTS,
     CONCATENATED_TYPES,
+    DATE_PARTS,
     FRACTIONAL_TYPES,
     INTEGRAL_TYPES,
     MAX_PRECISION,
@@ -1576,7 +1577,17 @@ def _rewrite_extract(node: exp.Expr) -> exp.Expr:
         return _spark_day_of_week(node.expression)
     if field in ("DOW_ISO", "DAYOFWEEK_ISO"):  # 1 (Monday) to 7, DuckDB's ISODOW
         return _fn("ISODOW", _c(node.expression))
+    if field == "QTR":  # Spark's short name, not DuckDB's
+        return exp.Extract(this=exp.var("QUARTER"), expression=_c(node.expression))
+    if field in _SECOND_FIELDS:
+        # Spark: the seconds with their fraction, a DECIMAL(8, 6) (DuckDB: whole seconds).
+        micros = _cast(_fn("DATE_PART", _lit("microseconds"), _c(node.expression)), "DECIMAL(8, 0)")
+        one_millionth = _cast(_lit("0.000001"), "DECIMAL(7, 6)")
+        return _cast(exp.Mul(this=micros, expression=one_millionth), "DECIMAL(8, 6)")
     return node
+
+
+_SECOND_FIELDS = frozenset({"SECOND", "SECONDS", "S", "SEC", "SECS"})
 
 
 def _rewrite_unix_seconds(node: exp.Expr) -> exp.Expr:
@@ -1883,7 +1894,8 @@ def _compared_as_text(node: exp.Expr) -> None:
 
 
 def _rewrite_current_date(node: exp.Expr) -> exp.Expr:
-    return _cast(_utc_now(), "DATE")
+    # The date in the session's time zone (DuckDB's TimeZone, set to it), as Spark's.
+    return _cast(_fn("GET_CURRENT_TIMESTAMP"), "DATE")
 
 
 def _utc_now() -> exp.Expr:
@@ -2151,6 +2163,9 @@ _LOOSE_TIMESTAMP = (
 )
 
 
+# A time of day alone, which Spark reads as that time today (in the session's time zone).
+_TIME_ONLY = r"T?([0-9]{1,2}):([0-9]{1,2})(?::([0-9]{1,2})(\.[0-9]{1,6})?)?"
+
 _INTERVAL_HINT = (
     "Spark's ANSI interval types have no equivalent in the embedded engine; "
     "write an interval literal (INTERVAL '1' DAY) or use numbers"
@@ -2315,7 +2330,8 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
                 (
                     _regex_full(text.copy(), _ZONED_TIMESTAMP),
                     _cast(_try_cast(text.copy(), "TIMESTAMPTZ"), target),
-                )
+                ),
+                (_regex_full(text.copy(), _TIME_ONLY), _try_cast(_time_today(text), target)),
             ]
         from_text = _case(
             (_regex_full(text, strict), _try_cast(text.copy(), target)),
@@ -2346,6 +2362,23 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
         return _spark_text(value)
     return _try_cast(_c(value), target)
+
+
+def _time_today(text: exp.Expr) -> exp.Expr:
+    """A time of day alone (``_TIME_ONLY``) as the text of that time today in the session's
+    time zone, ``yyyy-MM-dd HH:mm:ss[.f]``, for DuckDB's cast."""
+
+    def field(group: int) -> exp.Expr:
+        found = _fn("REGEXP_EXTRACT", text.copy(), _lit(_TIME_ONLY), _lit(group))
+        return _fn(
+            "LPAD", _fn("COALESCE", _fn("NULLIF", found, _lit("")), _lit("0")), _lit(2), _lit("0")
+        )
+
+    today = _as_varchar(_rewrite_current_date(exp.CurrentDate()))
+    fraction = _fn("REGEXP_EXTRACT", text.copy(), _lit(_TIME_ONLY), _lit(4))
+    return _fn(
+        "CONCAT", today, _lit(" "), field(1), _lit(":"), field(2), _lit(":"), field(3), fraction
+    )
 
 
 def _canonical_date_text(text: exp.Expr, name: str) -> exp.Expr:
@@ -2718,6 +2751,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
     if name in ("DATE_PART", "DATEPART") and len(args) == 2 and args[0].is_string:
         # date_part('FIELD', x) is extract(FIELD FROM x), typed as extract is.
         extract = exp.Extract(this=exp.var(args[0].name.upper()), expression=_c(args[1]))
+        extract.meta[ARGUMENT_TYPES] = node.meta.get(ARGUMENT_TYPES)
         return _RULES[exp.Extract](extract)
     if name == "ISNULL" and len(args) == 1:
         return exp.Is(this=_c(args[0]), expression=exp.Null())
@@ -3281,8 +3315,9 @@ SPARK_RESULT_TYPES_BY_NAME: dict[str, str] = {
 }
 # extract(SECOND FROM ts) is a DECIMAL(8, 6) in Spark; the other fields are INT.
 _INTEGER_EXTRACT_FIELDS = frozenset(
-    {"YEAR", "YEARS", "QUARTER", "MONTH", "MONTHS", "WEEK", "WEEKS", "DAY", "DAYS", "DAYOFWEEK"}
-    | {"DOW", "DAYOFWEEK_ISO", "DOW_ISO", "DOY", "HOUR", "HOURS", "MINUTE", "MINUTES"}
+    {"YEAR", "YEARS", "Y", "YR", "YRS", "QUARTER", "QTR", "MONTH", "MONTHS", "MON", "MONS"}
+    | {"WEEK", "WEEKS", "W", "DAY", "DAYS", "D", "DAYOFWEEK", "DOW", "DAYOFWEEK_ISO", "DOW_ISO"}
+    | {"DOY", "HOUR", "HOURS", "H", "HR", "HRS", "MINUTE", "MINUTES", "M", "MIN", "MINS"}
 )
 
 
@@ -3315,6 +3350,35 @@ def _with_spark_result_type(rule: Rewrite | None) -> Rewrite:
 
     return typed
 
+
+# What Spark casts a STRING to before taking a part of it: the time of day's parts read a
+# TIMESTAMP, the others a DATE (for extract, by its field).
+_TIME_OF_DAY = (exp.Hour, exp.Minute, exp.Second)
+_TIME_OF_DAY_FIELDS = frozenset({"HOUR", "HOURS", "H", "HR", "HRS", "MINUTE", "MINUTES", "MIN"})
+_TIME_OF_DAY_FIELDS |= {"M", "MINS", *_SECOND_FIELDS}
+
+
+def _with_text_as_date(rule: Rewrite | None) -> Rewrite:
+    """``rule`` (or no rewrite) of a date or time part, after a STRING argument is cast to
+    a DATE or TIMESTAMP as Spark casts it (NULL where it is not one); DuckDB's parts take
+    no STRING."""
+
+    def read(node: exp.Expr) -> exp.Expr:
+        (argument_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
+        if argument_type == "string":
+            key = "expression" if isinstance(node, exp.Extract) else "this"
+            if isinstance(node, exp.Extract):
+                timed = node.this.name.upper() in _TIME_OF_DAY_FIELDS
+            else:
+                timed = isinstance(node, _TIME_OF_DAY)
+            node.set(key, _spark_cast(node.args[key], "TIMESTAMP" if timed else "DATE"))
+        return rule(node) if rule is not None else node
+
+    return read
+
+
+for _part_class in [*DATE_PARTS, exp.Extract]:
+    _RULES[_part_class] = _with_text_as_date(_RULES.get(_part_class))
 
 for _typed_class in [*SPARK_RESULT_TYPES, exp.Anonymous, exp.Extract]:
     _RULES[_typed_class] = _with_spark_result_type(_RULES.get(_typed_class))

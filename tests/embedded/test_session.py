@@ -282,6 +282,25 @@ def test_set_takes_the_value_as_written(spark: ShimSession) -> None:
     assert spark.sql("SET my.text").collect() == [Row(key="my.text", value="two words")]
 
 
+def test_a_change_of_the_session_time_zone_reaches_the_next_statement(spark: ShimSession) -> None:
+    """The zone is read at every statement, not only when the thread's engine connection
+    is first made: a notebook sets it after running something."""
+    noon_utc = "CAST('2024-01-01 12:00:00+00:00' AS TIMESTAMP)"
+    assert spark.sql(f"SELECT hour({noon_utc}) AS h").collect() == [Row(h=12)]
+    for zone, hour in (("America/Los_Angeles", 4), ("Asia/Tokyo", 21)):
+        spark.conf.set(TIME_ZONE_CONF, zone)
+        assert spark.sql(f"SELECT hour({noon_utc}) AS h").collect() == [Row(h=hour)]
+
+
+@pytest.mark.parametrize("zone", ["Pacific/Kiritimati", "Pacific/Pago_Pago"])
+def test_current_date_is_the_date_in_the_session_time_zone(spark: ShimSession, zone: str) -> None:
+    """UTC+14 and UTC-11: at any moment one of them is on another date than UTC (the shim
+    gave the UTC date)."""
+    spark.conf.set(TIME_ZONE_CONF, zone)
+    row = spark.sql("SELECT current_date() = to_date(current_timestamp()) AS same").collect()
+    assert row == [Row(same=True)]
+
+
 def test_the_session_time_zone_reaches_duckdb_as_one_string_literal(tmp_path: Path) -> None:
     """A time zone with a quote is DuckDB's unknown zone, whole: pasted between quotes it
     would end the string and run the rest as SQL (here, leaving DuckDB on UTC)."""
