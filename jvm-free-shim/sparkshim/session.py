@@ -17,7 +17,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import conv, decimals, delta, number_text, sources
+from sparkshim import checksums, conv, decimals, delta, number_text, sources
 from sparkshim.catalog import DEFAULT_DATABASE, Catalog, ObjectName, is_delta_table
 from sparkshim.commands import execute
 from sparkshim.config import (
@@ -169,6 +169,7 @@ class ShimSession:
         # Spark's exact DECIMAL arithmetic where DuckDB's is not (shared by every cursor).
         decimals.register(self._database)
         conv.register(self._database)
+        checksums.register(self._database)
         number_text.register(self._database)
         self._cursors = threading.local()
         self._stopped = False

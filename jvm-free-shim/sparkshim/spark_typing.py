@@ -476,14 +476,17 @@ DATE_PARTS = (
 
 def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     """The arguments of ``node`` whose Spark types its translation reads: hex's value (a
-    number other than an integer is cast to BIGINT first), a date or time part's value or
+    number other than an integer is cast to BIGINT first), base64's value (a STRING is
+    encoded as UTF-8 first, as for crc32), a date or time part's value or
     extract's source (a STRING is cast first); none for any other node."""
-    if isinstance(node, (exp.Hex, *DATE_PARTS)):
+    if isinstance(node, (exp.Hex, exp.ToBase64, *DATE_PARTS)):
         return [node.this]
     if isinstance(node, exp.Extract):
         return [node.expression]
     if _is_function(node, "DATE_PART") or _is_function(node, "DATEPART"):
         return list(node.expressions[1:2])
+    if _is_function(node, "CRC32"):
+        return list(node.expressions[:1])
     return []
 
 
@@ -575,7 +578,7 @@ class _Typer:
                     self.concatenated_types[id(node)] = tuple(map(self.type_of, joined))
                 arguments = typed_arguments(node)
                 if arguments:
-                    self.argument_types[id(node)] = tuple(map(self.type_of, arguments))
+                    self.argument_types[id(node)] = tuple(map(self.operand_type, arguments))
                 if _is_outermost_set_operation(node):
                     self.record_set_text_types(node)
                 values = chosen(node)
@@ -877,7 +880,7 @@ def _is_function(node: exp.Expr, name: str) -> bool:
 
 
 # The functions sqlglot leaves anonymous whose translation reads Spark types.
-_TYPED_FUNCTIONS = ("BROUND", "PMOD", "DATE_PART", "DATEPART")
+_TYPED_FUNCTIONS = ("BROUND", "PMOD", "DATE_PART", "DATEPART", "CRC32")
 # The nodes whose types the translation reads.
 _RECORDED = (
     # a STRUCT or ARRAY is compared in Spark's order (nested_order.py)
@@ -913,6 +916,7 @@ _RECORDED = (
     exp.DPipe,
     exp.ConcatWs,
     exp.Hex,
+    exp.ToBase64,
     *DATE_PARTS,
     exp.Extract,
 )

@@ -27,6 +27,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 
 from sparkshim import (
+    checksums,
     conv,
     decimals,
     function_gaps,
@@ -2129,6 +2130,59 @@ def _rewrite_hex(node: exp.Expr) -> exp.Expr:
     )
 
 
+def _rewrite_base64(node: exp.Expr) -> exp.Expr:
+    """Spark's base64 of a STRING encodes its UTF-8 bytes (the implicit cast to BINARY);
+    DuckDB's takes a BLOB only."""
+    (value_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
+    if value_type == "string":
+        return _fn("TO_BASE64", _fn("ENCODE", _c(node.this)))
+    return node
+
+
+def _rewrite_width_bucket(node: exp.Expr) -> exp.Expr:
+    """Spark's width_bucket(value, min, max, n): the 1-based bucket of ``value`` among ``n``
+    equal ones from ``min`` to ``max`` (descending where ``min`` is above ``max``), 0 before
+    them and n + 1 after; NULL for n below 1, equal bounds, a NaN, or an infinite bound.
+    In DOUBLEs, as Spark computes it."""
+    value, low, high = (
+        _spark_cast(node.args[key], "DOUBLE") for key in ("this", "min_value", "max_value")
+    )
+    buckets = _spark_cast(node.args["num_buckets"], "BIGINT")
+    lower, upper = _fn("LEAST", low.copy(), high.copy()), _fn("GREATEST", low.copy(), high.copy())
+    width = exp.Sub(this=upper.copy(), expression=lower.copy())
+
+    def bucket(offset: exp.Expr) -> exp.Expr:  # offset from the range's start, in [0, width)
+        share = exp.Div(
+            this=exp.Mul(this=_cast(buckets.copy(), "DOUBLE"), expression=exp.paren(offset)),
+            expression=exp.paren(width.copy()),
+        )
+        return exp.Add(this=_cast(_fn("TRUNC", share), "BIGINT"), expression=_lit(1))
+
+    after = exp.Add(this=buckets.copy(), expression=_lit(1))
+    ascending = _case(
+        (exp.LT(this=value.copy(), expression=lower.copy()), _lit(0)),
+        (exp.GTE(this=value.copy(), expression=upper.copy()), after),
+        default=bucket(exp.Sub(this=value.copy(), expression=lower.copy())),
+    )
+    descending = _case(
+        (exp.GT(this=value.copy(), expression=upper.copy()), _lit(0)),
+        (exp.LTE(this=value.copy(), expression=lower.copy()), after.copy()),
+        default=bucket(exp.Sub(this=upper.copy(), expression=value.copy())),
+    )
+    undefined = exp.or_(
+        exp.LTE(this=buckets.copy(), expression=_lit(0)),
+        exp.EQ(this=buckets.copy(), expression=_lit(2**63 - 1)),
+        _fn("ISNAN", value.copy()),
+        exp.EQ(this=low.copy(), expression=high.copy()),
+        *[_fn(check, bound.copy()) for bound in (low, high) for check in ("ISNAN", "ISINF")],
+    )
+    return _case(
+        (undefined, exp.Null()),
+        (exp.LT(this=low.copy(), expression=high.copy()), ascending),
+        default=descending,
+    )
+
+
 def _rewrite_factorial(node: exp.Expr) -> exp.Expr:
     """Spark's factorial(n): a BIGINT for n from 0 to 20, NULL for any other n."""
     n = _spark_cast(_c(node.this), "INT")
@@ -2774,6 +2828,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _fn("EXP", _cast(_lit(1), "DOUBLE"))
     if name == "MAKE_DATE" and len(args) == 3:
         return _make_date(*[_spark_cast(a, "INT") for a in args])
+    if name == "CRC32" and len(args) == 1:
+        (value_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
+        data = _fn("ENCODE", _c(args[0])) if value_type == "string" else _c(args[0])
+        return _fn(checksums.CRC32_FUNCTION, data)
     if name == "FIND_IN_SET" and len(args) == 2:
         return _find_in_set(args[0], args[1])
     if name in _SAME_IN_DUCKDB:
@@ -3248,6 +3306,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.RegexpSplit: _rewrite_split,
     exp.Chr: _rewrite_chr,
     exp.Hex: _rewrite_hex,
+    exp.ToBase64: _rewrite_base64,
+    exp.WidthBucket: _rewrite_width_bucket,
     exp.Factorial: _rewrite_factorial,
     exp.Cast: _rewrite_cast,
     exp.TryCast: _rewrite_cast,
