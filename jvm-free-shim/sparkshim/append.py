@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sparkshim.parquet_stats import statistics_columns
+
 if TYPE_CHECKING:
     from sparkshim.log import TableState
 
@@ -106,7 +108,7 @@ def data_file(location: Path, data: pa.Table) -> dict[str, Any]:
     """Write ``data`` as a new Parquet file of the table; its ``add`` action."""
     name = f"part-00000-{uuid.uuid4()}-c000.snappy.parquet"
     path = location / name
-    pq.write_table(data, path, compression="snappy")
+    pq.write_table(data, path, compression="snappy", write_statistics=statistics_columns(data))
     stats = {
         "numRecords": data.num_rows,
         "nullCount": {

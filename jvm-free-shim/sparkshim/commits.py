@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sparkshim import deletion_vectors, delta
+from sparkshim.parquet_stats import statistics_columns
 
 
 def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, Any]:
@@ -27,7 +28,8 @@ def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, 
     name = f"_change_data/cdc-00000-{uuid.uuid4()}.c000.snappy.parquet"
     path = location / name
     path.parent.mkdir(exist_ok=True)
-    pq.write_table(pa.concat_tables(tables), path, compression="snappy")
+    rows = pa.concat_tables(tables)
+    pq.write_table(rows, path, compression="snappy", write_statistics=statistics_columns(rows))
     return {
         "cdc": {
             "path": name,

@@ -59,6 +59,7 @@ import pyarrow.parquet as pq
 
 from sparkshim import append, deletion_vectors, delta
 from sparkshim.errors import UnsupportedSqlError
+from sparkshim.parquet_stats import statistics_columns
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -529,6 +530,7 @@ def _write(
         compression="snappy",
         use_deprecated_int96_timestamps=bin_.layout.has_int96,
         store_decimal_as_integer=True,  # as Spark and delta-rs do
+        write_statistics=statistics_columns(data),
     )
     action = append.add_action(relative, path, file_stats(data, bounded))
     action["add"].update(partitionValues=bin_.partition_values, dataChange=False)

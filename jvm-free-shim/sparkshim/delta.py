@@ -33,6 +33,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 
 from sparkshim import append, deletion_vectors, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
+from sparkshim.parquet_stats import delta_rs_writer_properties
 from sparkshim.types import align_to_schema
 
 
@@ -533,6 +534,7 @@ def write(
                 mode="overwrite",
                 schema_mode="overwrite",
                 commit_properties=options.properties(),
+                writer_properties=delta_rs_writer_properties(data),
             )
             return
         data = data.cast(pa.schema(table.schema().to_arrow()))
@@ -543,9 +545,16 @@ def write(
                 mode="overwrite",
                 predicate=predicate,
                 commit_properties=options.properties(),
+                writer_properties=delta_rs_writer_properties(data),
             )
         else:
-            write_deltalake(table, data, mode="append", commit_properties=options.properties())
+            write_deltalake(
+                table,
+                data,
+                mode="append",
+                commit_properties=options.properties(),
+                writer_properties=delta_rs_writer_properties(data),
+            )
 
 
 def _append_plain(

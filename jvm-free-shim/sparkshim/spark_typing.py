@@ -61,8 +61,8 @@ __all__ = [
     "MINIMUM_ADJUSTED_SCALE",
     "OPERAND_TYPES",
     "SET_BRANCH_COLUMNS",
-    "SET_DECIMAL_TYPES",
     "SET_TEXT_TYPES",
+    "SET_WIDENED_TYPES",
     "SPARK_TYPE",
     "TIMESTAMP_AVERAGE",
     "DecimalType",
@@ -103,7 +103,7 @@ ARGUMENT_TYPES = "spark_argument_types"
 CHOSEN_TYPES = "spark_chosen_types"
 SET_TEXT_TYPES = "spark_set_text_types"
 SET_BRANCH_COLUMNS = "spark_set_branch_columns"
-SET_DECIMAL_TYPES = "spark_set_decimal_types"
+SET_WIDENED_TYPES = "spark_set_widened_types"
 
 
 @dataclass(frozen=True)
@@ -411,6 +411,13 @@ def compared_pairs(node: exp.Expr) -> list[tuple[exp.Expr, exp.Expr]]:
     return []
 
 
+def _greatest_values(node: exp.Expr) -> list[exp.Expr]:
+    """The values greatest or least compares; none for any other node."""
+    if isinstance(node, exp.Greatest | exp.Least):
+        return [node.this, *node.expressions]
+    return []
+
+
 def chosen(node: exp.Expr) -> list[exp.Expr]:
     """The values a CASE, IF, COALESCE or nvl2 chooses from (a CASE's ELSE only if written);
     none for any other node."""
@@ -537,7 +544,7 @@ class _Typer:
         self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.set_text_types: dict[int, tuple[tuple[SparkType | None, ...], ...]] = {}
         self.set_branch_columns: dict[int, tuple[tuple[str, ...], ...]] = {}
-        self.set_decimal_types: dict[int, tuple[DecimalType | None, ...]] = {}
+        self.set_widened_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.scope: Scope | None = None
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
@@ -554,7 +561,7 @@ class _Typer:
             (ARGUMENT_TYPES, self.argument_types),
             (SET_TEXT_TYPES, self.set_text_types),
             (SET_BRANCH_COLUMNS, self.set_branch_columns),
-            (SET_DECIMAL_TYPES, self.set_decimal_types),
+            (SET_WIDENED_TYPES, self.set_widened_types),
             (CHOSEN_TYPES, self.chosen_types),
         )
         found: dict[str, object] = {name: table[key] for name, table in tables if key in table}
@@ -581,8 +588,8 @@ class _Typer:
                     self.argument_types[id(node)] = tuple(map(self.operand_type, arguments))
                 if _is_outermost_set_operation(node):
                     self.record_set_text_types(node)
-                values = chosen(node)
-                if values and spark_type == "string":
+                values = chosen(node) or _greatest_values(node)
+                if values and spark_type in ("string", "double"):
                     self.chosen_types[id(node)] = tuple(map(self.type_of, values))
 
     def infer(self, node: exp.Expr) -> SparkType | None:
@@ -743,26 +750,30 @@ class _Typer:
             return
         width = widths.pop()
         columns = [self.text_types(node, index) for index in range(width)]
-        decimals = [self.widened_decimal(node, index) for index in range(width)]
+        widened = [self.widened_type(node, index) for index in range(width)]
         texts = any(any(t is not None for t in column) for column in columns)
         if texts:
             self.set_text_types[id(node)] = tuple(zip(*columns, strict=True))
-        if any(decimal is not None for decimal in decimals):
-            self.set_decimal_types[id(node)] = tuple(decimals)
-        if texts or id(node) in self.set_decimal_types:
+        if any(column_type is not None for column_type in widened):
+            self.set_widened_types[id(node)] = tuple(widened)
+        if texts or id(node) in self.set_widened_types:
             self.set_branch_columns[id(node)] = tuple(
                 tuple(projection.alias_or_name for projection in branch.expressions)
                 for branch in branches
             )
 
-    def widened_decimal(self, query: exp.Expr, index: int) -> DecimalType | None:
-        """The DECIMAL a set operation widens its ``index``-th column to, when a SELECT's
-        value has another type (DuckDB widens a BIGINT as a DECIMAL(19, 0) where Spark
-        takes a DECIMAL(20, 0)); else None."""
+    def widened_type(self, query: exp.Expr, index: int) -> SparkType | None:
+        """The type a set operation widens its ``index``-th column to where DuckDB would
+        widen it otherwise: a DECIMAL, when a SELECT's value has another type (DuckDB
+        widens a BIGINT as a DECIMAL(19, 0) where Spark takes a DECIMAL(20, 0)), or a
+        DOUBLE beside a FLOAT (DuckDB takes a FLOAT for a FLOAT and a DECIMAL); else None."""
         widened = self.set_column_type(query, index)
+        own_types = self.branch_types(query, index)
+        if widened == "double" and "float" in own_types:
+            return widened
         if not isinstance(widened, DecimalType):
             return None
-        if all(own == widened for own in self.branch_types(query, index)):
+        if all(own == widened for own in own_types):
             return None
         return widened
 

@@ -53,8 +53,8 @@ from sparkshim.spark_typing import (
     MAX_PRECISION,
     OPERAND_TYPES,
     SET_BRANCH_COLUMNS,
-    SET_DECIMAL_TYPES,
     SET_TEXT_TYPES,
+    SET_WIDENED_TYPES,
     SPARK_TYPE,
     TIMESTAMP_AVERAGE,
     CastPair,
@@ -696,8 +696,10 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
     # CASE / IF / COALESCE of DECIMALs: Spark's wider type of the branches.
     if isinstance(node, exp.Case):
         node = _rewrite_simple_case(node)
-    _choose_as_text(node)
     spark_type = node.meta.get(SPARK_TYPE)
+    if spark_type == "string":
+        _choose_as_text(node)
+    _choose_as_double(chosen(node), node.meta.get(CHOSEN_TYPES), spark_type)
     _widen_integer_literal_values(chosen(node), spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
@@ -716,6 +718,7 @@ def _rewrite_greatest_least(node: exp.Expr) -> exp.Expr:
     # (bounded to 38 digits) is NULL, which greatest and least skip.
     spark_type = node.meta.get(SPARK_TYPE)
     values = [node.this, *node.expressions]
+    _choose_as_double(values, node.meta.get(CHOSEN_TYPES), spark_type)
     _widen_integer_literal_values(values, spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
@@ -737,6 +740,17 @@ def _widen_integer_literal_values(values: list[exp.Expr], spark_type: object) ->
             continue
         if literal_type(literal) == spark_type:
             value.replace(_cast(_c(value), _DUCKDB_TYPE_NAMES[str(spark_type)]))
+
+
+def _choose_as_double(values: list[exp.Expr], types: object, spark_type: object) -> None:
+    """The values of a choice (CASE, IF, COALESCE, greatest, least) Spark types DOUBLE
+    where one is a FLOAT, each cast to DOUBLE first: DuckDB's common type of a FLOAT and a
+    DECIMAL is a FLOAT (12.34 would become 12.34000015...)."""
+    if spark_type != "double" or not isinstance(types, tuple) or "float" not in types:
+        return
+    for value, value_type in zip(values, types, strict=True):
+        if value_type != "double":
+            value.replace(_cast(value.copy(), "DOUBLE"))
 
 
 def _choose_as_text(node: exp.Expr) -> None:
@@ -1943,7 +1957,7 @@ def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
     plan = node.meta.get(SET_TEXT_TYPES)
     if not isinstance(plan, tuple) or len(plan) != len(branches):
         plan = (None,) * len(branches)
-    decimals = node.meta.get(SET_DECIMAL_TYPES)
+    widened = node.meta.get(SET_WIDENED_TYPES)
     names = node.meta.get(SET_BRANCH_COLUMNS) or (None,) * len(branches)
     for branch, text_types, columns in zip(branches, plan, names, strict=True):
         if isinstance(branch, exp.Select) and columns is not None:
@@ -1958,10 +1972,12 @@ def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
                         projection,
                         _spark_text(_as_spark_type(projection.unalias().copy(), text_type)),
                     )
-        if isinstance(decimals, tuple) and len(projections) == len(decimals):
-            for projection, decimal in zip(projections, decimals, strict=True):
-                if decimal is not None:
-                    _replace_value(projection, _as_spark_type(projection.unalias().copy(), decimal))
+        if isinstance(widened, tuple) and len(projections) == len(widened):
+            for projection, column_type in zip(projections, widened, strict=True):
+                if column_type is not None:
+                    _replace_value(
+                        projection, _as_spark_type(projection.unalias().copy(), column_type)
+                    )
     return node
 
 
