@@ -3085,7 +3085,7 @@ def _zip_with(left: exp.Expr, right: exp.Expr, function: exp.Lambda) -> exp.Expr
 def _rewrite_skewness(node: exp.Expr) -> exp.Expr:
     if _window_parent(node) is not None:
         raise UnsupportedSqlError("skewness over a window")
-    return functions.skewness(_spark_cast(node.this, "DOUBLE"))
+    return _nan_if_not_finite(functions.skewness, node.this)
 
 
 def _rewrite_corr(node: exp.Expr) -> exp.Expr:
@@ -3166,7 +3166,18 @@ def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
     # Spark: the population excess kurtosis n m4 / m2^2 - 3, DuckDB's kurtosis_pop.
     if _window_parent(node) is not None:
         raise UnsupportedSqlError("kurtosis over a window")
-    return _fn("KURTOSIS_POP", _spark_cast(node.this, "DOUBLE"))
+    return _nan_if_not_finite(lambda value: _fn("KURTOSIS_POP", value), node.this)
+
+
+def _nan_if_not_finite(moment: Callable[[exp.Expr], exp.Expr], value: exp.Expr) -> exp.Expr:
+    """Spark's skewness or kurtosis (``moment`` of DOUBLEs): NaN where a value is NaN or
+    infinite (its central moments are NaN), where DuckDB's is NULL or fails; so DuckDB's
+    is given the finite values only."""
+    number = _spark_cast(value, "DOUBLE")
+    finite = _fn("ISFINITE", number)
+    finite_values = _case((finite, number.copy()))
+    not_finite = _fn("BOOL_OR", exp.Not(this=finite.copy()))
+    return _case((not_finite, _cast(_lit("NaN"), "DOUBLE")), default=moment(finite_values))
 
 
 def _keep_nested_count_bug(tree: exp.Expr) -> None:
