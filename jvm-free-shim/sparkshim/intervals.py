@@ -138,13 +138,16 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
         return node  # an interval plus or minus an interval, an INTERVAL in both engines
     if any(u is not None for u in units):
         interval_units = next(u for u in units if u is not None)
-        if not interval_units <= _DATE_UNITS or all(u is not None for u in units):
-            # a DATE and a time of day make a TIMESTAMP in both engines; an interval plus
-            # an interval (``interval 23 days 4 hours``) is an interval in both
-            return node
         other, other_kind = next(
             (o, k) for o, k, u in zip(original, kinds, units, strict=True) if u is None
         )
+        if not interval_units <= _DATE_UNITS:
+            # a DATE and a time of day make a TIMESTAMP: in Spark an instant (the DATE's
+            # midnight in the session's time zone, plus the time), in DuckDB a local
+            # time (a TIMESTAMP_NTZ in Spark's terms) unless the DATE is made an instant
+            if other_kind == "DATE":
+                other.replace(exp.Cast(this=other.copy(), to=exp.DataType.build("TIMESTAMPTZ")))
+            return node
         if other_kind == "DATE":
             return exp.Cast(this=node.copy(), to=exp.DataType.build("DATE"))
         if other_kind in ("TIMESTAMP", "TIMESTAMPTZ", "TIMESTAMPLTZ", "TIMESTAMPNTZ", "INTERVAL"):
@@ -159,6 +162,11 @@ def date_arithmetic(node: exp.Expr, refusal: exp.Expr) -> exp.Expr:
         return node
     unknown = [o for o, kind in zip(original, kinds, strict=True) if kind != "DATE"]
     return _guarded(node, unknown, refusal)
+
+
+def is_interval_literal(node: exp.Expr) -> bool:
+    """Whether ``node`` is an interval literal :func:`interval_literal` rewrote."""
+    return _INTERVAL_UNITS in node.meta
 
 
 def is_interval(node: exp.Expr) -> bool:
@@ -199,8 +207,13 @@ _DAY_TIME = {
 
 def interval_literal(node: exp.Expr) -> exp.Expr:
     """An interval literal DuckDB reads the same: a span ``'1-2' YEAR TO MONTH`` or
-    ``'1 02:03:04' DAY TO SECOND`` written as months, or as days and microseconds."""
+    ``'1 02:03:04' DAY TO SECOND`` written as months, or as days and microseconds; hours,
+    minutes or seconds of a day or more as whole days and the rest (Spark adds an
+    interval's whole days to a TIMESTAMP on the calendar of the session's time zone and
+    the rest as elapsed time, as DuckDB adds an interval's days and its microseconds)."""
     unit = node.args.get("unit")
+    if isinstance(unit, exp.Var):
+        return _whole_days_apart(node, unit.name.upper())
     if not isinstance(unit, exp.IntervalSpan):
         return node
     text = node.this.name.strip() if isinstance(node.this, exp.Literal) else None
@@ -214,6 +227,39 @@ def interval_literal(node: exp.Expr) -> exp.Expr:
     else:
         written = _days_and_micros(*_day_time(text, span))
     written = exp.Paren(this=written)
+    written.meta[_INTERVAL_UNITS] = sorted(_unit_names(node))
+    return written
+
+
+_MICROS_PER_UNIT = {
+    "HOUR": 3_600_000_000,
+    "HOURS": 3_600_000_000,
+    "MINUTE": 60_000_000,
+    "MINUTES": 60_000_000,
+    "SECOND": 1_000_000,
+    "SECONDS": 1_000_000,
+}
+_MICROS_PER_DAY = 86_400_000_000
+
+
+def _whole_days_apart(node: exp.Expr, unit: str) -> exp.Expr:
+    """``INTERVAL 26 HOUR`` as 1 day and 2 hours (whole days towards zero, as Spark
+    splits it); an interval under a day, or of another unit, as it is."""
+    factor = _MICROS_PER_UNIT.get(unit)
+    value = node.this
+    negative = isinstance(value, exp.Neg)
+    literal = value.this if negative else value
+    if factor is None or not isinstance(literal, exp.Literal):
+        return node
+    try:
+        exact = Decimal(literal.name.strip()) * factor
+    except InvalidOperation:
+        return node
+    if exact != int(exact) or abs(exact) < _MICROS_PER_DAY:
+        return node
+    sign = -1 if (exact < 0) != negative else 1
+    days, rest = divmod(abs(int(exact)), _MICROS_PER_DAY)
+    written = exp.Paren(this=_days_and_micros(sign * days, sign * rest))
     written.meta[_INTERVAL_UNITS] = sorted(_unit_names(node))
     return written
 

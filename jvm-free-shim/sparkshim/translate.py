@@ -2484,7 +2484,7 @@ def _spark_text(value: exp.Expr) -> exp.Expr:
     """``value`` as Spark's text where DuckDB's differs: a DOUBLE or FLOAT outside plain
     notation's range by the JVM's ``toString`` (``1.0E-5``, ``Infinity``), a DECIMAL below
     one by ``BigDecimal.toString`` (``0.5000``, ``1E-10``), both computed in Python
-    (number_text.py) for those values only; a TIMESTAMP without DuckDB's ``+00``."""
+    (number_text.py) for those values only; a TIMESTAMP without DuckDB's offset (``+00``)."""
     number = _try_cast(_c(value), "DOUBLE")
     magnitude = _fn("ABS", number)
     plain = exp.or_(
@@ -2512,12 +2512,16 @@ def _spark_text(value: exp.Expr) -> exp.Expr:
             _fn(number_text.DECIMAL_TEXT, duckdb_text.copy()),
         ),
         (
+            # the local time in the session's zone, without DuckDB's offset (+00, -07:00)
             _typeof_in(value, "TIMESTAMP WITH TIME ZONE"),
-            _fn("REGEXP_REPLACE", duckdb_text.copy(), _lit(r"\+00$"), _lit("")),
+            _fn("REGEXP_REPLACE", duckdb_text.copy(), _lit(_ZONE_OFFSET), _lit("")),
         ),
         default=duckdb_text,
     )
 
+
+# The offset DuckDB writes after a TIMESTAMP WITH TIME ZONE's local time.
+_ZONE_OFFSET = r"[+-][0-9]{2}(:[0-9]{2}(:[0-9]{2})?)?$"
 
 # The numeric types a TIMESTAMP casts to with its seconds' fraction.
 _FRACTIONAL_TYPES = ("DOUBLE", "FLOAT", "REAL", "DECIMAL", "NUMERIC")
@@ -2560,7 +2564,9 @@ def _may_be_a_timestamp(value: exp.Expr) -> bool:
         return value.to.is_type(*exp.DataType.TEMPORAL_TYPES)
     if isinstance(value, exp.Add | exp.Sub):
         return any(
-            isinstance(side, exp.Interval) or _may_be_a_timestamp(side)
+            isinstance(side, exp.Interval)
+            or intervals.is_interval_literal(side)
+            or _may_be_a_timestamp(side)
             for side in (value.this, value.expression)
         )
     return False
@@ -2590,10 +2596,11 @@ def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
     # DECIMAL(38, 9) holds 29 integral digits; a larger DECIMAL's integral part is read
     # from its text instead (exact, where a cast to an integer would round).
     digits = _fn("REGEXP_EXTRACT", _as_varchar(value), _lit("^-?[0-9]+"))
+    wide_decimal = _case((_typeof_like(value, "DECIMAL%"), _try_cast(digits, "HUGEINT")))
     whole = _fn(
         "COALESCE",
         _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), "HUGEINT"),
-        _try_cast(digits, "HUGEINT"),
+        wide_decimal,
     )
     double = _try_cast(_c(value), "DOUBLE")
     saturated = _saturated(double, 64 if bits == 64 else 32)
@@ -2754,18 +2761,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
             parsed = exp.Add(this=parsed, expression=_fn("TO_YEARS", _lit(70)))
         return _cast(parsed, target)
     if name == "UNIX_TIMESTAMP":
-        if not args:
-            instant: exp.Expr = _utc_now()
-        else:
-            pattern = args[1] if len(args) > 1 else _lit("yyyy-MM-dd HH:mm:ss")
-            instant = _case(
-                (
-                    _typeof_in(args[0], "VARCHAR"),
-                    _fn("TRY_STRPTIME", _as_varchar(args[0]), _strftime(pattern, name.lower())),
-                ),
-                default=_try_cast(_c(args[0]), "TIMESTAMP"),
-            )
-        return _cast(_fn("FLOOR", _fn("EPOCH", instant)), "BIGINT")
+        return _unix_timestamp(args, name.lower())
     if name == "TRUNC":
         unit = _unit(args[1], _TRUNC_UNITS, "trunc")
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[0], "DATE")), "DATE")
@@ -2907,6 +2903,26 @@ def _find_in_set(value: exp.Expr, listed: exp.Expr) -> exp.Expr:
         (_fn("CONTAINS", text.copy(), _lit(",")), _lit(0)),
         default=_fn("COALESCE", position, _lit(0)),
     )
+
+
+def _unix_timestamp(args: list[exp.Expr], function: str) -> exp.Expr:
+    """Spark's unix_timestamp / to_unix_timestamp: the seconds since the epoch of an
+    instant, of a DATE's midnight or of a string's local time in the session's zone (a
+    string read by the pattern), of now without an argument."""
+    if not args:
+        return _cast(_fn("FLOOR", _fn("EPOCH", _fn("GET_CURRENT_TIMESTAMP"))), "BIGINT")
+    pattern = args[1] if len(args) > 1 else _lit("yyyy-MM-dd HH:mm:ss")
+    local_time = _fn("TRY_STRPTIME", _as_varchar(args[0]), _strftime(pattern, function))
+    instant = _case(
+        (_typeof_in(args[0], "VARCHAR"), _try_cast(local_time, "TIMESTAMPTZ")),
+        default=_try_cast(_c(args[0]), "TIMESTAMPTZ"),
+    )
+    return _cast(_fn("FLOOR", _fn("EPOCH", instant)), "BIGINT")
+
+
+def _rewrite_to_unix_timestamp(node: exp.Expr) -> exp.Expr:
+    arguments = [a for a in (node.this, node.args.get("format")) if a is not None]
+    return _unix_timestamp(arguments, "to_unix_timestamp")
 
 
 _TRUNC_UNITS = {
@@ -3335,6 +3351,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Hex: _rewrite_hex,
     exp.ToBase64: _rewrite_base64,
     exp.WidthBucket: _rewrite_width_bucket,
+    exp.StrToUnix: _rewrite_to_unix_timestamp,
     exp.Factorial: _rewrite_factorial,
     exp.Cast: _rewrite_cast,
     exp.TryCast: _rewrite_cast,

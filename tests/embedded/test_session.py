@@ -301,6 +301,62 @@ def test_current_date_is_the_date_in_the_session_time_zone(spark: ShimSession, z
     assert row == [Row(same=True)]
 
 
+@pytest.mark.parametrize(
+    ("zone", "text"),
+    [
+        ("America/Los_Angeles", "2024-01-01 04:00:00"),
+        ("Asia/Kolkata", "2024-01-01 17:30:00"),
+        ("UTC", "2024-01-01 12:00:00"),
+    ],
+)
+def test_a_timestamp_as_text_is_its_local_time_without_an_offset(
+    spark: ShimSession, zone: str, text: str
+) -> None:
+    """Spark's text of a TIMESTAMP is its wall time in the session's zone, with no offset
+    (DuckDB writes -08 or +05:30 after it)."""
+    spark.conf.set(TIME_ZONE_CONF, zone)
+    noon_utc = "CAST('2024-01-01 12:00:00+00:00' AS TIMESTAMP)"
+    row = spark.sql(f"SELECT CAST({noon_utc} AS STRING) AS a, concat({noon_utc}, '') AS b")
+    assert row.collect() == [Row(a=text, b=text)]
+
+
+def test_a_date_plus_hours_is_a_timestamp_from_midnight_in_the_session_zone(
+    spark: ShimSession,
+) -> None:
+    """Spark: TIMESTAMP (an instant), the DATE's midnight in the session's zone plus the
+    time; on the day clocks go forward in Los Angeles, 3 hours after midnight is 04:00."""
+    spark.conf.set(TIME_ZONE_CONF, "America/Los_Angeles")
+    frame = spark.sql("SELECT DATE'2024-03-10' + INTERVAL 3 HOUR AS t")
+    assert frame.schema.fields[0].dataType.simpleString() == "timestamp"
+    text = spark.sql("SELECT CAST(DATE'2024-03-10' + INTERVAL 3 HOUR AS STRING) AS t").collect()
+    assert text == [Row(t="2024-03-10 04:00:00")]
+
+
+def test_timestamp_arithmetic_and_epoch_seconds_follow_the_session_zone(spark: ShimSession) -> None:
+    """Spark adds an interval's whole days on the calendar of the session's zone and the
+    rest as elapsed time (26 hours: a day and 2 hours), and counts seconds since the epoch
+    of the instant; Los Angeles, 2024: clocks forward on March 10, back on November 3."""
+    spark.conf.set(TIME_ZONE_CONF, "America/Los_Angeles")
+    rows = spark.sql(
+        "SELECT CAST(TIMESTAMP'2024-03-10 00:00:00' + INTERVAL 26 HOUR AS STRING) AS a,"
+        " CAST(TIMESTAMP'2024-03-09 12:00:00' + INTERVAL 24 HOUR AS STRING) AS b,"
+        " CAST(TIMESTAMP'2024-11-03 03:30:00' - INTERVAL 2 HOUR AS STRING) AS c,"
+        " unix_timestamp(TIMESTAMP'2024-01-01 12:00:00') AS d,"
+        " unix_timestamp('2024-01-01', 'yyyy-MM-dd') AS e,"
+        " to_unix_timestamp(DATE'2024-01-01') AS f"
+    ).collect()
+    assert rows == [
+        Row(
+            a="2024-03-11 02:00:00",
+            b="2024-03-10 12:00:00",
+            c="2024-11-03 01:30:00",
+            d=1704139200,
+            e=1704096000,
+            f=1704096000,
+        )
+    ]
+
+
 def test_the_session_time_zone_reaches_duckdb_as_one_string_literal(tmp_path: Path) -> None:
     """A time zone with a quote is DuckDB's unknown zone, whole: pasted between quotes it
     would end the string and run the rest as SQL (here, leaving DuckDB on UTC)."""
