@@ -2836,6 +2836,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return math_functions.expm1(args[0])
     if name == "ZIP_WITH" and len(args) == 3 and isinstance(args[2], exp.Lambda):
         return _zip_with(args[0], args[1], args[2])
+    if name == "STD" and len(args) == 1:  # Spark's other name of stddev (stddev_samp)
+        return exp.Stddev(this=_c(args[0]))
     if name == "E" and not args:
         return _fn("EXP", _cast(_lit(1), "DOUBLE"))
     if name == "MAKE_DATE" and len(args) == 3:
@@ -3185,6 +3187,15 @@ def _rewrite_kurtosis(node: exp.Expr) -> exp.Expr:
     return _nan_if_not_finite(lambda value: _fn("KURTOSIS_POP", value), node.this)
 
 
+def _rewrite_population_spread(node: exp.Expr) -> exp.Expr:
+    """Spark's stddev_pop / var_pop of values one of which is NaN or infinite: NaN (DuckDB
+    gives 0 for one such value alone). Over a window or with a FILTER, as DuckDB has it."""
+    if _window_parent(node) is not None or isinstance(node.parent, exp.Filter):
+        return node
+    name = "STDDEV_POP" if isinstance(node, exp.StddevPop) else "VAR_POP"
+    return _nan_if_not_finite(lambda value: _fn(name, value), node.this)
+
+
 def _nan_if_not_finite(moment: Callable[[exp.Expr], exp.Expr], value: exp.Expr) -> exp.Expr:
     """Spark's skewness or kurtosis (``moment`` of DOUBLEs): NaN where a value is NaN or
     infinite (its central moments are NaN), where DuckDB's is NULL or fails; so DuckDB's
@@ -3369,6 +3380,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Transform: _rewrite_indexed_lambda,
     exp.Skewness: _rewrite_skewness,
     exp.Kurtosis: _rewrite_kurtosis,
+    exp.StddevPop: _rewrite_population_spread,
+    exp.VariancePop: _rewrite_population_spread,
     exp.Corr: _rewrite_corr,
     exp.Max: _rewrite_extreme,
     exp.Ordered: _rewrite_ordered,
