@@ -525,6 +525,7 @@ def _rewrite_mod(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     _widen_integer_literals(node)
+    node = _doubled_operands(node)
     return exp.Mod(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
 
 
@@ -576,11 +577,15 @@ def _doubled_operands(node: exp.Expr) -> exp.Expr:
     """An operation Spark computes as a DOUBLE (typed so by spark_typing) with both
     operands cast to DOUBLE, as Spark casts them: DuckDB computes a DECIMAL with a FLOAT as
     a FLOAT, losing digits Spark keeps (``d / f``)."""
-    if node.meta.get(SPARK_TYPE) != "double" or not isinstance(node, exp.Binary):
+    if not isinstance(node, exp.Binary):
+        return node
+    # A NULL stays as it is beside a value; two NULLs are DOUBLEs (NULL + NULL is DOUBLE).
+    both_null = all(isinstance(node.args.get(k), exp.Null) for k in ("this", "expression"))
+    if node.meta.get(SPARK_TYPE) != "double" and not both_null:
         return node
     for key in ("this", "expression"):
         operand = node.args.get(key)
-        if isinstance(operand, exp.Expr) and not isinstance(operand, exp.Null):
+        if isinstance(operand, exp.Expr) and (both_null or not isinstance(operand, exp.Null)):
             node.set(key, _cast(_c(operand), "DOUBLE"))
     return node
 
