@@ -1327,13 +1327,8 @@ def _null_as_double(value: exp.Expr) -> exp.Expr:
     return _cast(exp.Null(), "DOUBLE") if isinstance(value.unnest(), exp.Null) else _c(value)
 
 
-def _rewrite_abs(node: exp.Expr) -> exp.Expr:
-    if isinstance(node.this.unnest(), exp.Null):
-        node.set("this", _null_as_double(node.this))
-    return node
-
-
-def _rewrite_negated_null(node: exp.Expr) -> exp.Expr:
+def _rewrite_null_operand(node: exp.Expr) -> exp.Expr:
+    """abs or unary minus of a bare NULL: of a DOUBLE NULL."""
     if isinstance(node.this.unnest(), exp.Null):
         node.set("this", _null_as_double(node.this))
     return node
@@ -3268,8 +3263,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.IntDiv: _rewrite_intdiv,
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
-    exp.Neg: _rewrite_negated_null,
-    exp.Abs: _rewrite_abs,
+    exp.Neg: _rewrite_null_operand,
+    exp.Abs: _rewrite_null_operand,
     exp.Add: _rewrite_add_sub,
     exp.Sub: _rewrite_add_sub,
     exp.Mul: _rewrite_arithmetic,
