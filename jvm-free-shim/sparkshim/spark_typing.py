@@ -465,7 +465,7 @@ def concatenated(node: exp.Expr) -> list[exp.Expr]:
 
 
 # The date and time parts whose argument Spark casts to a DATE or TIMESTAMP first (a STRING
-# is read as one: ``DATE_PART_OF_TEXT`` in translate.py).
+# is read as one: ``_with_text_as_date`` in translate.py).
 DATE_PARTS = (
     exp.Year,
     exp.Month,
@@ -483,9 +483,9 @@ DATE_PARTS = (
 
 def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     """The arguments of ``node`` whose Spark types its translation reads: hex's value (a
-    number other than an integer is cast to BIGINT first), base64's value (a STRING is
-    encoded as UTF-8 first, as for crc32), a date or time part's value or
-    extract's source (a STRING is cast first); none for any other node."""
+    number other than an integer is cast to BIGINT first), base64's and crc32's value (a
+    STRING is encoded as UTF-8 first), a date or time part's value or extract's source (a
+    STRING is cast first); none for any other node."""
     if isinstance(node, (exp.Hex, exp.ToBase64, *DATE_PARTS)):
         return [node.this]
     if isinstance(node, exp.Extract):

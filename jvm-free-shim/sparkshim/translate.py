@@ -1913,10 +1913,6 @@ def _rewrite_current_date(node: exp.Expr) -> exp.Expr:
     return _cast(_fn("GET_CURRENT_TIMESTAMP"), "DATE")
 
 
-def _utc_now() -> exp.Expr:
-    return _fn("TIMEZONE", _lit("UTC"), _fn("GET_CURRENT_TIMESTAMP"))
-
-
 def _rewrite_current_timestamp(node: exp.Expr) -> exp.Expr:
     return _fn("GET_CURRENT_TIMESTAMP")  # the instant: Spark's TIMESTAMP
 
@@ -2131,11 +2127,24 @@ def _rewrite_chr(node: exp.Expr) -> exp.Expr:
     return _case((exp.LT(this=code, expression=_lit(0)), _lit("")), default=_fn("CHR", latin1))
 
 
+def _argument_type(node: exp.Expr) -> SparkType | None:
+    """The Spark type of the argument ``node``'s translation reads (spark_typing's
+    ``typed_arguments``), where the statement was typed."""
+    (argument_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
+    return argument_type
+
+
+def _as_bytes(value: exp.Expr, value_type: SparkType | None) -> exp.Expr:
+    """A BINARY argument: a STRING as its UTF-8 bytes (Spark's implicit cast), where
+    DuckDB's functions of bytes take a BLOB only."""
+    return _fn("ENCODE", _c(value)) if value_type == "string" else _c(value)
+
+
 def _rewrite_hex(node: exp.Expr) -> exp.Expr:
     """Spark's hex of a DOUBLE, FLOAT or DECIMAL is the hex of it cast to BIGINT (hex takes
     a BIGINT, a STRING or a BINARY); DuckDB's hex reads such a number otherwise. Of a
     value whose type is unknown: a DOUBLE or FLOAT refused at run time."""
-    (value_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
+    value_type = _argument_type(node)
     if isinstance(value_type, DecimalType) or value_type in ("double", "float"):
         return _fn("HEX", _spark_cast(_c(node.this), "BIGINT"))
     if value_type is not None:
@@ -2149,10 +2158,8 @@ def _rewrite_hex(node: exp.Expr) -> exp.Expr:
 def _rewrite_base64(node: exp.Expr) -> exp.Expr:
     """Spark's base64 of a STRING encodes its UTF-8 bytes (the implicit cast to BINARY);
     DuckDB's takes a BLOB only."""
-    (value_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
-    if value_type == "string":
-        return _fn("TO_BASE64", _fn("ENCODE", _c(node.this)))
-    return node
+    value_type = _argument_type(node)
+    return _fn("TO_BASE64", _as_bytes(node.this, value_type)) if value_type == "string" else node
 
 
 def _rewrite_width_bucket(node: exp.Expr) -> exp.Expr:
@@ -2843,9 +2850,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
     if name == "MAKE_DATE" and len(args) == 3:
         return _make_date(*[_spark_cast(a, "INT") for a in args])
     if name == "CRC32" and len(args) == 1:
-        (value_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
-        data = _fn("ENCODE", _c(args[0])) if value_type == "string" else _c(args[0])
-        return _fn(checksums.CRC32_FUNCTION, data)
+        return _fn(checksums.CRC32_FUNCTION, _as_bytes(args[0], _argument_type(node)))
     if name == "FIND_IN_SET" and len(args) == 2:
         return _find_in_set(args[0], args[1])
     if name in _SAME_IN_DUCKDB:
@@ -3197,9 +3202,9 @@ def _rewrite_population_spread(node: exp.Expr) -> exp.Expr:
 
 
 def _nan_if_not_finite(moment: Callable[[exp.Expr], exp.Expr], value: exp.Expr) -> exp.Expr:
-    """Spark's skewness or kurtosis (``moment`` of DOUBLEs): NaN where a value is NaN or
-    infinite (its central moments are NaN), where DuckDB's is NULL or fails; so DuckDB's
-    is given the finite values only."""
+    """Spark's skewness, kurtosis, stddev_pop or var_pop (``moment``, DuckDB's, of DOUBLEs):
+    NaN where a value is NaN or infinite (its central moments are NaN), where DuckDB's is
+    NULL, 0 or fails; so DuckDB's is given the finite values only."""
     number = _spark_cast(value, "DOUBLE")
     finite = _fn("ISFINITE", number)
     finite_values = _case((finite, number.copy()))
@@ -3471,8 +3476,9 @@ def _with_spark_result_type(rule: Rewrite | None) -> Rewrite:
 # What Spark casts a STRING to before taking a part of it: the time of day's parts read a
 # TIMESTAMP, the others a DATE (for extract, by its field).
 _TIME_OF_DAY = (exp.Hour, exp.Minute, exp.Second)
-_TIME_OF_DAY_FIELDS = frozenset({"HOUR", "HOURS", "H", "HR", "HRS", "MINUTE", "MINUTES", "MIN"})
-_TIME_OF_DAY_FIELDS |= {"M", "MINS", *_SECOND_FIELDS}
+_TIME_OF_DAY_FIELDS = frozenset(
+    {"HOUR", "HOURS", "H", "HR", "HRS", "MINUTE", "MINUTES", "MIN", "M", "MINS", *_SECOND_FIELDS}
+)
 
 
 def _with_text_as_date(rule: Rewrite | None) -> Rewrite:
@@ -3481,13 +3487,11 @@ def _with_text_as_date(rule: Rewrite | None) -> Rewrite:
     no STRING."""
 
     def read(node: exp.Expr) -> exp.Expr:
-        (argument_type,) = node.meta.get(ARGUMENT_TYPES) or (None,)
-        if argument_type == "string":
-            key = "expression" if isinstance(node, exp.Extract) else "this"
+        if _argument_type(node) == "string":
             if isinstance(node, exp.Extract):
-                timed = node.this.name.upper() in _TIME_OF_DAY_FIELDS
+                key, timed = "expression", node.this.name.upper() in _TIME_OF_DAY_FIELDS
             else:
-                timed = isinstance(node, _TIME_OF_DAY)
+                key, timed = "this", isinstance(node, _TIME_OF_DAY)
             node.set(key, _spark_cast(node.args[key], "TIMESTAMP" if timed else "DATE"))
         return rule(node) if rule is not None else node
 
