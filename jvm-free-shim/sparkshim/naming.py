@@ -943,6 +943,9 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
     exp.Escape: _Renderer.escape,
     exp.Paren: _Renderer.paren,
     exp.BitwiseNot: _Renderer.bitwise_not,
+    # Spark 3.5 has no << or >>: sqlglot's shift operators are its shiftleft/shiftright
+    exp.BitwiseLeftShift: lambda renderer, node: _call(renderer, "shiftleft", node),
+    exp.BitwiseRightShift: lambda renderer, node: _call(renderer, "shiftright", node),
     exp.DPipe: _Renderer.concat_operator,
     exp.Case: _Renderer.case,
     exp.If: _Renderer.if_,
@@ -967,6 +970,11 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
         renderer.function(node) if _written_name(node) else renderer.render(node.this)
     ),
 }
+
+
+def _call(renderer: _Renderer, name: str, node: exp.Expr) -> str:
+    """``name(a, b)`` of a binary node's operands."""
+    return f"{name}({', '.join(renderer.all([node.this, node.expression]))})"
 
 
 def _outer_references(subquery: exp.Expr) -> list[str]:

@@ -628,6 +628,8 @@ class _Typer:
             return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
         if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
             return self.rounding(node)
+        if isinstance(node, exp.Floor | exp.Ceil):
+            return self.floor_or_ceil(node)
         if _is_function(node, "PMOD") and len(node.expressions) == 2:
             return self.arithmetic(node, "%", *node.expressions)
         if isinstance(node, exp.Greatest | exp.Least):
@@ -879,6 +881,17 @@ class _Typer:
         new_scale = min(argument.scale, scale)
         return DecimalType(min(integral_digits + new_scale, MAX_PRECISION), new_scale)
 
+    def floor_or_ceil(self, node: exp.Floor | exp.Ceil) -> SparkType | None:
+        """floor/ceil: a DECIMAL with a scale keeps its integral digits and gains one (for
+        the carry), scale 0; a DECIMAL(p, 0) stays as it is; other numbers are BIGINT."""
+        argument = self.type_of(node.this)
+        if isinstance(argument, DecimalType):
+            if argument.scale == 0:
+                return argument
+            integral_digits = argument.precision - argument.scale + 1
+            return DecimalType(min(integral_digits, MAX_PRECISION), 0)
+        return "bigint" if _is_numeric(argument) else None
+
 
 def _case_values(case: exp.Case) -> list[exp.Expr]:
     values = [when.args["true"] for when in case.args.get("ifs") or []]
@@ -909,6 +922,8 @@ _RECORDED = (
     exp.Sum,
     exp.Avg,
     exp.Round,
+    exp.Floor,
+    exp.Ceil,
     exp.Greatest,
     exp.Least,
     exp.Anonymous,

@@ -514,9 +514,24 @@ def _rewrite_intdiv(node: exp.Expr) -> exp.Expr:
     if operands is not None:  # DECIMALs: exact (DuckDB's "/" would be a DOUBLE)
         left_type, right_type = operands
         return decimals.integral_divide(_c(node.this), left_type, _c(node.expression), right_type)
+    # Integers: divided as integers (a DOUBLE quotient loses the last digits beyond 2**53),
+    # wrapped to BIGINT as Java's long division wraps (Long.MIN_VALUE div -1). A string
+    # operand (Spark casts it to BIGINT) keeps the quotient of the numbers it reads.
+    whole = exp.IntDiv(
+        this=_cast(_c(node.this), "HUGEINT"),
+        expression=_fn("NULLIF", _cast(_c(node.expression), "HUGEINT"), _lit(0)),
+    )
     quotient = exp.Div(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
     quotient.set("typed", False)
-    return _cast(_fn("TRUNC", exp.Paren(this=quotient)), "BIGINT")
+    integers = exp.and_(
+        _typeof_in(node.this, *_DUCKDB_INTEGERS, '"NULL"'),
+        _typeof_in(node.expression, *_DUCKDB_INTEGERS, '"NULL"'),
+    )
+    # (Each branch cast on its own: a CASE of a HUGEINT and a DOUBLE is a DOUBLE.)
+    return _case(
+        (integers, _cast(_wrapped(whole, 64), "BIGINT")),
+        default=_cast(_fn("TRUNC", exp.Paren(this=quotient)), "BIGINT"),
+    )
 
 
 def _rewrite_mod(node: exp.Expr) -> exp.Expr:
@@ -1349,7 +1364,15 @@ def _rewrite_round(node: exp.Expr) -> exp.Expr:
 def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
     if node.args.get("decimals") is not None or node.expressions:
         raise UnsupportedSqlError(f"{node.key}() with a scale", "use round() or cast")
-    return _cast(_fn(node.key.upper(), _c(node.this)), "BIGINT")
+    rounded = _fn(node.key.upper(), _c(node.this))
+    spark_type = node.meta.get(SPARK_TYPE)  # a DECIMAL stays one (spark_typing.py)
+    if isinstance(spark_type, DecimalType):
+        return _cast(rounded, spark_type.sql())
+    # A DOUBLE's as Java's (long) of it: NaN is 0, beyond BIGINT's range its bound.
+    return _case(
+        (_typeof_in(rounded, "DOUBLE", "FLOAT"), _cast(_saturated(rounded.copy(), 64), "BIGINT")),
+        default=_cast(rounded.copy(), "BIGINT"),
+    )
 
 
 # ---- LATERAL VIEW and generators ----
@@ -2218,7 +2241,9 @@ def _rewrite_factorial(node: exp.Expr) -> exp.Expr:
 # The integral types by name, with their width in bits.
 _INTEGRAL_BITS = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "INTEGER": 32, "BIGINT": 64}
 _DUCKDB_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
-_INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+(\.[0-9]*)?[\x00-\x20]*"
+# Spark's reading of a string as an integer: a sign, digits, then a fraction it drops
+# (the digits may be on either side of the point alone: '.5' and '-.' are 0).
+_INTEGER_STRING = r"[\x00-\x20]*[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]*)[\x00-\x20]*"
 _TRUE_STRINGS = ("t", "true", "y", "yes", "1")
 _FALSE_STRINGS = ("f", "false", "n", "no", "0")
 _STRICT_DATE = r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
@@ -2368,7 +2393,9 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
         from_text = _case(
             (
                 _regex_full(_as_varchar(value), _INTEGER_STRING),
-                _try_cast(_fn("TRUNC", _try_cast(text, "DECIMAL(38, 9)")), target),
+                _try_cast(
+                    _fn("TRUNC", _try_cast(_zero_before_point(text), "DECIMAL(38, 9)")), target
+                ),
             )
         )
         return _case(
@@ -2593,6 +2620,12 @@ def _epoch_seconds(value: exp.Expr) -> exp.Expr:
     return _floor_division(_epoch_micros(value), 1_000_000)
 
 
+def _zero_before_point(text: exp.Expr) -> exp.Expr:
+    """A number's text with a 0 before a point that starts it ('-.5' is '-0.5', '.' is
+    '0.'), which DuckDB reads as a DECIMAL (it refuses a point without a digit before)."""
+    return _fn("REGEXP_REPLACE", text, _lit(r"^([+-]?)\."), _lit(r"\10."))  # (\1, then 0)
+
+
 def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
     """A number cast to an integral type as Spark does with ANSI mode off (Java's
     narrowing): its integral part (towards zero), an integer or DECIMAL then wrapped to the
@@ -2728,6 +2761,10 @@ _JAVA_TO_STRFTIME = {
 }
 
 
+# The special values DuckDB's strptime reads in any text (any case, spaces around).
+_STRPTIME_WORDS = r"[\x00-\x20]*(-?infinity|epoch)[\x00-\x20]*"
+
+
 def _strftime(pattern: exp.Expr | None, function: str) -> exp.Expr:
     java = _string_value(pattern)
     if java is None:
@@ -2760,8 +2797,12 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         target = "DATE" if name == "TO_DATE" else "TIMESTAMP"
         if len(args) == 1:
             return _spark_cast(args[0], target)
-        parsed: exp.Expr = _fn(
-            "TRY_STRPTIME", _as_varchar(args[0]), _strftime(args[1], name.lower())
+        text = _as_varchar(args[0])
+        parsed: exp.Expr = _case(
+            # DuckDB's strptime reads these words as dates whatever the pattern (1900-01-01
+            # comes back); Spark's pattern reads no date in them.
+            (_regex_full(_fn("LOWER", text), _STRPTIME_WORDS), exp.Null()),
+            default=_fn("TRY_STRPTIME", text.copy(), _strftime(args[1], name.lower())),
         )
         if "y" not in re.sub(r"'[^']*'", "", _string_value(args[1]) or ""):
             # A pattern without a year: Spark's default year is 1970, strptime's 1900.
