@@ -264,7 +264,17 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
         # The tree is this function's own: the generator may change it.
         return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
     except UnsupportedError as failure:
-        raise UnsupportedSqlError(str(failure).splitlines()[0]) from failure
+        raise UnsupportedSqlError(_unsupported_construct(str(failure))) from failure
+
+
+def _unsupported_construct(detail: str) -> str:
+    """What sqlglot's generator says it cannot write, without naming the engine behind
+    the shim ("SOUNDEX is not supported in DuckDB" is soundex())."""
+    first_line = detail.splitlines()[0]
+    named = re.fullmatch(r"(\w+) is not supported in DuckDB\.?", first_line)
+    if named is not None:
+        return f"{named.group(1).lower()}()"
+    return re.sub(r"\bDuckDB\b", "the embedded engine", first_line)
 
 
 # Window functions Spark computes only over an ordered window.
