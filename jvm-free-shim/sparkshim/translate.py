@@ -1745,8 +1745,10 @@ def _refuse(construct: str, hint: str = "") -> Rewrite:
 
 
 def _rewrite_size(node: exp.Expr) -> exp.Expr:
-    # spark.sql.legacy.sizeOfNull (default true with ANSI off): size(NULL) = -1.
     length = _cast(_fn("CARDINALITY", _c(node.this)), "INTEGER")  # lists and maps alike
+    if str(node.meta.get(FUNCTION_NAME_KEY, "")).lower() == "array_size":
+        return length  # array_size(NULL) is NULL
+    # size and cardinality: spark.sql.legacy.sizeOfNull (true with ANSI off): -1 for NULL.
     return _case((exp.Is(this=_c(node.this), expression=exp.Null()), _lit(-1)), default=length)
 
 
