@@ -485,7 +485,8 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     """The arguments of ``node`` whose Spark types its translation reads: hex's value (a
     number other than an integer is cast to BIGINT first), base64's and crc32's value (a
     STRING is encoded as UTF-8 first), a date or time part's value or extract's source (a
-    STRING is cast first); none for any other node."""
+    STRING is cast first), try_cast's value (its rules depend on the type it converts);
+    none for any other node."""
     if isinstance(node, (exp.Hex, exp.ToBase64, *DATE_PARTS)):
         return [node.this]
     if isinstance(node, exp.Extract):
@@ -494,6 +495,8 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
         return list(node.expressions[1:2])
     if _is_function(node, "CRC32"):
         return list(node.expressions[:1])
+    if isinstance(node, exp.TryCast):
+        return [node.this]
     return []
 
 
@@ -943,6 +946,7 @@ _RECORDED = (
     exp.ConcatWs,
     exp.Hex,
     exp.ToBase64,
+    exp.TryCast,
     *DATE_PARTS,
     exp.Extract,
 )

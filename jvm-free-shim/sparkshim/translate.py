@@ -2311,7 +2311,39 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         # CAST(INTERVAL '90' MINUTE AS INT): the count of the interval's unit.
         whole = number if not to.is_type(*exp.DataType.INTEGER_TYPES) else int(number)
         return _spark_cast(exp.Literal.number(whole), to.sql(dialect="duckdb"), to)
-    return _spark_cast(node.this, to.sql(dialect="duckdb"), to)
+    target = to.sql(dialect="duckdb")
+    if isinstance(node, exp.TryCast) and written == "try_cast" and target in _INTEGRAL_BITS:
+        return _try_cast_to_integral(node, target, to)
+    return _spark_cast(node.this, target, to)
+
+
+# A STRING try_cast reads as an integer: digits only (ANSI's rule, no point).
+_STRICT_INTEGER_STRING = r"[\x00-\x20]*[+-]?[0-9]+[\x00-\x20]*"
+
+
+def _try_cast_to_integral(node: exp.Expr, target: str, to: exp.DataType) -> exp.Expr:
+    """try_cast to an integral type: Spark's ANSI cast, NULL where it fails, where CAST
+    (ANSI off) reads a fraction in a STRING and wraps a number beyond the type: a STRING
+    with a point or a number out of the type's range is NULL (a fraction of a number is
+    dropped, towards zero). Values of other types (or untyped) cast as CAST does."""
+    value = node.this
+    value_type = _argument_type(node)
+    if value_type == "string":
+        strict = _regex_full(_as_varchar(value), _STRICT_INTEGER_STRING)
+        return _case((strict, _spark_cast(value, target, to)))
+    if value_type in INTEGRAL_TYPES:
+        return _try_cast(_c(value), target)
+    if isinstance(value_type, DecimalType) and value_type.precision > _LONG_DIGITS:
+        # Spark converts a DECIMAL wider than a long's digits to a DOUBLE first
+        # (Decimal.roundToNumeric): 2.999999999999999999 is 3.
+        return _try_cast(_fn("TRUNC", _cast(_c(value), "DOUBLE")), target)
+    if isinstance(value_type, DecimalType) or value_type in ("double", "float"):
+        return _try_cast(_fn("TRUNC", _c(value)), target)
+    return _spark_cast(value, target, to)
+
+
+# The digits of a DECIMAL Spark keeps in a long (Decimal.MAX_LONG_DIGITS).
+_LONG_DIGITS = 18
 
 
 def _cast_to_interval(node: exp.Expr, qualifier: exp.Interval) -> exp.Expr:
@@ -2645,14 +2677,15 @@ def _narrowed_number(value: exp.Expr, name: str, target: str) -> exp.Expr:
     first saturated to INT's (or BIGINT's) range, NaN as 0 (CAST(1e10D AS SMALLINT) is
     -1). Checked against PySpark 3.5 in the conformance queries."""
     bits = _INTEGRAL_BITS[name]
-    # DECIMAL(38, 9) holds 29 integral digits; a larger DECIMAL's integral part is read
-    # from its text instead (exact, where a cast to an integer would round).
+    # A DECIMAL's integral part is read from its text: exact whatever its scale and size
+    # (through DECIMAL(38, 9), 2.999999999999999999 would round to 3 first). Other numbers
+    # go through DECIMAL(38, 9), which holds 29 integral digits.
     digits = _fn("REGEXP_EXTRACT", _as_varchar(value), _lit("^-?[0-9]+"))
-    wide_decimal = _case((_typeof_like(value, "DECIMAL%"), _try_cast(digits, "HUGEINT")))
+    decimal_digits = _case((_typeof_like(value, "DECIMAL%"), _try_cast(digits, "HUGEINT")))
     whole = _fn(
         "COALESCE",
+        decimal_digits,
         _try_cast(_fn("TRUNC", _try_cast(_c(value), "DECIMAL(38, 9)")), "HUGEINT"),
-        wide_decimal,
     )
     double = _try_cast(_c(value), "DOUBLE")
     saturated = _saturated(double, 64 if bits == 64 else 32)
