@@ -2083,7 +2083,7 @@ def _check_regex(pattern: exp.Expr | None, function: str) -> None:
     if found:
         raise UnsupportedSqlError(
             f"{function} with the Java-only regex feature {found.group(0)!r}",
-            "RE2 (DuckDB) lacks it",
+            "the embedded engine's regular expressions (RE2) lack it: rewrite the pattern",
         )
 
 
@@ -2974,7 +2974,7 @@ def _make_date(year: exp.Expr, month: exp.Expr, day: exp.Expr) -> exp.Expr:
         this=exp.Between(this=year.copy(), low=_lit(_DATE_YEARS[0]), high=_lit(_DATE_YEARS[1]))
     )
     return _case(
-        (beyond, _runtime_refusal("make_date() of a year beyond DuckDB's dates")),
+        (beyond, _runtime_refusal("make_date() of a year beyond the embedded engine's dates")),
         (valid_fields, _case((in_month, counted))),
     )
 
@@ -3061,7 +3061,7 @@ def _unit(node: exp.Expr, units: dict[str, str], function: str) -> exp.Expr:
 
 
 _REFUSED_FUNCTIONS = {
-    "HASH": "Spark's Murmur3 hash differs from DuckDB's",
+    "HASH": "Spark's Murmur3 hash is not reproduced by the embedded engine",
     "XXHASH64": "Spark's xxHash64 seed differs",
     "PERCENTILE_APPROX": "use percentile() for an exact answer",
     "APPROX_PERCENTILE": "use percentile() for an exact answer",
@@ -3395,15 +3395,19 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Group: _rewrite_group,
     exp.GroupingId: _rewrite_grouping_id,
     exp.WithinGroup: _rewrite_within_group,
-    exp.ArrayDistinct: _refuse("array_distinct", "DuckDB does not keep first-seen order"),
-    exp.ArrayRemove: _refuse("array_remove", "DuckDB also drops NULL elements"),
+    exp.ArrayDistinct: _refuse(
+        "array_distinct", "the embedded engine does not keep the first-seen order"
+    ),
+    exp.ArrayRemove: _refuse(
+        "array_remove", "the embedded engine would drop the NULL elements too"
+    ),
     exp.ArrayExcept: _refuse("array_except", "NULL elements are handled differently"),
     exp.ArrayIntersect: _refuse("array_intersect", "NULL elements are handled differently"),
     exp.Flatten: _refuse("flatten", "Spark gives NULL when an inner array is NULL"),
     exp.ArraysZip: _refuse("arrays_zip", "the struct field names differ"),
     exp.SubstringIndex: _refuse("substring_index()", "not translated"),
     exp.Format: _refuse("format_string()", "Java format strings"),
-    exp.Typeof: _refuse("typeof()", "Spark's type names differ from DuckDB's"),
+    exp.Typeof: _refuse("typeof()", "Spark's type names differ from the embedded engine's"),
     exp.Ceil: _rewrite_ceil_floor,
     exp.Floor: _rewrite_ceil_floor,
     exp.DayOfWeek: _rewrite_dayofweek,
