@@ -525,8 +525,8 @@ def _rewrite_intdiv(node: exp.Expr) -> exp.Expr:
         left_type, right_type = operands
         return decimals.integral_divide(_c(node.this), left_type, _c(node.expression), right_type)
     # Integers: divided as integers (a DOUBLE quotient loses the last digits beyond 2**53),
-    # wrapped to BIGINT as Java's long division wraps (Long.MIN_VALUE div -1). A string
-    # operand (Spark casts it to BIGINT) keeps the quotient of the numbers it reads.
+    # wrapped to BIGINT as Java's long division wraps (Long.MIN_VALUE div -1). Operands of
+    # a type not known to be an integer keep the DOUBLE quotient, truncated.
     whole = exp.IntDiv(
         this=_cast(_c(node.this), "HUGEINT"),
         expression=_fn("NULLIF", _cast(_c(node.expression), "HUGEINT"), _lit(0)),
