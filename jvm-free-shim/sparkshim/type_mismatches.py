@@ -136,6 +136,8 @@ def _mismatch(node: exp.Expr, types: StatementTypes) -> AnalysisException | None
         return None  # not a node the typing records: nothing checked
     if isinstance(node, exp.IntDiv):
         return _div_mismatch(node, written, types)
+    if isinstance(node, exp.Ordered):
+        return _range_frame_mismatch(node, types)
     if isinstance(node, exp.In):
         return _in_mismatch(node, written, types)
     found = _comparison_mismatch(node, written, types)
@@ -144,6 +146,31 @@ def _mismatch(node: exp.Expr, types: StatementTypes) -> AnalysisException | None
     if found is None:
         found = _chosen_mismatch(node, written, types)
     return found
+
+
+# The units of a day-time interval (Spark's DayTimeIntervalType).
+_DAY_TIME_UNITS = frozenset({"DAY", "HOUR", "MINUTE", "SECOND"})
+
+
+def _range_frame_mismatch(node: exp.Ordered, types: StatementTypes) -> AnalysisException | None:
+    """Spark's error for a window ordered by a DATE whose RANGE frame is bounded by a
+    day-time interval (a DATE moves by days as a number or by months as an interval;
+    DuckDB would answer it)."""
+    window = node.parent.parent if isinstance(node.parent, exp.Order) else None
+    spec = window.args.get("spec") if isinstance(window, exp.Window) else None
+    if not isinstance(spec, exp.WindowSpec) or str(spec.args.get("kind", "")).upper() != "RANGE":
+        return None
+    bounds = [spec.args.get(key) for key in ("start", "end")]
+    units = {bound.text("unit").upper() for bound in bounds if isinstance(bound, exp.Interval)}
+    if types.type_of(node) != "date" or not units & _DAY_TIME_UNITS:
+        return None
+    unit = sorted(units & _DAY_TIME_UNITS)[0]
+    return AnalysisException(
+        message='[DATATYPE_MISMATCH.RANGE_FRAME_INVALID_TYPE] The data type "DATE" used in'
+        f' the order specification does not match the data type "INTERVAL {unit}" which'
+        " is used in the range frame: bound the frame by a number of days"
+        f" (RANGE BETWEEN n PRECEDING ...) or order by a TIMESTAMP"
+    )
 
 
 def _datatype_mismatch(

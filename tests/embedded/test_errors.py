@@ -74,6 +74,13 @@ SPARK_CLASSES = [
         ['"INT"', '"ARRAY<INT>"'],
     ),
     ("SELECT 'a' || array(1)", "DATATYPE_MISMATCH.DATA_DIFF_TYPES", ["`concat`", "ARRAY<INT>"]),
+    # a window ordered by a DATE with a RANGE frame of a day-time interval (DuckDB answers)
+    (
+        "SELECT count(*) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT"
+        " ROW) FROM VALUES (DATE'2024-01-01') AS v(d)",
+        "DATATYPE_MISMATCH.RANGE_FRAME_INVALID_TYPE",
+        ['"DATE"', "INTERVAL DAY"],
+    ),
     ("SELECT sum(a) FROM t WHERE sum(a) > 1", "INVALID_WHERE_CONDITION", ["sum(a)"]),
     ("SELECT max(sum(a)) FROM t", "NESTED_AGGREGATE_FUNCTION", ["sub-query"]),
     ("SELECT row_number() FROM t", "WINDOW_FUNCTION_WITHOUT_OVER_CLAUSE", ["row_number()"]),
