@@ -21,7 +21,9 @@ __all__ = [
     "is_binary",
     "map_contains_key",
     "null_safe_contains",
+    "overlaps_itself",
     "replace_with_empty",
+    "substring_index",
 ]
 
 # Spark's cast-shorthand functions (`decimal(x)` is CAST(x AS DECIMAL(10,0)), ...).
@@ -181,6 +183,40 @@ def null_safe_contains(text: exp.Expr, search: exp.Expr) -> exp.Expr:
 def replace_with_empty(text: exp.Expr, search: exp.Expr) -> exp.Expr:
     """replace(str, search): Spark's replacement defaults to the empty string."""
     return _fn("REPLACE", _c(text), _c(search), exp.Literal.string(""))
+
+
+def substring_index(text: exp.Expr, delimiter: exp.Expr, count: exp.Expr) -> exp.Expr:
+    """Spark's substring_index: the text before the count-th delimiter from the left (a
+    positive count) or after the count-th from the right (a negative one), the whole text
+    where it holds fewer, '' for a count of 0 or an empty delimiter; NULL for a NULL
+    argument. The text is split at its delimiters, which finds the occurrences Spark's
+    search finds only for a delimiter that cannot overlap itself (the caller checks)."""
+    parts = _fn("STRING_SPLIT", _c(text), _c(delimiter))
+    from_left = _fn("LIST_SLICE", parts, exp.Literal.number(1), _c(count))
+    from_right = _fn("LIST_SLICE", parts.copy(), _c(count), exp.Literal.number(-1))
+    any_null = exp.or_(
+        *(exp.Is(this=_c(e), expression=exp.Null()) for e in (text, delimiter, count))
+    )
+    empty = exp.or_(
+        exp.EQ(this=_c(count), expression=exp.Literal.number(0)),
+        exp.EQ(this=_c(delimiter), expression=exp.Literal.string("")),
+    )
+    return (
+        exp.Case()
+        .when(any_null, exp.cast(exp.Null(), exp.DType.VARCHAR))
+        .when(empty, exp.Literal.string(""))
+        .when(
+            exp.GT(this=_c(count), expression=exp.Literal.number(0)),
+            _fn("ARRAY_TO_STRING", from_left, _c(delimiter)),
+        )
+        .else_(_fn("ARRAY_TO_STRING", from_right, _c(delimiter)))
+    )
+
+
+def overlaps_itself(delimiter: str) -> bool:
+    """Whether two occurrences of ``delimiter`` can overlap ('aa' in 'aaa', 'aba' in
+    'ababa'): some proper prefix of it is also its suffix."""
+    return any(delimiter[:size] == delimiter[-size:] for size in range(1, len(delimiter)))
 
 
 def bin_string(value_as_bigint: exp.Expr) -> exp.Expr:

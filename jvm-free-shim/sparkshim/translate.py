@@ -133,7 +133,11 @@ REFUSED: tuple[tuple[str, str], ...] = (
         "array_distinct / array_remove / array_except / array_intersect / flatten / arrays_zip",
         "DuckDB's order, NULL handling or field names differ",
     ),
-    ("substring_index() / format_string() / typeof()", "no DuckDB equivalent with Spark's result"),
+    (
+        "substring_index() with a non-literal or self-overlapping delimiter / format_string()"
+        " / typeof()",
+        "no DuckDB equivalent with Spark's result",
+    ),
     (
         "to_json()",
         "its JSON text is not Spark's: 1.0E10, 2.50, a timestamp's form, NULL fields",
@@ -1742,6 +1746,21 @@ def _refuse(construct: str, hint: str = "") -> Rewrite:
         raise UnsupportedSqlError(construct, hint)
 
     return rule
+
+
+def _rewrite_substring_index(node: exp.Expr) -> exp.Expr:
+    delimiter = node.args["delimiter"]
+    text = _string_value(delimiter)
+    if text is None:
+        raise UnsupportedSqlError(
+            "substring_index() with a non-literal delimiter", "write the delimiter as a literal"
+        )
+    if function_gaps.overlaps_itself(text):
+        raise UnsupportedSqlError(
+            f"substring_index() with the delimiter {text!r}, whose occurrences can overlap",
+            "Spark counts overlapping occurrences; split the text another way",
+        )
+    return function_gaps.substring_index(node.this, delimiter, node.args["count"])
 
 
 def _rewrite_size(node: exp.Expr) -> exp.Expr:
@@ -3405,7 +3424,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.ArrayIntersect: _refuse("array_intersect", "NULL elements are handled differently"),
     exp.Flatten: _refuse("flatten", "Spark gives NULL when an inner array is NULL"),
     exp.ArraysZip: _refuse("arrays_zip", "the struct field names differ"),
-    exp.SubstringIndex: _refuse("substring_index()", "not translated"),
+    exp.SubstringIndex: _rewrite_substring_index,
     exp.Format: _refuse("format_string()", "Java format strings"),
     exp.Typeof: _refuse("typeof()", "Spark's type names differ from the embedded engine's"),
     exp.Ceil: _rewrite_ceil_floor,

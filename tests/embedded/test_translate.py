@@ -307,6 +307,8 @@ CASES = [
     "(SELECT g, CASE WHEN id IN (1, 4) THEN a END AS v FROM t) GROUP BY g",
     "SELECT v, CAST(v AS INT), CAST(v AS BIGINT), CAST(v AS SMALLINT) FROM strs",
     "SELECT v, CAST(v AS BOOLEAN) FROM strs",
+    "SELECT v, substring_index(v, '.', 1), substring_index(v, '-', -1), substring_index(v, '0', 2)"
+    " FROM strs",
     "SELECT v, CAST(v AS DOUBLE) FROM strs",
     "SELECT v, CAST(v AS DATE), CAST(v AS TIMESTAMP) FROM strs "
     "WHERE v IS NULL OR v NOT RLIKE '^[0-9]{4}'",
