@@ -635,6 +635,10 @@ class _Typer:
             return self.floor_or_ceil(node)
         if _is_function(node, "PMOD") and len(node.expressions) == 2:
             return self.arithmetic(node, "%", *node.expressions)
+        if isinstance(node, exp.Negative):
+            return self.type_of(node.this)
+        if isinstance(node, exp.Rint):
+            return "double"
         if isinstance(node, exp.Greatest | exp.Least):
             return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
         if isinstance(node, exp.Window):

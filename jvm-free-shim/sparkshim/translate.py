@@ -3374,6 +3374,10 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Mod: _rewrite_mod,
     exp.Round: _rewrite_round,
     exp.Neg: _rewrite_null_operand,
+    # negative(x) is Spark's unary minus; rint(x) Java's Math.rint (nearest whole DOUBLE,
+    # ties to even)
+    exp.Negative: lambda node: _rewrite_null_operand(exp.Neg(this=_c(node.this))),
+    exp.Rint: lambda node: _fn("ROUND_EVEN", _cast(_c(node.this), "DOUBLE"), _lit(0)),
     exp.Abs: _rewrite_null_operand,
     exp.Add: _rewrite_add_sub,
     exp.Sub: _rewrite_add_sub,

@@ -309,6 +309,7 @@ CASES = [
     "SELECT v, CAST(v AS BOOLEAN) FROM strs",
     "SELECT v, substring_index(v, '.', 1), substring_index(v, '-', -1), substring_index(v, '0', 2)"
     " FROM strs",
+    "SELECT id, negative(a), negative(x), rint(x), rint(a), rint(x / 4) FROM t",
     "SELECT v, CAST(v AS DOUBLE) FROM strs",
     "SELECT v, CAST(v AS DATE), CAST(v AS TIMESTAMP) FROM strs "
     "WHERE v IS NULL OR v NOT RLIKE '^[0-9]{4}'",
