@@ -1285,6 +1285,22 @@ def _rewrite_exists(node: exp.Expr) -> exp.Expr:
     )
 
 
+def _forall(array: exp.Expr, test: exp.Expr) -> exp.Expr:
+    # forall(array, lambda), three-valued as in Spark: FALSE if the lambda is FALSE for an
+    # element, else NULL if it is NULL for one, else TRUE (NULL for a NULL array).
+    tested = _fn("LIST_TRANSFORM", _c(array), _c(test))
+    any_false = _fn("COALESCE", exp.Not(this=_fn("LIST_BOOL_AND", tested)), exp.false())
+    some_unknown = exp.LT(
+        this=_fn("LIST_COUNT", tested.copy()), expression=_fn("LEN", tested.copy())
+    )
+    return _case(
+        (exp.Is(this=_c(array), expression=exp.Null()), exp.Null()),
+        (any_false, exp.false()),
+        (some_unknown, exp.Null()),
+        default=exp.true(),
+    )
+
+
 def _rewrite_reduce(node: exp.Expr) -> exp.Expr:
     # aggregate(array, start, merge, finish): DuckDB's reduce has no finish, so the finish
     # lambda is applied to the reduced value (a one-element list transformed).
@@ -2891,6 +2907,10 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return function_gaps.epoch_timestamp(name, args[0])
     if name == "POSITIVE" and len(args) == 1:
         return _positive(args[0])
+    if name == "FORALL" and len(args) == 2:
+        return _forall(args[0], args[1])
+    if name == "MAP_VALUES" and len(args) == 1:
+        return _fn("MAP_VALUES", _c(args[0]))
     if name == "CONV" and len(args) == 3:
         number = _spark_cast(args[0], "VARCHAR")  # Spark reads the number's text
         bases = [_spark_cast(base, "INTEGER") for base in args[1:]]

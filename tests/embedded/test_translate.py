@@ -310,6 +310,9 @@ CASES = [
     "SELECT v, substring_index(v, '.', 1), substring_index(v, '-', -1), substring_index(v, '0', 2)"
     " FROM strs",
     "SELECT id, negative(a), negative(x), rint(x), rint(a), rint(x / 4) FROM t",
+    "SELECT k, forall(a, x -> x > 1), forall(a, x -> x > 0 OR x IS NULL), map_values(m) FROM"
+    " VALUES (1, array(2, 3), map('a', 1)), (2, array(2, NULL), map('z', NULL)),"
+    " (3, array(0, NULL), map()), (4, CAST(NULL AS ARRAY<INT>), NULL) AS v(k, a, m)",
     "SELECT v, CAST(v AS DOUBLE) FROM strs",
     "SELECT v, CAST(v AS DATE), CAST(v AS TIMESTAMP) FROM strs "
     "WHERE v IS NULL OR v NOT RLIKE '^[0-9]{4}'",
