@@ -500,6 +500,13 @@ def _runtime_refusal(construct: str) -> exp.Expr:
     return _fn("ERROR", _lit(f"sparkshim does not support {construct}"))
 
 
+def _written_name(node: exp.Expr) -> str:
+    """The name the statement called ``node``'s function by, in lower case (sqlglot reads
+    several Spark functions as one node: size and array_size, log and log10 …); '' where
+    the parser recorded none."""
+    return str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
+
+
 def _string_value(node: exp.Expr | None) -> str | None:
     if isinstance(node, exp.Literal) and node.is_string:
         return str(node.this)
@@ -1236,7 +1243,7 @@ def _rewrite_log(node: exp.Expr) -> exp.Expr:
     """log(x) is ln; log10(x) is Java's log10; log(b, x) and log2(x) are ln(x) / ln(b)."""
     if node.expression is None:
         return math_functions.natural_log("LN", node.this)
-    if str(node.meta.get(FUNCTION_NAME_KEY, "")).lower() == "log10":
+    if _written_name(node) == "log10":
         return math_functions.natural_log("LOG10", node.expression)
     return math_functions.logarithm(node.this, node.expression)
 
@@ -1270,34 +1277,27 @@ def _rewrite_array_position(node: exp.Expr) -> exp.Expr:
 def _rewrite_exists(node: exp.Expr) -> exp.Expr:
     if isinstance(node.this, (exp.Query, exp.Subquery)):
         return node
-    # exists(array, lambda), three-valued as in Spark: TRUE if the lambda is TRUE for an
-    # element, else NULL if it is NULL for one, else FALSE (NULL for a NULL array).
-    tested = _fn("LIST_TRANSFORM", _c(node.this), _c(node.expression))
-    any_true = _fn("COALESCE", _fn("LIST_BOOL_OR", tested), exp.false())
-    some_unknown = exp.LT(
-        this=_fn("LIST_COUNT", tested.copy()), expression=_fn("LEN", tested.copy())
-    )
-    return _case(
-        (exp.Is(this=_c(node.this), expression=exp.Null()), exp.Null()),
-        (any_true, exp.true()),
-        (some_unknown, exp.Null()),
-        default=exp.false(),
-    )
+    return _tested_elements(node.this, node.expression, exists=True)
 
 
-def _forall(array: exp.Expr, test: exp.Expr) -> exp.Expr:
-    # forall(array, lambda), three-valued as in Spark: FALSE if the lambda is FALSE for an
-    # element, else NULL if it is NULL for one, else TRUE (NULL for a NULL array).
+def _tested_elements(array: exp.Expr, test: exp.Expr, *, exists: bool) -> exp.Expr:
+    """exists(array, lambda) or forall(array, lambda), three-valued as in Spark: the answer
+    one element decides (TRUE for exists, FALSE for forall) if the lambda gives it for an
+    element, else NULL if the lambda is NULL for one, else the other answer; NULL for a
+    NULL array."""
     tested = _fn("LIST_TRANSFORM", _c(array), _c(test))
-    any_false = _fn("COALESCE", exp.Not(this=_fn("LIST_BOOL_AND", tested)), exp.false())
+    if exists:
+        decided = _fn("COALESCE", _fn("LIST_BOOL_OR", tested), exp.false())
+    else:
+        decided = _fn("COALESCE", exp.Not(this=_fn("LIST_BOOL_AND", tested)), exp.false())
     some_unknown = exp.LT(
         this=_fn("LIST_COUNT", tested.copy()), expression=_fn("LEN", tested.copy())
     )
     return _case(
         (exp.Is(this=_c(array), expression=exp.Null()), exp.Null()),
-        (any_false, exp.false()),
+        (decided, exp.Boolean(this=exists)),
         (some_unknown, exp.Null()),
-        default=exp.true(),
+        default=exp.Boolean(this=not exists),
     )
 
 
@@ -1781,7 +1781,7 @@ def _rewrite_substring_index(node: exp.Expr) -> exp.Expr:
 
 def _rewrite_size(node: exp.Expr) -> exp.Expr:
     length = _cast(_fn("CARDINALITY", _c(node.this)), "INTEGER")  # lists and maps alike
-    if str(node.meta.get(FUNCTION_NAME_KEY, "")).lower() == "array_size":
+    if _written_name(node) == "array_size":
         return length  # array_size(NULL) is NULL
     # size and cardinality: spark.sql.legacy.sizeOfNull (true with ANSI off): -1 for NULL.
     return _case((exp.Is(this=_c(node.this), expression=exp.Null()), _lit(-1)), default=length)
@@ -2329,7 +2329,7 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
         to = exp.DataType.build("DECIMAL(10, 0)")  # Spark's DECIMAL / DEC without precision
     if isinstance(to.this, exp.Interval):
         return _cast_to_interval(node, to.this)
-    written = str(node.meta.get(FUNCTION_NAME_KEY, "")).lower()
+    written = _written_name(node)
     if (
         to.is_type(exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
         or written == "timestamp"  # timestamp(x), sqlglot's CAST(x AS TIMESTAMP)
@@ -2908,7 +2908,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
     if name == "POSITIVE" and len(args) == 1:
         return _positive(args[0])
     if name == "FORALL" and len(args) == 2:
-        return _forall(args[0], args[1])
+        return _tested_elements(args[0], args[1], exists=False)
     if name == "MAP_VALUES" and len(args) == 1:
         return _fn("MAP_VALUES", _c(args[0]))
     if name == "CONV" and len(args) == 3:

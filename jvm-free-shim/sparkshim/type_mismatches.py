@@ -169,7 +169,7 @@ def _range_frame_mismatch(node: exp.Ordered, types: StatementTypes) -> AnalysisE
         message='[DATATYPE_MISMATCH.RANGE_FRAME_INVALID_TYPE] The data type "DATE" used in'
         f' the order specification does not match the data type "INTERVAL {unit}" which'
         " is used in the range frame: bound the frame by a number of days"
-        f" (RANGE BETWEEN n PRECEDING ...) or order by a TIMESTAMP"
+        " (RANGE BETWEEN n PRECEDING ...) or order by a TIMESTAMP"
     )
 
 
