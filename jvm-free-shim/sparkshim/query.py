@@ -779,6 +779,7 @@ def locate(
     (``POSITION_COLUMN``), file by file."""
     hashed = schema.names if columns is None else columns
     vectors = deletion_vectors.of_snapshot(location, snapshot.version())
+    sorted_probes = probes.sort()
     files: list[pa.Array] = []
     positions: list[pa.Array] = []
     taken: list[pa.Array] = []
@@ -790,7 +791,7 @@ def locate(
             rows = files_scan(cursor, (path,), schema, {}, row_positions=True)
             sql = f"SELECT {_hashes_sql(hashed)}, {_identifier(_POSITION)} AS pos FROM ({rows})"
             index = row_index.build(cursor, index_path, sql)
-        found = row_index.matches(index, probes)
+        found = row_index.matches(index, sorted_probes)
         vector = vectors.get(relative)
         if vector is not None and found.num_rows:
             removed = deletion_vectors.read(location, vector)

@@ -24,6 +24,7 @@ ignored and built again. ``VACUUM`` deletes the index files no lookup reads.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -70,6 +71,22 @@ class RowHashes:
         """The hashes of the rows numbered ``rows``, in that order."""
         return RowHashes(self.first[rows], self.second[rows])
 
+    def sort(self) -> SortedProbes:
+        """These hashes as probes of ``matches``: sorted once for every file searched."""
+        order = np.argsort(self.first, kind="stable")
+        return SortedProbes(self.first[order], self.second[order], order)
+
+
+@dataclass(frozen=True)
+class SortedProbes:
+    """Probes' hashes in the order of the first, each with its number among the probes: a
+    binary search for sorted keys walks an index's pages in order (3x faster over a
+    16M-row index than in the probes' order)."""
+
+    first: np.ndarray[Any, Any]  # uint64, ascending
+    second: np.ndarray[Any, Any]  # uint32
+    numbers: np.ndarray[Any, Any]  # int64: each probe's number
+
 
 @dataclass(frozen=True)
 class FileIndex:
@@ -94,6 +111,7 @@ def index_path(
     return location / FOLDER / name
 
 
+@functools.lru_cache(maxsize=64)  # (a lookup names one index per data file)
 def _fingerprint(schema: pa.Schema) -> str:
     return _digest(json.dumps([[field.name, str(field.type)] for field in schema]))
 
@@ -173,31 +191,30 @@ def _written(
     return loaded
 
 
-def matches(index: FileIndex, probed: RowHashes) -> pa.Table:
-    """The rows of the file whose hashes equal a probe's (``probed``: the probes'
-    hashes): ``probe`` (the probe's number) and ``position``, one row per match."""
-    first, second = probed.first, probed.second
-    # The probes in hash order: a binary search for sorted keys walks the index's pages
-    # in order (3x faster over a 16M-row index than in the probes' order).
-    order = np.argsort(first, kind="stable")
-    low = np.empty_like(order)
-    low[order] = np.searchsorted(index.first, first[order], side="left")
-    counts = _run_lengths(index.first, first, low)
-    found = np.nonzero(counts)[0]
+def matches(index: FileIndex, probes: SortedProbes) -> pa.Table:
+    """The rows of the file whose hashes equal a probe's: ``probe`` (the probe's number)
+    and ``position``, one row per match, in the probes' numbers' order."""
+    low = np.searchsorted(index.first, probes.first, side="left")
+    # Most probes have no row in a given file (a table's rows are spread over its files):
+    # only those whose first hash is there are followed further.
+    inside = np.nonzero(low < index.first.size)[0]
+    (found,) = np.nonzero(index.first[low[inside]] == probes.first[inside])
+    found = inside[found]
     if not found.size:
         return _no_matches()
-    probes = np.repeat(found, counts[found])
-    # Each probe's run of equal first hashes, flattened: start + 0, 1, … within its run.
-    starts = np.repeat(low[found], counts[found])
-    offsets = np.arange(probes.size) - np.repeat(
-        np.cumsum(counts[found]) - counts[found], counts[found]
-    )
+    counts = _run_lengths(index.first, probes.first[found], low[found])
+    # Each found probe's run of equal first hashes, flattened: start + 0, 1, … within it.
+    sorted_numbers = np.repeat(found, counts)
+    starts = np.repeat(low[found], counts)
+    offsets = np.arange(sorted_numbers.size) - np.repeat(np.cumsum(counts) - counts, counts)
     slots = starts + offsets
-    same = index.second[slots] == second[probes]
+    same = index.second[slots] == probes.second[sorted_numbers]
+    numbers = probes.numbers[sorted_numbers[same]]
+    in_probe_order = np.argsort(numbers, kind="stable")
     return pa.table(
         {
-            "probe": pa.array(probes[same].astype(np.int64)),
-            "position": pa.array(index.positions[slots[same]].astype(np.int64)),
+            "probe": pa.array(numbers[in_probe_order].astype(np.int64)),
+            "position": pa.array(index.positions[slots[same][in_probe_order]].astype(np.int64)),
         }
     )
 
