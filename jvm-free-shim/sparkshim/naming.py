@@ -921,6 +921,31 @@ def _source_names(item: exp.Expr) -> set[str]:
     return names
 
 
+def _within_group(renderer: _Renderer, node: exp.Expr) -> str:
+    """``percentile_cont(0.25) WITHIN GROUP (ORDER BY x DESC)``, as Spark names it: the
+    ordering's direction only when descending, no NULLS clause."""
+    function = node.this
+    name = _ORDERED_SET_NAMES.get(type(function))
+    order = node.expression
+    keys = order.expressions if isinstance(order, exp.Order) else []
+    if name is None or len(keys) != 1:
+        return renderer.function(node)
+    key = keys[0]
+    descending = isinstance(key, exp.Ordered) and bool(key.args.get("desc"))
+    value = key.this if isinstance(key, exp.Ordered) else key
+    direction = " DESC" if descending else ""
+    return (
+        f"{name}({renderer.render(function.this)}) WITHIN GROUP"
+        f" (ORDER BY {renderer.render(value)}{direction})"
+    )
+
+
+_ORDERED_SET_NAMES: dict[type[exp.Expr], str] = {
+    exp.PercentileCont: "percentile_cont",
+    exp.PercentileDisc: "percentile_disc",
+}
+
+
 _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
     exp.Column: _Renderer.column,
     exp.Identifier: _Renderer.identifier,
@@ -966,6 +991,7 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
     exp.IgnoreNulls: _Renderer.ignore_nulls,
     exp.Filter: _Renderer.filter_,
     exp.Window: _Renderer.window,
+    exp.WithinGroup: _within_group,
     exp.TsOrDsToDate: lambda renderer, node: (
         renderer.function(node) if _written_name(node) else renderer.render(node.this)
     ),

@@ -46,7 +46,12 @@ from sparkshim.naming import name_select_items, result_names, strip_duplicate_ma
 from sparkshim.qualified import qualified_copy
 from sparkshim.scalar_subqueries import check_correlated_counts
 from sparkshim.spark_typing import annotate, mark_typed_nodes
-from sparkshim.translate import parse_spark, to_duckdb, try_arithmetic_as_operators
+from sparkshim.translate import (
+    parse_spark,
+    regression_counts_and_averages,
+    to_duckdb,
+    try_arithmetic_as_operators,
+)
 from sparkshim.translations import TranslationKey, Translations, bind, by_position
 from sparkshim.type_mismatches import check_types
 from sparkshim.types import has_interval_columns, to_spark_type, with_interval_columns
@@ -521,6 +526,7 @@ def _translate(
     check_correlated_counts(resolved, legacy_count=legacy_count)
     check_functions_exist(resolved)
     try_arithmetic_as_operators(resolved)
+    regression_counts_and_averages(resolved)
     _annotate(session, resolved, schemas)
     translated = to_duckdb(resolved, copy=False)  # resolved is a copy of its own
     TRANSLATIONS.put(key, translated)

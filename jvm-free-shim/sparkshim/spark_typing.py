@@ -553,6 +553,13 @@ class _Typer:
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
         return None if node is None else self.types.get(id(node))
 
+    def case_value_types(self, case: exp.Case) -> list[SparkType | None]:
+        """The types of a CASE's values: each THEN's, and its ELSE's (NULL when it has
+        none: a CASE without ELSE is typed by its THENs alone)."""
+        values = [self.type_of(when.args["true"]) for when in case.args.get("ifs") or []]
+        default = case.args.get("default")
+        return [*values, "void" if default is None else self.type_of(default)]
+
     def recorded(self, node: exp.Expr) -> dict[str, object]:
         """What the translation reads of ``node``, by its meta key (empty: nothing)."""
         key = id(node)
@@ -626,7 +633,7 @@ class _Typer:
         if isinstance(node, exp.Coalesce):
             return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
         if isinstance(node, exp.Case):
-            return wider_type([self.type_of(v) for v in _case_values(node)])
+            return wider_type(self.case_value_types(node))
         if isinstance(node, exp.If | exp.Nvl2):
             return wider_type([self.type_of(node.args.get(k)) for k in ("true", "false")])
         if isinstance(node, exp.Round) or _is_function(node, "BROUND"):
@@ -898,12 +905,6 @@ class _Typer:
             integral_digits = argument.precision - argument.scale + 1
             return DecimalType(min(integral_digits, MAX_PRECISION), 0)
         return "bigint" if _is_numeric(argument) else None
-
-
-def _case_values(case: exp.Case) -> list[exp.Expr]:
-    values = [when.args["true"] for when in case.args.get("ifs") or []]
-    default = case.args.get("default")
-    return values + ([default] if default is not None else [exp.Null()])
 
 
 def _is_function(node: exp.Expr, name: str) -> bool:

@@ -345,6 +345,26 @@ def try_arithmetic_as_operators(tree: exp.Expr) -> None:
         node.replace(exp.Paren(this=replacement))
 
 
+def regression_counts_and_averages(tree: exp.Expr) -> None:
+    """``regr_count``, ``regr_avgx`` and ``regr_avgy`` as Spark defines them: the count of
+    the rows where both values are there, and the average of one value over those rows.
+    So the average's typing applies (of a DECIMAL it is a DECIMAL, where DuckDB's
+    ``regr_avgx`` is a DOUBLE), and the count is a BIGINT (DuckDB's is an unsigned
+    INTEGER). Run after the columns are named (Spark names them ``regr_count(…)``) and
+    before typing."""
+    for node in list(tree.find_all(exp.RegrCount, exp.RegrAvgx, exp.RegrAvgy)):
+        y, x = node.this, node.expression
+        both = exp.and_(
+            exp.Is(this=_c(y), expression=exp.Null()).not_(),
+            exp.Is(this=_c(x), expression=exp.Null()).not_(),
+        )
+        if isinstance(node, exp.RegrCount):
+            node.replace(exp.Count(this=exp.Case(ifs=[exp.If(this=both, true=_lit(1))])))
+            continue
+        value = x if isinstance(node, exp.RegrAvgx) else y
+        node.replace(exp.Avg(this=exp.Case(ifs=[exp.If(this=both, true=_c(value))])))
+
+
 # Marks a +, - or * written as try_add, try_subtract or try_multiply.
 _NULL_ON_OVERFLOW = "sparkshim_null_on_overflow"
 
@@ -3240,34 +3260,72 @@ def _rewrite_corr(node: exp.Expr) -> exp.Expr:
     """Spark's ``corr`` is NULL where fewer than two rows hold both values, or where either
     value does not vary (its quotient divides by zero, which Spark makes NULL); DuckDB's
     is NaN there. The aggregate becomes ``CASE WHEN regr_count(y, x) < 2 OR regr_sxx(y, x)
-    * regr_syy(y, x) = 0 THEN NULL ELSE corr(y, x) END``, each call under the FILTER and
-    the window the ``corr`` has (those are already translated: rules run on a node's later
-    siblings and children first)."""
-    outer = node
-    while isinstance(outer.parent, (exp.Filter, exp.Window)) and outer.parent.this is outer:
-        outer = outer.parent
-
-    def under_outer(call: exp.Expr) -> exp.Expr:
-        if outer is node:
-            return call
-        copy = outer.copy()
-        innermost = copy
-        while innermost.this is not None and isinstance(innermost, (exp.Filter, exp.Window)):
-            innermost = innermost.this
-        innermost.replace(call)
-        return copy
-
-    def call(name: str) -> exp.Expr:
-        return under_outer(_fn(name, _c(node.this), _c(node.expression)))
-
+    * regr_syy(y, x) = 0 THEN NULL ELSE corr(y, x) END``."""
+    call = _sibling_aggregates(node)
     too_few = exp.LT(this=call("REGR_COUNT"), expression=_lit(2))
     constant = exp.EQ(
         this=exp.Mul(this=call("REGR_SXX"), expression=call("REGR_SYY")), expression=_lit(0)
     )
-    spark_corr = _case((exp.or_(too_few, constant), exp.Null()), default=call("CORR"))
+    return _in_place_of_aggregate(
+        node, _case((exp.or_(too_few, constant), exp.Null()), default=call("CORR"))
+    )
+
+
+def _rewrite_regr_slope(node: exp.Expr) -> exp.Expr:
+    """Spark's ``regr_slope`` is NULL where x does not vary over the rows holding both
+    values (its quotient would divide by zero); DuckDB's is NaN there."""
+    call = _sibling_aggregates(node)
+    flat = exp.EQ(this=call("REGR_SXX"), expression=_lit(0))
+    return _in_place_of_aggregate(node, _case((flat, exp.Null()), default=call("REGR_SLOPE")))
+
+
+def _rewrite_regr_intercept(node: exp.Expr) -> exp.Expr:
+    """Spark's ``regr_intercept``: NULL where x does not vary, else ``avg(y) - sxy / sxx *
+    avg(x)`` over the rows holding both values, so NaN where a value is NaN or infinite
+    (DuckDB's is NULL there)."""
+    call = _sibling_aggregates(node)
+    flat = exp.EQ(this=call("REGR_SXX"), expression=_lit(0))
+    slope = exp.Div(this=call("REGR_SXY"), expression=call("REGR_SXX"))
+    intercept = exp.Sub(
+        this=call("REGR_AVGY"), expression=exp.Mul(this=slope, expression=call("REGR_AVGX"))
+    )
+    return _in_place_of_aggregate(node, _case((flat, exp.Null()), default=intercept))
+
+
+def _aggregate_with_wrappers(node: exp.Expr) -> exp.Expr:
+    """The aggregate call ``node`` with the FILTER and the window around it, if any."""
+    outer = node
+    while isinstance(outer.parent, (exp.Filter, exp.Window)) and outer.parent.this is outer:
+        outer = outer.parent
+    return outer
+
+
+def _sibling_aggregates(node: exp.Expr) -> Callable[[str], exp.Expr]:
+    """A builder of other aggregates of ``node``'s two arguments (``name(y, x)``), each
+    under the FILTER and the window ``node`` has (those are already translated: rules run
+    on a node's later siblings and children first)."""
+    outer = _aggregate_with_wrappers(node)
+
+    def call(name: str) -> exp.Expr:
+        aggregate = _fn(name, _c(node.this), _c(node.expression))
+        if outer is node:
+            return aggregate
+        wrapped = outer.copy()
+        innermost = wrapped
+        while innermost.this is not None and isinstance(innermost, (exp.Filter, exp.Window)):
+            innermost = innermost.this
+        innermost.replace(aggregate)
+        return wrapped
+
+    return call
+
+
+def _in_place_of_aggregate(node: exp.Expr, replacement: exp.Expr) -> exp.Expr:
+    """``replacement`` (built of wrapped aggregates) where ``node`` and its wrappers were."""
+    outer = _aggregate_with_wrappers(node)
     if outer is node:
-        return spark_corr
-    outer.replace(spark_corr)
+        return replacement
+    outer.replace(replacement)
     return node
 
 
@@ -3521,6 +3579,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.StddevPop: _rewrite_population_spread,
     exp.VariancePop: _rewrite_population_spread,
     exp.Corr: _rewrite_corr,
+    exp.RegrSlope: _rewrite_regr_slope,
+    exp.RegrIntercept: _rewrite_regr_intercept,
     exp.Max: _rewrite_extreme,
     exp.Ordered: _rewrite_ordered,
     exp.GenerateSeries: _rewrite_sequence,

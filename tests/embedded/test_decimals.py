@@ -217,6 +217,15 @@ QUERIES = [
     "WHERE i.grp = o.grp)",
     "SELECT -0.5 * a AS h, a * -2 AS d, -a / 4 AS q, bround(a, 1) AS b FROM dec_t",
     "SELECT avg(DISTINCT a) AS m, sum(DISTINCT b) AS s, avg(DISTINCT w) AS mw FROM dec_t",
+    # A CASE without ELSE is typed by its THENs (its missing ELSE is a NULL)
+    "SELECT grp, sum(CASE WHEN id > 1 THEN a END) AS s, avg(CASE WHEN id > 1 THEN a END) AS m,"
+    " avg(CASE WHEN i > 0 THEN w END) AS mw FROM dec_t GROUP BY grp",
+    "SELECT CASE WHEN id > 1 THEN a END * b AS m, CASE id WHEN 2 THEN b END / 3 AS q FROM dec_t",
+    # regr_avgx and regr_avgy average a DECIMAL as a DECIMAL; regr_count is a BIGINT
+    "SELECT grp, regr_avgx(a, b) AS ax, regr_avgy(a, b) AS ay, regr_count(a, b) AS n FROM dec_t"
+    " GROUP BY grp",
+    "SELECT id, regr_avgy(w, i) OVER (PARTITION BY grp) AS ay, regr_count(x, a) OVER () AS n"
+    " FROM dec_t",
 ]
 
 
