@@ -30,6 +30,7 @@ from sparkshim import append, delta, merge_on_read, rewrite
 from sparkshim.action_table import ACTION, KIND, NEW
 from sparkshim.conditions import conjuncts, on_one_side
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
+from sparkshim.parquet_stats import delta_rs_rewrite_properties
 from sparkshim.query import run_query
 from sparkshim.types import align_to_schema
 
@@ -634,6 +635,7 @@ def _merge_actions(
             predicate=match,
             source_alias="source",
             target_alias="target",
+            writer_properties=delta_rs_rewrite_properties(delta.arrow_schema(table)),
             commit_properties=options.properties(),
         )
         .when_matched_delete(predicate=f"source.{ACTION} = 'delete'")

@@ -20,7 +20,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import ColumnProperties, WriterProperties
 
-__all__ = ["delta_rs_writer_properties", "holds_nan", "statistics_columns"]
+__all__ = [
+    "delta_rs_rewrite_properties",
+    "delta_rs_writer_properties",
+    "holds_nan",
+    "statistics_columns",
+]
 
 
 def holds_nan(values: pa.Array | pa.ChunkedArray) -> bool:
@@ -72,3 +77,33 @@ def delta_rs_writer_properties(data: pa.Table) -> WriterProperties:
     if any(pa.types.is_nested(data.schema.field(name).type) for name in with_nan):
         return WriterProperties(default_column_properties=none)
     return WriterProperties(column_properties=dict.fromkeys(with_nan, none))
+
+
+def delta_rs_rewrite_properties(schema: pa.Schema) -> WriterProperties:
+    """delta-rs's writer settings for its rewrite of a table's files (the MERGE that
+    applies an UPDATE, DELETE or MERGE to a table without deletion vectors): the rows it
+    copies from the old files are not seen here, and any may hold a NaN, so no
+    statistics for a floating-point column (for every column, when a nested one holds
+    floating-point values). Without this, a file whose column holds a NaN got min/max
+    bounds that leave the NaN out, and DuckDB answered ``x > 9`` and ``max(x)`` from
+    them."""
+    floating = [field.name for field in schema if pa.types.is_floating(field.type)]
+    none = ColumnProperties(statistics_enabled="NONE")
+    if any(pa.types.is_nested(field.type) and _holds_floating(field.type) for field in schema):
+        return WriterProperties(default_column_properties=none)
+    if not floating:
+        return WriterProperties()
+    return WriterProperties(column_properties=dict.fromkeys(floating, none))
+
+
+def _holds_floating(kind: pa.DataType) -> bool:
+    """Whether values of ``kind`` hold a floating-point value anywhere (nested ones too)."""
+    if pa.types.is_floating(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_holds_floating(kind.field(index).type) for index in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return _holds_floating(kind.key_type) or _holds_floating(kind.item_type)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _holds_floating(kind.value_type)
+    return False
