@@ -795,7 +795,8 @@ def locate(
         index = row_index.load(index_path)
         if index is None:
             rows = files_scan(cursor, (path,), schema, {}, row_positions=True)
-            sql = f"SELECT {_hashes_sql(hashed)}, {_identifier(_POSITION)} AS pos FROM ({rows})"
+            hashed_sql = _hashes_sql(hashed, schema)
+            sql = f"SELECT {hashed_sql}, {_identifier(_POSITION)} AS pos FROM ({rows})"
             index = row_index.build(cursor, index_path, sql)
         found = row_index.matches(index, sorted_probes)
         vector = vectors.get(relative)
@@ -833,7 +834,8 @@ def row_hashes(
     name = f"__shim_hashed_{next(_registration_ids)}"
     cursor.register(name, rows)
     try:
-        result = cursor.sql(f"SELECT {_hashes_sql(columns)} FROM {name}").to_arrow_table()
+        hashed = _hashes_sql(columns, rows.schema)
+        result = cursor.sql(f"SELECT {hashed} FROM {name}").to_arrow_table()
     finally:
         cursor.unregister(name)
     first = result.column("h1").to_numpy().astype("<u8", copy=False)
@@ -841,9 +843,13 @@ def row_hashes(
     return row_index.RowHashes(first, second)
 
 
-def _hashes_sql(columns: list[str]) -> str:
-    """The DuckDB SQL of a row's two index hashes over ``columns``, as ``h1`` and ``h2``."""
-    first, second = row_index.hash_columns([exp.column(n, quoted=True) for n in columns])
+def _hashes_sql(columns: list[str], schema: pa.Schema) -> str:
+    """The DuckDB SQL of a row's two index hashes over ``columns`` (of ``schema``, the
+    table's types), as ``h1`` and ``h2``."""
+    typed: list[tuple[exp.Expr, pa.DataType]] = [
+        (exp.column(n, quoted=True), schema.field(n).type) for n in columns
+    ]
+    first, second = row_index.hash_columns(typed)
     return f"{first.sql('duckdb')} AS h1, {second.sql('duckdb')} AS h2"
 
 

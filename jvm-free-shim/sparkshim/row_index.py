@@ -11,7 +11,8 @@ readers never look (a folder whose name starts with ``_``). It holds, for every 
 the file as the table's schema reads it (a column added since reads as NULL; the name
 records the schema, so a schema change means new indexes), a 64-bit hash of the row's
 values and a second, independent 32-bit one (DuckDB's ``hash`` of the columns, and of the
-columns in reverse order after a constant), and the row's position, sorted by the first
+columns in reverse order after a constant; a DECIMAL of more than 18 digits with its DOUBLE
+beside it, see ``_hashed_values``), and the row's position, sorted by the first
 hash; it is read by memory mapping, so a lookup touches a few pages per value. Two rows
 are taken for equal when both hashes are (a 96-bit identity: for 2,000 values looked up
 among 16M rows, a false match has a probability of about 10^-18), and rows a file's
@@ -42,22 +43,36 @@ from sqlglot import exp
 from sparkshim.conditions import VOLATILE, conjuncts, on_one_side
 
 FOLDER = "_sparkshim_row_index"
-_SCHEME = 1
+_SCHEME = 2  # 2: a wide DECIMAL hashed with its DOUBLE (see _hashed_values)
 TAG = f"rows-v{_SCHEME}-duckdb-{duckdb.__version__}"
 _MAGIC = b"SHIMRIX1"
 _HEADER = 16  # the magic, then the row count (little-endian 64-bit)
 _SALT = "sparkshim-row-index"
 
 
-def hash_columns(columns: list[exp.Expr]) -> tuple[exp.Expr, exp.Expr]:
+def hash_columns(columns: list[tuple[exp.Expr, pa.DataType]]) -> tuple[exp.Expr, exp.Expr]:
     """The two hashes of a row whose values are ``columns`` (in the table's order, each
-    already in the table's type): DuckDB SQL expressions."""
-    first = exp.func("hash", *[c.copy() for c in columns])
-    reverse = [exp.Literal.string(_SALT), *[c.copy() for c in reversed(columns)]]
+    already in the table's type, given beside it): DuckDB SQL expressions."""
+    values = [hashed for column, kind in columns for hashed in _hashed_values(column, kind)]
+    first = exp.func("hash", *[value.copy() for value in values])
+    reverse = [exp.Literal.string(_SALT), *[value.copy() for value in reversed(values)]]
     second = exp.BitwiseAnd(
         this=exp.func("hash", *reverse), expression=exp.Literal.number(0xFFFFFFFF)
     )
     return first, second
+
+
+def _hashed_values(column: exp.Expr, kind: pa.DataType) -> list[exp.Expr]:
+    """What a row's hashes take of one column: its value, and for a DECIMAL of more than
+    18 digits its DOUBLE too. DuckDB holds such a DECIMAL as a 128-bit integer, whose hash
+    XORs the hashes of its two halves: -1 and 0 (-0.0001 and 0.0000 at scale 4) hash alike,
+    and the index took one for the other."""
+    if pa.types.is_decimal(kind) and kind.precision > _DECIMAL_IN_64_BITS:
+        return [column, exp.cast(column.copy(), exp.DataType.build("DOUBLE"))]
+    return [column]
+
+
+_DECIMAL_IN_64_BITS = 18  # digits DuckDB holds in a 64-bit integer
 
 
 @dataclass(frozen=True)
