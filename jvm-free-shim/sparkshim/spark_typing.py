@@ -366,17 +366,22 @@ def comparison_type(left: SparkType | None, right: SparkType | None) -> SparkTyp
 
 def in_list_type(types: list[SparkType | None]) -> SparkType | None:
     """The type Spark (ANSI off) compares an IN's value and list as when they mix STRINGs
-    and numbers: STRING (its ``InConversion`` widens them to one type, and a STRING beside a
-    number widens to STRING: ``'1.0' IN (1)`` is false); None otherwise.
+    with numbers, DATEs or TIMESTAMPs: STRING (its ``InConversion`` widens them to one
+    type, and a STRING beside any of those widens to STRING: ``'1.0' IN (1)`` is false,
+    ``'7' IN (DATE'2024-01-31')`` false, where a cast of '7' to DATE would fail); None
+    otherwise.
 
     >>> in_list_type(["string", "int", "void"]), in_list_type(["int", "bigint"])
+    ('string', None)
+    >>> in_list_type(["date", "string"]), in_list_type(["string", "boolean"])
     ('string', None)
     """
     known = [t for t in types if t != "void"]
     if any(t is None for t in known) or "string" not in known:
         return None
-    numbers = [t for t in known if t != "string"]
-    return "string" if numbers and all(_is_numeric(t) for t in numbers) else None
+    others = [t for t in known if t != "string"]
+    widened = all(_is_numeric(t) or t in ("date", "timestamp") for t in others)
+    return "string" if others and widened else None
 
 
 def _cast_pair(left: SparkType | None, right: SparkType | None, target: SparkType) -> CastPair:
