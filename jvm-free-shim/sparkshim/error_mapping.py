@@ -355,8 +355,12 @@ def _cast_invalid_input(value: str, target: str) -> AnalysisException:
 
 
 def _overflow(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
+    # DuckDB names no type for a negation ("of numeric value"): NUMERIC is no type of the
+    # operand's (it would read as DECIMAL(18,3)).
+    named = match["type"]
+    overflowed = "its type" if named.lower() == "numeric" else spark_type(named)
     return UnsupportedSqlError(
-        f"a {match['operation']} that overflows {spark_type(match['type'])}",
+        f"a {match['operation']} that overflows {overflowed}",
         "with ANSI mode off Spark returns NULL for a DECIMAL and wraps an integer around; "
         "cast the operands to a wider type (BIGINT, DECIMAL(38, s))",
     )

@@ -200,6 +200,19 @@ def _write_counted(session: Any, table: str, view: str, count_column: str) -> Co
     )
 
 
+def refused_by_engine(failure: BaseException) -> bool:
+    """Whether ``failure`` (or an error it was raised from) is the embedded engine's
+    refusal of a statement it cannot answer with Spark's semantics (sparkshim's
+    ``UnsupportedSqlError``), told without importing sparkshim. It is raised before
+    anything is written."""
+    seen: BaseException | None = failure
+    while seen is not None:
+        if type(seen).__name__ == "UnsupportedSqlError" and made_by_sparkshim(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def made_by_sparkshim(instance: Any) -> bool:
     """Whether ``instance`` (a session or a DataFrame) is sparkshim's, told without
     importing sparkshim (which would start the embedded engine's imports for nothing)."""

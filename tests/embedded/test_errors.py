@@ -468,3 +468,13 @@ def test_a_ranking_or_offset_window_without_order_is_refused_as_spark_refuses_it
         assert sorted(map(tuple, shim.sql(statement).collect())) == sorted(
             map(tuple, pyspark_session.sql(statement).collect())
         )
+
+
+def test_an_overflowing_negation_names_no_type_it_does_not_have(shim: ShimSession) -> None:
+    """DuckDB's message for an overflowing negation names no type ("of numeric value"); the
+    refusal named DECIMAL(18,3), which the operand (a BIGINT) is not."""
+    with pytest.raises(UnsupportedSqlError) as caught:
+        shim.sql("SELECT -l FROM VALUES (CAST(-9223372036854775808 AS BIGINT)) AS v(l)").collect()
+    assert "a negation that overflows its type" in str(caught.value)
+    assert "DECIMAL" not in str(caught.value).split(":")[0]
+    assert_no_leak(caught.value)

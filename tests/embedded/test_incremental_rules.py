@@ -883,3 +883,22 @@ def test_an_update_whose_old_row_is_ambiguous_recomputes_its_partition(
     statements = _recorded(ranked, monkeypatch)
     ranked.sql("UPDATE orders SET amount = 31 WHERE order_id = 4")
     assert _partition_readers(_refresh_each(ranked, RANKED, statements)) == {"amounts"}
+
+
+def test_a_change_query_the_engine_refuses_falls_back_to_a_full_refresh(
+    tmp_path: Path,
+) -> None:
+    """A deleted row's value is subtracted from its group's sum by negating it, which
+    overflows for BIGINT's minimum; the embedded engine refuses that (Spark would wrap
+    it), where the query itself, over the rows left, is answered. The refresh recomputes
+    in full and says why, instead of failing every time."""
+    tables = DynamicTables(warehouse=tmp_path / "warehouse")
+    tables.sql("CREATE TABLE s (id INT, k STRING, l BIGINT)")
+    tables.sql("INSERT INTO s VALUES (1, 'a', -9223372036854775808), (2, 'a', 5), (3, 'b', 1)")
+    query = "SELECT k, sum(l) AS total, count(*) AS n FROM s GROUP BY k"
+    tables.sql(f"CREATE DYNAMIC TABLE g TARGET_LAG = '1 minute' REFRESH_MODE = AUTO AS {query}")
+    tables.sql("DELETE FROM s WHERE id = 1")
+    refreshed = tables.sql("ALTER DYNAMIC TABLE g REFRESH").collect()[0]
+    assert refreshed.action == "FULL"
+    assert "the engine cannot run this refresh's change queries" in refreshed.reason
+    assert sorted(tables.sql("SELECT * FROM g").collect()) == [("a", 5, 1), ("b", 1, 1)]

@@ -36,7 +36,8 @@ from typing import Any
 from sqlglot import exp
 
 from dyntables.catalog import Definition
-from dyntables.errors import CannotRefreshIncrementallyError
+from dyntables.engine import refused_by_engine
+from dyntables.errors import CannotRefreshIncrementallyError, first_line
 from dyntables.formats import Commit, CountedWrite, TableFormat
 from dyntables.planner.aggregates import MergeableAggregate, mergeable_aggregates
 from dyntables.planner.capabilities import format_limit
@@ -859,6 +860,13 @@ class IncrementalStrategy:
         try:
             applied = change.apply(text, read_version)
         except Exception as failure:
+            if refused_by_engine(failure):
+                # Nothing committed: a change query needs what the engine refuses (the
+                # negation of BIGINT's minimum, to subtract a deleted row's value), where
+                # the query itself may not.
+                raise CannotRefreshIncrementallyError(
+                    f"the engine cannot run this refresh's change queries: {first_line(failure)}"
+                ) from failure
             if not context.fmt.files_gone(failure):
                 raise
             # Nothing committed (the commit is the last step, conditional on the version
