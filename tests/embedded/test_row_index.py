@@ -326,3 +326,29 @@ def test_wide_decimals_duckdb_hashes_alike_are_told_apart(tmp_path: Path) -> Non
         assert dt.sql(f"ALTER DYNAMIC TABLE {name} REFRESH").collect()[0].action == "INCREMENTAL"
         held = sorted(tuple(row) for row in dt.sql(f"SELECT * FROM {name}").collect())
         assert held == sorted(tuple(row) for row in dt.sql(query).collect()), name
+
+
+def test_values_duckdb_hashes_alike_get_different_row_hashes() -> None:
+    """-1 and 0 of a DECIMAL of more than 18 digits (DuckDB's hash of a 128-bit integer
+    XORs its halves' hashes), alone or inside a nested value, get different row hashes."""
+    import duckdb
+    import pyarrow as pa
+    from sqlglot import exp
+
+    wide = pa.decimal128(20, 4)
+    rows = pa.table(
+        {
+            "d": pa.array([-1, 0], pa.int64()).cast(pa.decimal128(38, 0)),
+            "w": pa.array(["-0.0001", "0.0000"]).cast(wide),
+            "st": pa.array([{"a": "-0.0001"}, {"a": "0.0000"}]).cast(pa.struct([("a", wide)])),
+            "xs": pa.array([["-0.0001"], ["0.0000"]]).cast(pa.list_(wide)),
+        }
+    )
+    connection = duckdb.connect()
+    connection.register("rows", rows)
+    for field in rows.schema:
+        first, second = row_index.hash_columns([(exp.column(field.name), field.type)])
+        hashed = connection.sql(
+            f"SELECT {first.sql('duckdb')}, {second.sql('duckdb')} FROM rows"
+        ).fetchall()
+        assert hashed[0] != hashed[1], field.name
