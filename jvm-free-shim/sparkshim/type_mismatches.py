@@ -18,7 +18,9 @@ The rules, from Spark's ``TypeCoercion`` (ANSI off) and the expressions' input c
 * ``div`` takes integral numbers (cast to BIGINT) or DECIMALs: a FLOAT or DOUBLE operand
   is ``BINARY_OP_DIFF_TYPES`` (or ``BINARY_OP_WRONG_TYPE`` when both are fractional);
 * a CASE's WHEN and an IF's condition must be BOOLEAN (IF takes NULL as a BOOLEAN NULL):
-  ``UNEXPECTED_INPUT_TYPE``.
+  ``UNEXPECTED_INPUT_TYPE``;
+* ``greatest`` and ``least`` take values of one kind (no STRING promotion):
+  ``DATA_DIFF_TYPES``.
 """
 
 from __future__ import annotations
@@ -140,6 +142,8 @@ def _mismatch(node: exp.Expr, types: StatementTypes) -> AnalysisException | None
         return _range_frame_mismatch(node, types)
     if isinstance(node, exp.In):
         return _in_mismatch(node, written, types)
+    if isinstance(node, exp.Greatest | exp.Least):
+        return _extreme_mismatch(node, written, types)
     found = _comparison_mismatch(node, written, types)
     if found is None and isinstance(node, exp.Case | exp.If):
         found = _condition_mismatch(node, written, types)
@@ -235,6 +239,26 @@ def _in_mismatch(
 
 def _bracketed(listed: list[SparkType | None]) -> str:
     return "[" + ", ".join(f'"{spark_type_name(t)}"' for t in listed if t is not None) + "]"
+
+
+def _extreme_mismatch(
+    node: exp.Expr, written: exp.Expr, types: StatementTypes
+) -> AnalysisException | None:
+    """``greatest``/``least``: Spark widens their arguments to one type without widening a
+    STRING with other kinds (its findWiderTypeWithoutStringPromotion), so arguments of two
+    kinds (``least(i, '7')``, ``greatest(true, 1)``) are ``DATA_DIFF_TYPES``."""
+    listed = [types.type_of(value) for value in [node.this, *node.expressions]]
+    if not all(_is_known(t) for t in listed):
+        return None
+    if len({_kind(t) for t in listed if t != "void"}) <= 1:
+        return None
+    function = "greatest" if isinstance(node, exp.Greatest) else "least"
+    return _datatype_mismatch(
+        written,
+        "DATA_DIFF_TYPES",
+        f"Input to `{function}` should all be the same type, but it's {_bracketed(listed)}",
+        "Cast the values to one type.",
+    )
 
 
 def _chosen_mismatch(

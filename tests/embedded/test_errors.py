@@ -74,6 +74,17 @@ SPARK_CLASSES = [
         ['"INT"', '"ARRAY<INT>"'],
     ),
     ("SELECT 'a' || array(1)", "DATATYPE_MISMATCH.DATA_DIFF_TYPES", ["`concat`", "ARRAY<INT>"]),
+    # greatest/least widen without promoting a STRING (DuckDB answered both)
+    (
+        "SELECT least(a, '7') FROM t",
+        "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+        ["`least`", '["INT", "STRING"]'],
+    ),
+    (
+        "SELECT greatest(true, a) FROM t",
+        "DATATYPE_MISMATCH.DATA_DIFF_TYPES",
+        ["`greatest`", '["BOOLEAN", "INT"]'],
+    ),
     # a window ordered by a DATE with a RANGE frame of a day-time interval (DuckDB answers)
     (
         "SELECT count(*) OVER (ORDER BY d RANGE BETWEEN INTERVAL 1 DAY PRECEDING AND CURRENT"
