@@ -20,6 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from deltalake import ColumnProperties, WriterProperties
 
+from sparkshim.types import holds_type
+
 __all__ = [
     "delta_rs_rewrite_properties",
     "delta_rs_writer_properties",
@@ -89,21 +91,9 @@ def delta_rs_rewrite_properties(schema: pa.Schema) -> WriterProperties:
     them."""
     floating = [field.name for field in schema if pa.types.is_floating(field.type)]
     none = ColumnProperties(statistics_enabled="NONE")
-    if any(pa.types.is_nested(field.type) and _holds_floating(field.type) for field in schema):
+    nested = [field.type for field in schema if pa.types.is_nested(field.type)]
+    if any(holds_type(kind, pa.types.is_floating) for kind in nested):
         return WriterProperties(default_column_properties=none)
     if not floating:
         return WriterProperties()
     return WriterProperties(column_properties=dict.fromkeys(floating, none))
-
-
-def _holds_floating(kind: pa.DataType) -> bool:
-    """Whether values of ``kind`` hold a floating-point value anywhere (nested ones too)."""
-    if pa.types.is_floating(kind):
-        return True
-    if pa.types.is_struct(kind):
-        return any(_holds_floating(kind.field(index).type) for index in range(kind.num_fields))
-    if pa.types.is_map(kind):
-        return _holds_floating(kind.key_type) or _holds_floating(kind.item_type)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _holds_floating(kind.value_type)
-    return False

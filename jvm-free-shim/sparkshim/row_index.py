@@ -41,6 +41,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim.conditions import VOLATILE, conjuncts, on_one_side
+from sparkshim.types import holds_type
 
 FOLDER = "_sparkshim_row_index"
 _SCHEME = 2  # 2: a wide DECIMAL hashed with its DOUBLE (see _hashed_values)
@@ -67,23 +68,14 @@ def _hashed_values(column: exp.Expr, kind: pa.DataType) -> list[exp.Expr]:
     18 digits its DOUBLE too (for a nested value holding one, its text). DuckDB holds such
     a DECIMAL as a 128-bit integer, whose hash XORs the hashes of its two halves: -1 and 0
     (-0.0001 and 0.0000 at scale 4) hash alike, and the index took one for the other."""
-    if not _holds_wide_decimal(kind):
+    if not holds_type(kind, _is_wide_decimal):
         return [column]
     beside = "DOUBLE" if pa.types.is_decimal(kind) else "VARCHAR"
     return [column, exp.cast(column.copy(), exp.DataType.build(beside))]
 
 
-def _holds_wide_decimal(kind: pa.DataType) -> bool:
-    """Whether values of ``kind`` hold a DECIMAL of more than 18 digits (nested too)."""
-    if pa.types.is_decimal(kind):
-        return bool(kind.precision > _DECIMAL_IN_64_BITS)
-    if pa.types.is_struct(kind):
-        return any(_holds_wide_decimal(kind.field(i).type) for i in range(kind.num_fields))
-    if pa.types.is_map(kind):
-        return _holds_wide_decimal(kind.key_type) or _holds_wide_decimal(kind.item_type)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
-        return _holds_wide_decimal(kind.value_type)
-    return False
+def _is_wide_decimal(kind: pa.DataType) -> bool:
+    return pa.types.is_decimal(kind) and bool(kind.precision > _DECIMAL_IN_64_BITS)
 
 
 _DECIMAL_IN_64_BITS = 18  # digits DuckDB holds in a 64-bit integer

@@ -104,6 +104,24 @@ MAX_DECIMAL_PRECISION = 38
 # ----------------------------------------------------------------------------------------
 
 
+def holds_type(kind: pa.DataType, leaf: Callable[[pa.DataType], bool]) -> bool:
+    """Whether values of ``kind`` hold a value of a type ``leaf`` accepts, at any depth
+    (in a struct's fields, a map's keys and values, a list's elements).
+
+    >>> holds_type(pa.list_(pa.float64()), pa.types.is_floating)
+    True
+    """
+    if leaf(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(holds_type(kind.field(index).type, leaf) for index in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return holds_type(kind.key_type, leaf) or holds_type(kind.item_type, leaf)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return holds_type(kind.value_type, leaf)
+    return False
+
+
 def to_spark_type(arrow_type: pa.DataType) -> DataType:
     """The Spark type of an Arrow type.
 
