@@ -3329,6 +3329,23 @@ def _in_place_of_aggregate(node: exp.Expr, replacement: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_value_of_extreme(node: exp.Expr) -> exp.Expr:
+    """``max_by(x, y)``/``min_by(x, y)``: the x of a row whose y is largest (smallest),
+    NULL when that x is (DuckDB's ``arg_max`` skips rows whose x is NULL; its
+    ``arg_max_null`` does not). Among rows tied on y Spark takes whichever it meets first;
+    DuckDB is as order-dependent (and threads change the order), so the ties go to the
+    largest (smallest) x here, the rows fed in that order: a refresh that recomputes some
+    groups then gives what recomputing all of them gives. Over a window the rows come in
+    the window's order, as in Spark."""
+    largest = isinstance(node, exp.ArgMax)
+    name = "ARG_MAX_NULL" if largest else "ARG_MIN_NULL"
+    value, ordering = node.this, node.expression
+    if _window_parent(node) is not None:
+        return _fn(name, _c(value), _c(ordering))
+    tie_break = exp.Ordered(this=_c(value), desc=largest, nulls_first=False)
+    return _fn(name, _c(value), exp.Order(this=_c(ordering), expressions=[tie_break]))
+
+
 def _rewrite_extreme(node: exp.Expr) -> exp.Expr:
     """max/min of a STRUCT or ARRAY in Spark's order (nested_order.py): the value whose
     key is largest or smallest (``arg_max(x, key)``); other values as they are."""
@@ -3582,6 +3599,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.RegrSlope: _rewrite_regr_slope,
     exp.RegrIntercept: _rewrite_regr_intercept,
     exp.Max: _rewrite_extreme,
+    exp.ArgMax: _rewrite_value_of_extreme,
+    exp.ArgMin: _rewrite_value_of_extreme,
     exp.Ordered: _rewrite_ordered,
     exp.GenerateSeries: _rewrite_sequence,
     exp.Nullif: _rewrite_nullif,

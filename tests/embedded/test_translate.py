@@ -632,3 +632,22 @@ def test_other_interval_result_columns_are_refused(sql: str) -> None:
 def test_interval_spans_are_written_as_duckdb_intervals() -> None:
     sql = to_duckdb(parse_spark("SELECT t + INTERVAL '1-2' YEAR TO MONTH AS a FROM x"))
     assert "TO_MONTHS(14)" in sql
+
+
+def test_max_by_and_min_by_break_ties_by_the_value_whatever_the_row_order(
+    tmp_path: Path,
+) -> None:
+    """Spark's max_by/min_by take whichever tied row they meet first; the shim gives the
+    largest (smallest) value among the tied rows, whatever order the rows come in, so a
+    refresh that recomputes some groups gives what a full recompute gives."""
+    from sparkshim import ShimSession
+
+    session = ShimSession(warehouse=str(tmp_path))
+    try:
+        for rows in ("(1, 5), (2, 5), (0, 4)", "(2, 5), (1, 5), (0, 4)", "(0, 4), (1, 5), (2, 5)"):
+            got = session.sql(
+                f"SELECT max_by(x, y) AS hi, min_by(x, -y) AS hi2 FROM VALUES {rows} AS v(x, y)"
+            ).collect()
+            assert [tuple(row) for row in got] == [(2, 1)], rows
+    finally:
+        session.stop()
