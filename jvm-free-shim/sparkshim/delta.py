@@ -826,7 +826,7 @@ def _change_rows(
     if file.kind == log.CDC:
         kinds = stored.column(CHANGE_TYPE_COLUMN).cast(pa.string())
     else:
-        kinds = _repeated(pa.scalar(file.kind, pa.string()), count)
+        kinds = pa.repeat(pa.scalar(file.kind, pa.string()), count)
     columns = [name for name in stored.column_names if name != CHANGE_TYPE_COLUMN]
     stored = stored.select(columns).rename_columns([logical.get(n, n) for n in columns])
     stored_values = {logical.get(k, k): v for k, v in file.partition_values.items()}
@@ -841,14 +841,9 @@ def _change_rows(
     stamp = pa.scalar(file.timestamp_ms * 1000, pa.timestamp("us", tz="UTC"))
     return (
         rows.append_column(CHANGE_TYPE_COLUMN, kinds)
-        .append_column("_commit_version", _repeated(pa.scalar(file.version, pa.int64()), count))
-        .append_column("_commit_timestamp", _repeated(stamp, count))
+        .append_column("_commit_version", pa.repeat(pa.scalar(file.version, pa.int64()), count))
+        .append_column("_commit_timestamp", pa.repeat(stamp, count))
     )
-
-
-def _repeated(value: pa.Scalar, count: int) -> pa.Array:
-    """``value`` ``count`` times (taken from a one-value array: no Python list of them)."""
-    return pa.array([value.as_py()], value.type).take(pa.array(np.zeros(count, np.int32)))
 
 
 def _partition_values(value: str | None, kind: pa.DataType, count: int) -> pa.Array | None:

@@ -72,28 +72,26 @@ def delta_rs_writer_properties(data: pa.Table) -> WriterProperties:
     """delta-rs's writer settings for ``data``: its defaults when no column holds a NaN,
     else no statistics for the columns that do (for every column, when one of them is
     nested)."""
-    with_nan = _columns_with_nan(data)
-    if not with_nan:
-        return WriterProperties()
-    none = ColumnProperties(statistics_enabled="NONE")
-    if any(pa.types.is_nested(data.schema.field(name).type) for name in with_nan):
-        return WriterProperties(default_column_properties=none)
-    return WriterProperties(column_properties=dict.fromkeys(with_nan, none))
+    return _without_statistics(data.schema, _columns_with_nan(data))
 
 
 def delta_rs_rewrite_properties(schema: pa.Schema) -> WriterProperties:
     """delta-rs's writer settings for its rewrite of a table's files (the MERGE that
     applies an UPDATE, DELETE or MERGE to a table without deletion vectors): the rows it
     copies from the old files are not seen here, and any may hold a NaN, so no
-    statistics for a floating-point column (for every column, when a nested one holds
-    floating-point values). Without this, a file whose column holds a NaN got min/max
-    bounds that leave the NaN out, and DuckDB answered ``x > 9`` and ``max(x)`` from
-    them."""
-    floating = [field.name for field in schema if pa.types.is_floating(field.type)]
-    none = ColumnProperties(statistics_enabled="NONE")
-    nested = [field.type for field in schema if pa.types.is_nested(field.type)]
-    if any(holds_type(kind, pa.types.is_floating) for kind in nested):
-        return WriterProperties(default_column_properties=none)
-    if not floating:
+    statistics for a column holding floating-point values (for every column, when such a
+    column is nested). Without this, a file whose column holds a NaN got min/max bounds
+    that leave the NaN out, and DuckDB answered ``x > 9`` and ``max(x)`` from them."""
+    floating = [f.name for f in schema if holds_type(f.type, pa.types.is_floating)]
+    return _without_statistics(schema, floating)
+
+
+def _without_statistics(schema: pa.Schema, columns: list[str]) -> WriterProperties:
+    """delta-rs's settings writing no statistics for ``columns`` of ``schema`` (for no
+    column, when one of them is nested: its leaves are named by paths)."""
+    if not columns:
         return WriterProperties()
-    return WriterProperties(column_properties=dict.fromkeys(floating, none))
+    none = ColumnProperties(statistics_enabled="NONE")
+    if any(pa.types.is_nested(schema.field(name).type) for name in columns):
+        return WriterProperties(default_column_properties=none)
+    return WriterProperties(column_properties=dict.fromkeys(columns, none))

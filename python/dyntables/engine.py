@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from dyntables.catalog import Definition, key_to_table, table_key
 from dyntables.errors import CannotRefreshIncrementallyError, DynamicTableError
-from dyntables.formats import CountedWrite, TableFormat
+from dyntables.formats import CountedWrite, TableFormat, names_one_of
 from dyntables.sql.dialect import to_spark_sql
 
 
@@ -205,12 +205,7 @@ def refused_by_engine(failure: BaseException) -> bool:
     refusal of a statement it cannot answer with Spark's semantics (sparkshim's
     ``UnsupportedSqlError``), told without importing sparkshim. It is raised before
     anything is written."""
-    seen: BaseException | None = failure
-    while seen is not None:
-        if type(seen).__name__ == "UnsupportedSqlError" and made_by_sparkshim(seen):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return names_one_of(failure, ("UnsupportedSqlError: sparkshim does not support",))
 
 
 def made_by_sparkshim(instance: Any) -> bool:
