@@ -143,6 +143,10 @@ class LifecycleScenario:
         assert (shown["target_lag"], shown["warehouse"]) == ("2 hours", "other_wh")
         with pytest.raises(DynamicTableError, match="RENAME"):
             env.sql("ALTER DYNAMIC TABLE clean_orders RENAME TO renamed")
+        mode = env.show("clean_orders")["refresh_mode"]
+        with pytest.raises(DynamicTableError, match="cannot be changed: recreate it"):
+            env.sql("ALTER DYNAMIC TABLE clean_orders SET REFRESH_MODE = FULL")
+        assert env.show("clean_orders")["refresh_mode"] == mode  # nothing changed
         env.sql("ALTER DYNAMIC TABLE IF EXISTS missing_dt SUSPEND")  # nothing to do
 
     def test_lag_rules_and_cycles(self, env: Env) -> None:

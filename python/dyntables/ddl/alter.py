@@ -94,8 +94,13 @@ class Alterer:
                 f" {table_key(table)}"
             )
         else:
+            assert action is AlterAction.SET_REFRESH_MODE, action
+            # As in Snowflake: the mode decides how the table's state is kept, so a
+            # table changes mode by being recreated (its first refresh fills it).
             raise DynamicTableError(
-                f"ALTER DYNAMIC TABLE ... {action.value.replace('_', ' ')} is not available yet"
+                f"the refresh mode of dynamic table {table_key(table)} cannot be changed:"
+                " recreate it with CREATE OR REPLACE DYNAMIC TABLE ... REFRESH_MODE = <mode>"
+                " AS <its query> (SHOW DYNAMIC TABLES shows the query)"
             )
         self.engine.table_format.set_properties(self.engine.session, table, changed.to_properties())
         self.refresher.context.wrote(table)
