@@ -205,6 +205,33 @@ class LifecycleScenario:
         with pytest.raises(DynamicTableError, match="ordinary table"):
             env.sql("DROP DYNAMIC TABLE orders")
 
+    def test_a_source_dropped_and_created_again_is_read_afresh(self, env: Env) -> None:
+        """The new table may have as many versions as the old had when last read (Delta's
+        start over): its version alone does not tell that its rows are others."""
+        env.source("src", "k INT, v INT", "(1, 10), (2, 20)")
+        env.sql(
+            "CREATE DYNAMIC TABLE copied TARGET_LAG = '1 minute' REFRESH_MODE = INCREMENTAL"
+            " AS SELECT k, v FROM src"
+        )
+        for values in ("(7, 70)", "(8, 80), (9, 90)"):
+            env.sql("DROP TABLE src")
+            env.source("src", "k INT, v INT", values)
+            refreshed = env.sql("ALTER DYNAMIC TABLE copied REFRESH").collect()[0]
+            assert refreshed.action in ("REINITIALIZE", "FULL"), refreshed
+            assert env.rows("SELECT * FROM copied") == env.rows("SELECT * FROM src")
+            env.sql("INSERT INTO src VALUES (3, 30)")  # the next one has more versions
+        env.sql("DROP TABLE src")
+        env.source("src", "k INT, v INT", "(4, 40)")
+        env.sql("INSERT INTO src VALUES (5, 50)")
+        env.sql("INSERT INTO src VALUES (6, 60)")
+        env.sql("ALTER DYNAMIC TABLE copied REFRESH")
+        assert env.rows("SELECT * FROM copied") == env.rows("SELECT * FROM src")
+        env.sql("INSERT INTO src VALUES (11, 110)")
+        assert env.sql("ALTER DYNAMIC TABLE copied REFRESH").collect()[0].action == (
+            env.changed_action
+        )
+        assert env.rows("SELECT * FROM copied") == env.rows("SELECT * FROM src")
+
     def test_dml_into_a_dynamic_table_is_refused(self, env: Env) -> None:
         self.create_clean(env)
         before = env.rows("SELECT * FROM clean_orders")

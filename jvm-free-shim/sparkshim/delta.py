@@ -719,16 +719,16 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
     """Delta's change data feed between two versions (inclusive), with ``_change_type``,
     ``_commit_version`` and ``_commit_timestamp`` as Spark's ``table_changes`` returns."""
     state = table_state(location)
-    configuration = state.configuration if state else open_table(location).metadata().configuration
-    if configuration.get("delta.enableChangeDataFeed", "").lower() != "true":
-        raise AnalysisException(
-            message=f"Change data feed is not enabled on {location}: set the table property"
-            " delta.enableChangeDataFeed = true"
-        )
-    feed = _feed_from_files(location, state, start, end) if state else None
+    if state is None:
+        return changes_by_delta_rs(location, start, end)  # no table: it says so
+    unrecorded = _first_unrecorded_version(location, state, start, end)
+    if unrecorded is not None:
+        last = state.version if end is None else end
+        raise _missing_change_data(location, start, last, unrecorded)
+    feed = _feed_from_files(location, state, start, end)
     if feed is not None:
         return _with_spark_metadata_types(feed)
-    if state is not None and start <= state.version:
+    if start <= state.version:
         last = state.version if end is None else min(end, state.version)
         unreadable = log.removed_vectors_without_cdc(location, start, last)
         if unreadable is not None:
@@ -743,7 +743,7 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
 
 def changes_by_delta_rs(location: Path, start: int, end: int | None) -> pa.Table:
     """The change data feed as delta-rs reads it (``changes`` minus its check that the
-    feed is on, and minus its own read of append-only commits)."""
+    feed was on, and minus its own read of append-only commits)."""
     table = open_table(location)
     try:
         feed = pa.table(table.load_cdf(starting_version=start, ending_version=end))
@@ -752,7 +752,57 @@ def changes_by_delta_rs(location: Path, start: int, end: int | None) -> pa.Table
         if missing is None:
             raise
         raise missing_file_error(missing[1]) from failure
+    except DeltaError as failure:
+        # delta-rs checks the feed itself where the log alone could not tell (a commit
+        # file cleaned up): the same refusal, in Delta's words.
+        unrecorded = _DELTA_RS_UNRECORDED.search(str(failure))
+        if unrecorded is None:
+            raise
+        last = table.version() if end is None else end
+        raise _missing_change_data(location, start, last, int(unrecorded[1])) from failure
     return _with_spark_metadata_types(feed)
+
+
+# How delta-rs says the change data feed was off at a version it was asked to read.
+_DELTA_RS_UNRECORDED = re.compile(r"Change Data not enabled for version: (\d+)")
+CHANGE_DATA_FEED_PROPERTY = "delta.enableChangeDataFeed"
+
+
+def _first_unrecorded_version(
+    location: Path, state: log.TableState, start: int, end: int | None
+) -> int | None:
+    """The first version of ``start`` to ``end`` whose changes the change data feed did
+    not record (Delta's rule: the table property was not true once that commit was
+    made), or None when it recorded them all, or when a commit file is gone (delta-rs
+    then checks). Read backwards from the latest state (or ``end``'s), with each
+    configuration carried back past the commits that do not change it: only a commit
+    that changes the table's metadata makes the one before it read from delta-rs."""
+    last = state.version if end is None else min(end, state.version)
+    if last == state.version:
+        configuration = state.configuration
+    else:
+        configuration = dict(open_table(location, version=last).metadata().configuration)
+    first = None
+    for version in range(last, start - 1, -1):
+        actions = log.read_commit(location, version)
+        if actions is None:
+            return None
+        if configuration.get(CHANGE_DATA_FEED_PROPERTY, "").lower() != "true":
+            first = version
+        if version > start and any("metaData" in action for action in actions):
+            before = open_table(location, version=version - 1)
+            configuration = dict(before.metadata().configuration)
+    return first
+
+
+def _missing_change_data(location: Path, start: int, end: int, version: int) -> AnalysisException:
+    return AnalysisException(
+        message=f"[DELTA_MISSING_CHANGE_DATA] the change data feed of {location} did not"
+        f" record version {version} (asked for versions {start} to {end}): the table property"
+        f" {CHANGE_DATA_FEED_PROPERTY} was not true when it was committed, and changes"
+        " made then cannot be read. Read a range after it; to record the changes to come,"
+        f" set TBLPROPERTIES ({CHANGE_DATA_FEED_PROPERTY} = true)"
+    )
 
 
 # How delta-rs's object store says a file it was to read is not there.

@@ -99,6 +99,10 @@ class TableFormat(Protocol):
     # Whether every schema change is a new version (a Delta commit; an Iceberg schema
     # change makes no snapshot), so that a schema can be kept per version.
     schema_changes_are_versions: bool
+    # Whether versions count up from 0 without gaps (Delta), so that a table whose latest
+    # version is below one read before was dropped and created again; Iceberg's snapshot
+    # ids are random.
+    versions_count_up: bool
     # What a dynamic table is created with so that others can read its changes.
     change_tracking_properties: dict[str, str]
     # What a dynamic table is created with unless its CREATE sets otherwise (Delta:
@@ -264,6 +268,11 @@ class TableFormat(Protocol):
         """Whether ``failure`` (an engine's error from a read) means a file the table's
         log names is gone: removed by VACUUM (or snapshot expiry) once no version newer
         than its retention needed it, so older versions and their changes are unreadable."""
+
+    def change_data_missing(self, failure: BaseException) -> bool:
+        """Whether ``failure`` (an engine's error from a read of changes) means the table
+        did not record the changes asked for (Delta: its change data feed was off when
+        they were committed, or the table was recreated without it)."""
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """Set table properties (one commit)."""

@@ -142,6 +142,7 @@ class DeltaFormat:
         self.reports_row_counts = True
         self.reads_histories_at_once = False
         self.schema_changes_are_versions = True
+        self.versions_count_up = True
         self.change_tracking_properties = CHANGE_DATA_FEED
         self.dynamic_table_defaults = DELETION_VECTORS
         self.pairs_updates = True
@@ -391,6 +392,9 @@ class DeltaFormat:
 
     def files_gone(self, failure: BaseException) -> bool:
         return names_one_of(failure, _FILES_GONE_MARKERS)
+
+    def change_data_missing(self, failure: BaseException) -> bool:
+        return names_one_of(failure, ("DELTA_MISSING_CHANGE_DATA",))
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         alter = exp.Alter(

@@ -174,6 +174,7 @@ class IcebergFormat:
     reports_row_counts = False
     reads_histories_at_once = True
     schema_changes_are_versions = False
+    versions_count_up = False
     change_tracking_properties = COPY_ON_WRITE
     # Copy-on-write, not merge-on-read: Iceberg's changelog view refuses merge-on-read
     # tables (``create_table`` insists on it whatever the CREATE says).
@@ -672,6 +673,9 @@ class IcebergFormat:
 
     def files_gone(self, failure: BaseException) -> bool:
         return names_one_of(failure, _FILES_GONE_MARKERS)
+
+    def change_data_missing(self, failure: BaseException) -> bool:
+        return False  # a changelog is kept for every snapshot (expiry is ``files_gone``)
 
     def set_properties(self, session: Any, table: exp.Table, properties: dict[str, str]) -> None:
         """One metadata commit; Iceberg makes no snapshot for it (the version stays)."""

@@ -192,6 +192,7 @@ class RefreshContext:
         fingerprints: dict[str, str] = {}
         columns: dict[str, list[str]] = {}
         types: dict[str, list[str]] = {}
+        commit_times: dict[str, str] = {}
         for key in definition.sources:
             source = key_to_table(key)
             if not self.engine.table_exists(source):
@@ -207,7 +208,42 @@ class RefreshContext:
             upstream = self.engine.definition(source) if key in definition.upstreams else None
             shape = schema.simpleString() + (upstream.definition_hash if upstream else "")
             fingerprints[key] = hashlib.sha256(shape.encode()).hexdigest()[:16]
-        return PinnedSources(versions, fingerprints, columns, types)
+            committed = self._commit_time(source, versions[key])
+            if committed is not None:
+                commit_times[key] = committed
+        return PinnedSources(versions, fingerprints, columns, types, commit_times)
+
+    def _commit_time(self, table: exp.Table, version: int | None) -> str | None:
+        """When ``version`` of ``table`` was committed (ISO), as its history says; None
+        when it does not (no version, or a commit gone from the history). The latest
+        version's is in the page of history read for the version itself."""
+        if version is None:
+            return None
+        commits = self.history_until(table, reaches(version))
+        commit = next((c for c in commits if c.version == version), None)
+        if commit is None or commit.timestamp is None:
+            return None
+        return commit.timestamp.isoformat()
+
+    def recreated_sources(self, previous: Watermark, pinned: PinnedSources) -> list[str]:
+        """The sources dropped and created again since ``previous`` read them (a Delta
+        table's versions start over): the commit at the version it read was made at
+        another time than the one it read, or (where versions count up) the latest version
+        is below it. That version's rows and the changes after it are then not those of
+        the table the watermark read."""
+        recreated = []
+        for key, seen in previous.sources.items():
+            now = pinned.versions.get(key)
+            if seen is None or now is None:
+                continue
+            if self.fmt.versions_count_up and now < seen:
+                recreated.append(key)
+                continue
+            read_at = previous.source_commit_times.get(key)
+            now_at = self._commit_time(key_to_table(key), seen) if read_at is not None else None
+            if now_at is not None and now_at != read_at:
+                recreated.append(key)
+        return recreated
 
     def _version_and_schema(self, key: str) -> tuple[int | None, Any]:
         """Source ``key``'s current version and schema, read on the refresh's session

@@ -93,7 +93,13 @@ class CustomRefresh:
             self.context.no_data(self.table, self.result, state)
             return
         self.result.action = Action.INCREMENTAL
-        watermark = new_watermark(self.result, self.definition, versions, pinned.fingerprints)
+        watermark = new_watermark(
+            self.result,
+            self.definition,
+            versions,
+            pinned.fingerprints,
+            commit_times=pinned.commit_times_of(versions),
+        )
         ranges = Versions(old=dict(previous.sources), new=versions)
         deriver = self._deriver(ranges, pinned.columns)
         try:
@@ -126,7 +132,12 @@ class CustomRefresh:
             consumed = versions
             self.result.reason = "START_AT" if start else "INITIAL_ROWS_AS_INSERTS"
         watermark = new_watermark(
-            self.result, self.definition, consumed, pinned.fingerprints, replace_definition
+            self.result,
+            self.definition,
+            consumed,
+            pinned.fingerprints,
+            replace_definition,
+            pinned.commit_times_of(consumed),
         )
         try:
             before = count_rows(self.session, self.table) if state.table_version is not None else 0

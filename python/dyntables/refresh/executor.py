@@ -18,7 +18,7 @@ from enum import Enum
 
 from sqlglot import exp
 
-from dyntables.catalog import Definition, table_key
+from dyntables.catalog import Definition, key_to_table, table_key
 from dyntables.engine import Engine
 from dyntables.errors import (
     CannotRefreshIncrementallyError,
@@ -127,6 +127,8 @@ class Refresher:
         inputs = self._read_inputs(job)
         if inputs is None:
             return  # NO_DATA
+        if job.result.action == Action.REINITIALIZE:
+            self._track_changes_of_sources(job.definition)
         if self._strategy(job, inputs) is Strategy.INCREMENTAL:
             try:
                 IncrementalStrategy(self.context).run(job, inputs)
@@ -143,8 +145,9 @@ class Refresher:
         context, result = self.context, job.result
         state, pinned = context.begin(job.table, job.definition, result, job.at)
         previous = state.watermark
+        recreated = context.recreated_sources(previous, pinned) if previous is not None else []
         reason = rules.reinitialize_reason(
-            job.definition, state, pinned.fingerprints, job.replace_definition
+            job.definition, state, pinned.fingerprints, job.replace_definition, recreated
         )
         moved = context.new_commits(previous, pinned.versions) if previous is not None else {}
         if reason is None and previous is not None and not changes_data(moved):
@@ -161,6 +164,21 @@ class Refresher:
             else active_region_at(job.definition, result.data_timestamp)
         )
         return RefreshInputs(state, pinned, moved, active)
+
+    def _track_changes_of_sources(self, definition: Definition) -> None:
+        """Turn the sources' change tracking on where it is off, as creating the table
+        did: a source recreated since (a dbt full refresh drops and creates its table) has
+        it off, and every later refresh would otherwise recompute in full. After the
+        sources were pinned: the commit it makes is of no rows, and the next refresh reads
+        from after it. Where the engine refuses, that refresh recomputes in full and says
+        why."""
+        if definition.refresh_mode != Strategy.INCREMENTAL.value:
+            return
+        if definition.change_tracking_problem is not None:
+            return  # it could not be turned on at create either
+        fmt, session = self.engine.table_format, self.engine.refresh_session
+        for key in definition.sources:
+            fmt.enable_change_tracking(session, key_to_table(key))
 
     def _strategy(self, job: RefreshJob, inputs: RefreshInputs) -> Strategy:
         """INCREMENTAL for an INCREMENTAL table's refresh that no rule makes FULL (the rule's

@@ -30,7 +30,12 @@ class FullRefresh:
         fmt, session = context.fmt, context.session
         definition, pinned, active = job.definition, inputs.pinned, inputs.active
         watermark = new_watermark(
-            result, definition, pinned.versions, pinned.fingerprints, job.replace_definition
+            result,
+            definition,
+            pinned.versions,
+            pinned.fingerprints,
+            job.replace_definition,
+            pinned.commit_times,
         ).to_json()
         query = pin_query(definition.query, pinned.versions, fmt)
         if job.backfill is not None:  # the first rows come from the backfill source

@@ -842,7 +842,13 @@ class IncrementalStrategy:
         previous, pinned = inputs.state.watermark, inputs.pinned
         assert previous is not None
         result.action = Action.INCREMENTAL
-        watermark = new_watermark(result, job.definition, pinned.versions, pinned.fingerprints)
+        watermark = new_watermark(
+            result,
+            job.definition,
+            pinned.versions,
+            pinned.fingerprints,
+            commit_times=pinned.commit_times,
+        )
         change = IncrementalRefresh(
             context.session,
             context.fmt,
@@ -866,6 +872,13 @@ class IncrementalStrategy:
                 # the query itself may not.
                 raise CannotRefreshIncrementallyError(
                     f"the engine cannot run this refresh's change queries: {first_line(failure)}"
+                ) from failure
+            if context.fmt.change_data_missing(failure):
+                # Nothing committed; the sources' current versions still give the rows.
+                raise CannotRefreshIncrementallyError(
+                    "a source did not record all its changes since the last refresh (its"
+                    " change data feed was off, or it was recreated without it):"
+                    f" {first_line(failure)}"
                 ) from failure
             if not context.fmt.files_gone(failure):
                 raise

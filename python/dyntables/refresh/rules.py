@@ -39,14 +39,18 @@ def reinitialize_reason(
     state: WatermarkState,
     fingerprints: dict[str, str],
     replace_definition: dict[str, str] | None,
+    recreated: list[str] | None = None,
 ) -> str | None:
-    """Why this refresh must recompute everything afresh, if it must."""
+    """Why this refresh must recompute everything afresh, if it must (``recreated``: the
+    sources dropped and created again since the last refresh)."""
     previous = state.watermark
     if replace_definition is not None:
         return "DEFINITION_REPLACED"
     if previous is None:
         return None
     reason = _changed_since(definition, previous, fingerprints)
+    if reason is None and recreated:
+        reason = f"UPSTREAM_RECREATED: {recreated[0]}"
     if reason is None and state.foreign_changes:
         # Something wrote to the table outside a refresh: its rows are not the query's.
         reason = TABLE_CHANGED_OUTSIDE_A_REFRESH

@@ -48,6 +48,16 @@ class PinnedSources:
     columns: dict[str, list[str]]
     # Each column's type (Spark's simple string), in the order of ``columns``.
     types: dict[str, list[str]] = field(default_factory=dict)
+    # When each source's pinned version was committed (ISO, UTC), where its history says.
+    commit_times: dict[str, str] = field(default_factory=dict)
+
+    def commit_times_of(self, versions: dict[str, int | None]) -> dict[str, str]:
+        """The commit times of those of ``versions`` that are the pinned ones."""
+        return {
+            key: time
+            for key, time in self.commit_times.items()
+            if key in versions and versions[key] == self.versions.get(key)
+        }
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,9 @@ class Watermark:
     definition: dict[str, str] | None = None  # set on a REPLACE commit: see ddl/lifecycle.py
     fingerprints: dict[str, str] = field(default_factory=dict)  # each source's shape
     trigger: str | None = None  # what started the refresh (for a history row recovered)
+    # When each source's version in ``sources`` was committed: a source whose commit at
+    # that version has another time since was dropped and created again.
+    source_commit_times: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         payload: dict[str, Any] = {
@@ -77,6 +90,8 @@ class Watermark:
             payload["definition"] = self.definition
         if self.trigger is not None:
             payload["trigger"] = self.trigger
+        if self.source_commit_times:
+            payload["source_commit_times"] = self.source_commit_times
         return json.dumps(payload, sort_keys=True)
 
     @classmethod
@@ -98,6 +113,7 @@ class Watermark:
             definition=payload.get("definition"),
             fingerprints=dict(payload.get("fingerprints", {})),
             trigger=payload.get("trigger"),
+            source_commit_times=dict(payload.get("source_commit_times", {})),
         )
 
 
@@ -139,8 +155,10 @@ def new_watermark(
     versions: dict[str, int | None],
     fingerprints: dict[str, str],
     replace_definition: dict[str, str] | None = None,
+    commit_times: dict[str, str] | None = None,
 ) -> Watermark:
-    """The watermark a refresh commits with its rows."""
+    """The watermark a refresh commits with its rows (``commit_times``: when each source's
+    version in ``versions`` was committed, where known)."""
     return Watermark(
         refresh_id=result.query_id,
         data_timestamp=result.data_timestamp.isoformat(),
@@ -150,6 +168,7 @@ def new_watermark(
         definition=replace_definition,
         fingerprints=fingerprints,
         trigger=result.trigger,
+        source_commit_times=dict(commit_times or {}),
     )
 
 
