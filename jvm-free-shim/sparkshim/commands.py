@@ -417,6 +417,7 @@ def _table_options(tree: exp.Create) -> _TableOptions:
             options.properties[_property_key(prop)] = _property_value(prop.args["value"])
         else:
             raise UnsupportedSqlError(f"the table option {prop.sql('spark')}")
+    delta.check_property_values(options.properties)
     return options
 
 
@@ -550,6 +551,8 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
     location = target_location(session, target)
+    if tree.args.get("overwrite"):
+        delta.check_rows_removable(location, target.sql("spark"))
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)

@@ -620,12 +620,85 @@ def transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]
     return [{"txn": {"appId": options.app_id, "version": options.app_version, "lastUpdated": now}}]
 
 
+APPEND_ONLY_PROPERTY = "delta.appendOnly"
+
+
+def check_rows_removable(location: Path, name: str) -> None:
+    """Delta's rule for a table with ``delta.appendOnly``: a statement that would remove
+    or rewrite rows (DELETE, UPDATE, a MERGE with a MATCHED or NOT MATCHED BY SOURCE
+    clause, INSERT OVERWRITE, REPLACE WHERE, TRUNCATE) is refused before it reads
+    anything, whether or not it would touch a row."""
+    state = table_state(location)
+    if state is None or state.configuration.get(APPEND_ONLY_PROPERTY, "").lower() != "true":
+        return
+    raise AnalysisException(
+        message=f"[DELTA_CANNOT_MODIFY_APPEND_ONLY] {name} only takes appends (its table"
+        f" property {APPEND_ONLY_PROPERTY} is true), so rows cannot be updated or deleted;"
+        f" to allow it, ALTER TABLE {name} SET TBLPROPERTIES ({APPEND_ONLY_PROPERTY} = false)"
+    )
+
+
 def set_properties(location: Path, properties: dict[str, str], options: CommitOptions) -> None:
+    check_property_values(properties)
     table = table_for_commit(location, options)
-    with committing(location):
+    with committing(location), _protocol_changes_refused(properties):
         table.alter.set_table_properties(
             properties, raise_if_not_exists=False, commit_properties=options.properties()
         )
+
+
+# Delta table properties whose value is a boolean, and those that are a count (at least 1).
+_BOOLEAN_PROPERTIES = frozenset(
+    {
+        "delta.appendonly",
+        "delta.enablechangedatafeed",
+        "delta.enabledeletionvectors",
+        "delta.enableexpiredlogcleanup",
+        "delta.enablerowtracking",
+        "delta.enabletypewidening",
+        "delta.randomizefileprefixes",
+        "delta.checkpoint.writestatsasjson",
+        "delta.checkpoint.writestatsasstruct",
+    }
+)
+_COUNT_PROPERTIES = frozenset({"delta.checkpointinterval"})
+
+
+def check_property_values(properties: dict[str, str]) -> None:
+    """Refuse a value a Delta property cannot take (``delta.appendOnly = 'maybe'``)
+    before anything is written: a table holding it would fail its next write."""
+    for key, value in properties.items():
+        lowered = key.lower()
+        if lowered in _BOOLEAN_PROPERTIES and value.lower() not in ("true", "false"):
+            raise AnalysisException(
+                message=f"the table property {key} must be true or false, not {value!r};"
+                " nothing was changed"
+            )
+        if lowered in _COUNT_PROPERTIES and not (value.isdigit() and int(value) > 0):
+            raise AnalysisException(
+                message=f"the table property {key} must be a whole number of at least 1,"
+                f" not {value!r}; nothing was changed"
+            )
+
+
+@contextmanager
+def _protocol_changes_refused(properties: dict[str, str]) -> Iterator[None]:
+    """delta-rs refuses some changes of a table's protocol or layout that Delta on Spark
+    makes (column mapping, reader versions and features; for some it panics): said in
+    the engine's words, the table unchanged."""
+    try:
+        yield
+    except CommitFailedError:
+        raise
+    except BaseException as failure:  # delta-rs's panic is a BaseException
+        if not isinstance(failure, DeltaError) and type(failure).__name__ != "PanicException":
+            raise
+        raise UnsupportedSqlError(
+            f"setting the table properties {', '.join(properties)} on a Delta table",
+            "the embedded engine cannot make that change to a table's protocol or layout"
+            " (column mapping, reader and writer versions, table features); make it with"
+            " Delta Lake on Spark",
+        ) from None
 
 
 def add_columns(location: Path, fields: list[pa.Field], options: CommitOptions) -> None:

@@ -44,6 +44,7 @@ _NEW_ROWS_VIEW = "__sparkshim_replace_where_rows"
 
 
 def update(session: SessionProtocol, tree: exp.Update, location: Path) -> None:
+    delta.check_rows_removable(location, tree.this.sql("spark"))
     read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
@@ -68,6 +69,7 @@ def delete(
 ) -> None:
     """``DELETE FROM t [WHERE …]`` (and ``TRUNCATE TABLE t``, its ``operation`` in the
     table's history)."""
+    delta.check_rows_removable(location, tree.this.sql("spark"))
     read_version = delta.open_table(location).version()  # what the query below reads
     schema = _schema(location)
     target = tree.this.copy()
@@ -86,6 +88,7 @@ def replace_where(
 ) -> None:
     """``INSERT INTO t REPLACE WHERE cond SELECT ...``: in one commit, delete the rows that
     satisfy ``cond`` and insert ``rows``, each of which must satisfy it (as Delta checks)."""
+    delta.check_rows_removable(location, target.sql("spark"))
     read_version = delta.open_table(location).version()  # what the queries below read
     schema = _schema(location)
     session.register_temp_view(_NEW_ROWS_VIEW, rows)
@@ -124,7 +127,10 @@ def merge(session: SessionProtocol, tree: exp.Merge, location: Path) -> None:
     times (matches, updates, inserts), and a source query that reads the target must see
     it as it was before the MERGE, with the same rows each time.
     """
-    _check_clause_order(_merge_clauses(tree))
+    clauses = _merge_clauses(tree)
+    _check_clause_order(clauses)
+    if any(_clause_kind(clause) != "NOT MATCHED [BY TARGET]" for clause in clauses):
+        delta.check_rows_removable(location, tree.this.sql("spark"))
     source = tree.args["using"]
     view = f"__sparkshim_merge_source_{uuid.uuid4().hex}"
     rows = run_query(session, exp.select("*").from_(source.copy()))

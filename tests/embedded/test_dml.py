@@ -375,3 +375,64 @@ def test_truncate_deletes_every_row_in_one_commit_with_its_change_feed(
     with pytest.raises(AnalysisException, match="DELTA_TRUNCATE_TABLE_PARTITION_NOT_SUPPORTED"):
         spark.sql("TRUNCATE TABLE t PARTITION (id = 3)")
     assert rows(spark) == Counter({(3, "c"): 1})
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "DELETE FROM t WHERE id = 99",  # refused even where it would touch no row
+        "UPDATE t SET qty = 0",
+        "TRUNCATE TABLE t",
+        "INSERT OVERWRITE t VALUES (9, 'z', 90)",
+        "INSERT INTO t REPLACE WHERE id = 1 VALUES (1, 'y', 11)",
+        "MERGE INTO t USING (SELECT 1 AS id) s ON t.id = s.id WHEN MATCHED THEN DELETE",
+        "MERGE INTO t USING (SELECT 9 AS id) s ON t.id = s.id"
+        " WHEN NOT MATCHED BY SOURCE THEN UPDATE SET qty = 0",
+    ],
+)
+def test_an_append_only_table_refuses_what_removes_rows(spark: ShimSession, statement: str) -> None:
+    spark.sql("ALTER TABLE t SET TBLPROPERTIES (delta.appendOnly = true)")
+    before, version = rows(spark), _latest_version(spark)
+    with pytest.raises(AnalysisException, match=r"DELTA_CANNOT_MODIFY_APPEND_ONLY.*appendOnly"):
+        spark.sql(statement)
+    assert (rows(spark), _latest_version(spark)) == (before, version)
+
+
+def test_an_append_only_table_takes_appends(spark: ShimSession) -> None:
+    spark.sql("ALTER TABLE t SET TBLPROPERTIES (delta.appendOnly = true)")
+    spark.sql("INSERT INTO t VALUES (4, 'd', 40)")
+    spark.sql(
+        "MERGE INTO t USING (SELECT 5 AS id) s ON t.id = s.id"
+        " WHEN NOT MATCHED THEN INSERT (id, name, qty) VALUES (s.id, 'e', 50)"
+    )
+    assert rows(spark, "SELECT id FROM t WHERE id > 3") == Counter([(4,), (5,)])
+    spark.sql("ALTER TABLE t SET TBLPROPERTIES (delta.appendOnly = false)")
+    spark.sql("DELETE FROM t WHERE id > 3")
+    assert rows(spark, "SELECT id FROM t WHERE id > 3") == Counter()
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [
+        ("delta.appendOnly = 'maybe'", "must be true or false, not 'maybe'"),
+        ("delta.checkpointInterval = 'x'", "must be a whole number of at least 1"),
+        ("'delta.minReaderVersion' = '3'", "protocol or layout"),  # delta-rs panicked
+        ("'delta.columnMapping.mode' = 'name'", "protocol or layout"),
+    ],
+)
+def test_table_properties_the_table_cannot_take_change_nothing(
+    spark: ShimSession, properties: str, message: str
+) -> None:
+    before, version = rows(spark), _latest_version(spark)
+    with pytest.raises(Exception, match=message) as refused:
+        spark.sql(f"ALTER TABLE t SET TBLPROPERTIES ({properties})")
+    assert "Delta" not in type(refused.value).__name__  # the engine's error, not delta-rs's
+    assert (rows(spark), _latest_version(spark)) == (before, version)
+    spark.sql("INSERT INTO t VALUES (4, 'd', 40)")  # still writable
+    if "=" in properties and "'" not in properties.split("=")[0]:
+        with pytest.raises(AnalysisException, match=message):
+            spark.sql(f"CREATE TABLE u (a INT) TBLPROPERTIES ({properties})")
+
+
+def _latest_version(spark: ShimSession) -> int:
+    return int(spark.sql("DESCRIBE HISTORY t LIMIT 1").collect()[0]["version"])
