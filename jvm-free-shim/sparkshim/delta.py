@@ -847,20 +847,17 @@ def _first_unrecorded_version(
     """The first version of ``start`` to ``end`` whose changes the change data feed did
     not record (Delta's rule: the table property was not true once that commit was
     made), or None when it recorded them all, or when a commit file is gone (delta-rs
-    then checks). Read backwards from the latest state (or ``end``'s), with each
-    configuration carried back past the commits that do not change it: only a commit
-    that changes the table's metadata makes the one before it read from delta-rs."""
+    then checks). Read backwards from the latest state, each configuration carried back
+    past the commits that do not change the table's metadata (small JSON reads); only
+    such a change makes the configuration before it read from delta-rs."""
     last = state.version if end is None else min(end, state.version)
-    if last == state.version:
-        configuration = state.configuration
-    else:
-        configuration = dict(open_table(location, version=last).metadata().configuration)
+    configuration = state.configuration
     first = None
-    for version in range(last, start - 1, -1):
+    for version in range(state.version, start - 1, -1):
         actions = log.read_commit(location, version)
         if actions is None:
             return None
-        if configuration.get(CHANGE_DATA_FEED_PROPERTY, "").lower() != "true":
+        if version <= last and configuration.get(CHANGE_DATA_FEED_PROPERTY, "").lower() != "true":
             first = version
         if version > start and any("metaData" in action for action in actions):
             before = open_table(location, version=version - 1)
