@@ -940,6 +940,19 @@ def _within_group(renderer: _Renderer, node: exp.Expr) -> str:
     )
 
 
+def _utc_conversion(name: str) -> Callable[[_Renderer, exp.Expr], str]:
+    """from_utc_timestamp / to_utc_timestamp, which sqlglot reads as AT TIME ZONE nodes
+    with a cast of the timestamp of its own (Spark names the argument as written)."""
+
+    def render(renderer: _Renderer, node: exp.Expr) -> str:
+        value = node.this
+        if isinstance(value, exp.Cast) and not _is_user_cast(value):
+            value = value.this
+        return f"{name}({', '.join(renderer.all([value, node.args['zone']]))})"
+
+    return render
+
+
 _ORDERED_SET_NAMES: dict[type[exp.Expr], str] = {
     exp.PercentileCont: "percentile_cont",
     exp.PercentileDisc: "percentile_disc",
@@ -992,6 +1005,8 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
     exp.Filter: _Renderer.filter_,
     exp.Window: _Renderer.window,
     exp.WithinGroup: _within_group,
+    exp.AtTimeZone: _utc_conversion("from_utc_timestamp"),
+    exp.FromTimeZone: _utc_conversion("to_utc_timestamp"),
     exp.TsOrDsToDate: lambda renderer, node: (
         renderer.function(node) if _written_name(node) else renderer.render(node.this)
     ),

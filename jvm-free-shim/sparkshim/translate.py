@@ -3175,6 +3175,20 @@ def _rewrite_from_unixtime(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_utc_conversion(node: exp.Expr) -> exp.Expr:
+    """``from_utc_timestamp(ts, tz)`` and ``to_utc_timestamp(ts, tz)``, which sqlglot reads
+    as AT TIME ZONE nodes (no Spark syntax is read so otherwise). Spark moves the instant
+    by the zone's offset: from_utc takes ``ts``'s wall-clock time in ``tz`` and reads it
+    as UTC, to_utc takes its wall-clock time in UTC and reads it in ``tz``. DuckDB's AT
+    TIME ZONE turns an instant into a wall-clock time and a wall-clock time into an
+    instant, so the value is made an instant first (TIMESTAMPTZ, Spark's TIMESTAMP)."""
+    instant = exp.Cast(this=node.this, to=exp.DataType.build("TIMESTAMPTZ", dialect="duckdb"))
+    zone = node.args["zone"]
+    first, then = (zone, _lit("UTC")) if isinstance(node, exp.AtTimeZone) else (_lit("UTC"), zone)
+    wall_clock = exp.AtTimeZone(this=instant, zone=first)
+    return exp.AtTimeZone(this=wall_clock, zone=then)
+
+
 def _rewrite_months_between(node: exp.Expr) -> exp.Expr:
     round_off = node.args.get("roundoff")
     if round_off is not None and not isinstance(round_off, exp.Boolean):
@@ -3582,6 +3596,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Anonymous: _rewrite_anonymous,
     exp.Pivot: pivot_relation,
     exp.MonthsBetween: _rewrite_months_between,
+    exp.AtTimeZone: _rewrite_utc_conversion,
+    exp.FromTimeZone: _rewrite_utc_conversion,
     **dict.fromkeys(_SET_OPERATIONS, _rewrite_set_operation),
     exp.UnixToStr: _rewrite_from_unixtime,
     exp.NextDay: _rewrite_next_day,
