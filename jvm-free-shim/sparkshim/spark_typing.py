@@ -64,6 +64,7 @@ __all__ = [
     "SET_TEXT_TYPES",
     "SET_WIDENED_TYPES",
     "SPARK_TYPE",
+    "STRING_OPERANDS",
     "TIMESTAMP_AVERAGE",
     "DecimalType",
     "SparkType",
@@ -94,6 +95,8 @@ MINIMUM_ADJUSTED_SCALE = 6
 # The meta keys the annotation writes.
 SPARK_TYPE = "spark_type"
 OPERAND_TYPES = "spark_operand_types"
+# Which operands of + - * / % a STRING is (Spark casts it to DOUBLE): (left, right).
+STRING_OPERANDS = "spark_string_operands"
 TIMESTAMP_AVERAGE = "spark_timestamp_average"
 COMPARISON_CASTS = "spark_comparison_casts"
 CONCATENATED_TYPES = "spark_concatenated_types"
@@ -248,12 +251,15 @@ def avg_type(argument: DecimalType) -> DecimalType:
 
 def as_decimal(spark_type: SparkType, literal: exp.Expr | None = None) -> DecimalType | None:
     """An operand's type as the DECIMAL Spark widens it to beside a DECIMAL: an integral
-    column by its type's width, an integral literal by its value's digits."""
+    column by its type's width, an integral literal by its value's digits (but a TINYINT
+    literal, ``3Y``, by its type's width: Spark's DecimalType.fromLiteral has no case for
+    a byte)."""
     if isinstance(spark_type, DecimalType):
         return spark_type
     if not _is_integral(spark_type):
         return None
-    value = _integer_literal_value(literal) if literal is not None else None
+    byte = str(spark_type) == "tinyint"
+    value = _integer_literal_value(literal) if literal is not None and not byte else None
     if value is not None:
         return DecimalType(len(str(abs(value))), 0)
     return DecimalType(_INTEGRAL_WIDTHS[str(spark_type)], 0)
@@ -545,6 +551,7 @@ class _Typer:
         self.allow_precision_loss = allow_precision_loss
         self.types: dict[int, SparkType] = {}  # id(node) -> its Spark type
         self.operands: dict[int, tuple[DecimalType, DecimalType]] = {}
+        self.string_operands: dict[int, tuple[bool, bool]] = {}
         self.timestamp_averages: set[int] = set()
         self.comparison_casts: dict[int, tuple[CastPair, ...]] = {}
         self.concatenated_types: dict[int, tuple[SparkType | None, ...]] = {}
@@ -571,6 +578,7 @@ class _Typer:
         tables: tuple[tuple[str, dict[int, Any]], ...] = (
             (SPARK_TYPE, self.types),
             (OPERAND_TYPES, self.operands),
+            (STRING_OPERANDS, self.string_operands),
             (COMPARISON_CASTS, self.comparison_casts),
             (CONCATENATED_TYPES, self.concatenated_types),
             (ARGUMENT_TYPES, self.argument_types),
@@ -660,6 +668,8 @@ class _Typer:
             return self.type_of(projections[0]) if len(projections) == 1 else None
         if isinstance(node, exp.Predicate | exp.Connector | exp.Not):
             return "boolean"
+        if isinstance(node, DATE_PARTS):
+            return "int"  # every one of them (sqlglot types some narrower: day() TINYINT)
         return self.sqlglot_type(node)
 
     def comparison_casts_of(self, node: exp.Expr) -> tuple[CastPair, ...] | None:
@@ -837,6 +847,12 @@ class _Typer:
         # A NULL beside a DECIMAL takes its type.
         left = right if left == "void" and isinstance(right, DecimalType) else left
         right = left if right == "void" and isinstance(left, DecimalType) else right
+        if "string" in (left, right) and all(
+            _is_numeric(t) or t == "string" for t in (left, right)
+        ):
+            # Spark casts a STRING operand to DOUBLE (a number that does not read: NULL).
+            self.string_operands[id(node)] = (left == "string", right == "string")
+            return "double"
         if not _is_numeric(left) or not _is_numeric(right):
             return None
         if isinstance(left, DecimalType) or isinstance(right, DecimalType):

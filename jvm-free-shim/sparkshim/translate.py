@@ -56,6 +56,7 @@ from sparkshim.spark_typing import (
     SET_TEXT_TYPES,
     SET_WIDENED_TYPES,
     SPARK_TYPE,
+    STRING_OPERANDS,
     TIMESTAMP_AVERAGE,
     CastPair,
     DecimalType,
@@ -581,12 +582,12 @@ def _rewrite_mod(node: exp.Expr) -> exp.Expr:
     if decimal is not None:
         return decimal
     _widen_integer_literals(node)
-    node = _doubled_operands(node)
+    node = _doubled_operands(_rewrite_string_arithmetic(node))
     return exp.Mod(this=_c(node.this), expression=_fn("NULLIF", _c(node.expression), _lit(0)))
 
 
 def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
-    # Spark casts a string operand of + - * / to DOUBLE (and the result is DOUBLE); with
+    # Spark casts a string operand of + - * / % to DOUBLE (and the result is DOUBLE); with
     # an INTERVAL or a date/time literal the string means a date/time instead: left alone.
     operands = (node.this, node.expression)
     is_date_arithmetic = isinstance(node, (exp.Add, exp.Sub)) and isinstance(
@@ -598,13 +599,21 @@ def _rewrite_string_arithmetic(node: exp.Expr) -> exp.Expr:
         moved = node.copy()
         moved.set("this", _spark_cast(node.this, "TIMESTAMP"))
         return _spark_cast(moved, "VARCHAR")
-    if any(isinstance(o, (exp.Interval, exp.Cast)) for o in operands):
+    if any(isinstance(o, exp.Interval) or _is_date_time_cast(o) for o in operands):
         return node
-    for key in ("this", "expression"):
+    typed_strings = node.meta.get(STRING_OPERANDS) or (False, False)
+    for key, typed_string in zip(("this", "expression"), typed_strings, strict=True):
         operand = node.args.get(key)
-        if operand is not None and _string_value(operand) is not None:
+        if operand is not None and (typed_string or _string_value(operand) is not None):
             node.set(key, _spark_cast(operand, "DOUBLE"))
     return node
+
+
+def _is_date_time_cast(node: exp.Expr) -> bool:
+    """A cast to a date or time type (a DATE or TIMESTAMP literal is one), beside which a
+    string is a date or time too."""
+    to = node.args.get("to") if isinstance(node, (exp.Cast, exp.TryCast)) else None
+    return isinstance(to, exp.DataType) and to.is_type(*exp.DataType.TEMPORAL_TYPES)
 
 
 def _decimal_arithmetic(node: exp.Expr) -> exp.Expr | None:
