@@ -220,6 +220,8 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
         return EMPTY
     where = f": no Delta table is at {location}" if options.location is not None else ""
     schema, data = _new_table_contents(session, tree, str(name), where)
+    if data is not None:
+        delta.check_partition_values(options.partition_by, data)
     try:
         _create_delta(location, schema, options, replace=existing is not None)
     except Exception:
@@ -254,6 +256,8 @@ def _create_at_path(session: SessionProtocol, tree: exp.Create, path: Path) -> p
             " CREATE OR REPLACE TABLE, or CREATE TABLE IF NOT EXISTS"
         )
     schema, data = _new_table_contents(session, tree, f"delta.`{path}`")
+    if data is not None:
+        delta.check_partition_values(options.partition_by, data)
     _create_delta(path, schema, options, replace=exists)
     _write_rows(session, path, data)
     return EMPTY

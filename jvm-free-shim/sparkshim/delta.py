@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -526,6 +527,7 @@ def write(
                 _append_plain(location, state, data, options)
                 return
     table = table_for_commit(location, options)
+    refuse_misspelled_partitions(table, data)
     with committing(location):
         if overwrite_schema:
             write_deltalake(
@@ -618,6 +620,50 @@ def transaction_actions(options: CommitOptions, now: int) -> list[dict[str, Any]
     if options.app_id is None or options.app_version is None:
         return []
     return [{"txn": {"appId": options.app_id, "version": options.app_version, "lastUpdated": now}}]
+
+
+def refuse_misspelled_partitions(table: DeltaTable, data: pa.Table, prefix: str = "") -> None:
+    """Refuse, before anything is written, a delta-rs write that would spell a partition
+    value wrongly in the log: delta-rs writes a negative DECIMAL with a fraction as
+    ``-5.-25`` (its kernel then cannot read the table back, nor can any reader). The
+    values checked are ``data``'s (its partition columns named with ``prefix``) and, as
+    a rewrite spells them again, those of the partitions the table holds."""
+    partition_columns = table.metadata().partition_columns
+    schema = arrow_schema(table)
+    decimals = [c for c in partition_columns if pa.types.is_decimal(schema.field(c).type)]
+    if not decimals:
+        return
+    held = pa.table(table.get_add_actions(flatten=True))
+    for name in decimals:
+        if held.num_rows:
+            _check_partition_values(name, held.column(f"partition.{name}"))
+    check_partition_values(decimals, data, prefix)
+
+
+def check_partition_values(partition_columns: list[str], data: pa.Table, prefix: str = "") -> None:
+    """``refuse_misspelled_partitions`` for the rows ``data`` of a table partitioned by
+    ``partition_columns`` (one not created yet: a CREATE TABLE ... AS SELECT checks its
+    rows before it creates anything)."""
+    named = {column.lower(): column for column in data.column_names}
+    for name in partition_columns:
+        column = named.get((prefix + name).lower())
+        if column is not None:
+            _check_partition_values(name, data.column(column))
+
+
+def _check_partition_values(name: str, column: pa.ChunkedArray | pa.Array) -> None:
+    if not pa.types.is_decimal(column.type):
+        return
+    if any(_negative_with_fraction(value) for value in pc.unique(column).to_pylist()):
+        raise UnsupportedSqlError(
+            f"a negative DECIMAL with a fraction as a value of the partition column {name}",
+            "the Delta writer the embedded engine uses spells such a partition value wrongly;"
+            " partition by another column (or write the table on Spark)",
+        )
+
+
+def _negative_with_fraction(value: Decimal | None) -> bool:
+    return value is not None and value < 0 and value != value.to_integral_value()
 
 
 APPEND_ONLY_PROPERTY = "delta.appendOnly"
@@ -966,6 +1012,9 @@ def _change_rows(
     )
 
 
+_NULL_PARTITION_SPELLINGS = ("", "__HIVE_DEFAULT_PARTITION__")
+
+
 def _partition_values(value: str | None, kind: pa.DataType, count: int) -> pa.Array | None:
     """A file's partition value (as Delta's log spells it) repeated for its ``count``
     rows, in the column's type; None for a type whose spelling is not read here
@@ -975,8 +1024,14 @@ def _partition_values(value: str | None, kind: pa.DataType, count: int) -> pa.Ar
     [datetime.date(2024, 1, 5), datetime.date(2024, 1, 5)]
     >>> _partition_values(None, pa.int32(), 1).to_pylist()
     [None]
+
+    An empty value is a NULL, as the table's scan reads it (Spark writes a STRING
+    partition's '' as NULL), and so is Hive's name for the NULL partition:
+
+    >>> _partition_values("", pa.string(), 1).to_pylist()
+    [None]
     """
-    if value is None:
+    if value is None or value in _NULL_PARTITION_SPELLINGS:
         return pa.nulls(count, kind)
     readable = (
         pa.types.is_integer(kind)

@@ -635,6 +635,7 @@ def _merge_actions(
     options: delta.CommitOptions,
 ) -> None:
     """delta-rs's MERGE of the action rows into ``table``."""
+    delta.refuse_misspelled_partitions(table, action_table, prefix=NEW)
     (
         table.merge(
             action_table,
