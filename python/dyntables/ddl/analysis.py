@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from dyntables.catalog import (
     Definition,
@@ -69,6 +71,7 @@ class QueryAnalyzer:
             key = self.qualify_source(table, reference)
             if key not in sources:
                 sources.append(key)
+        resolve_group_by_aliases(tree, self._source_columns)
         query = to_spark_sql(tree)
         schema = self._resolve(table, to_spark_sql(tree.limit(0)))
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
@@ -84,6 +87,14 @@ class QueryAnalyzer:
         upstreams = tuple(key for key in sources if Definition.from_properties(read[key] or {}))
         known = {key: properties for key, properties in read.items() if properties is not None}
         return AnalyzedQuery(query, tuple(output), tuple(sources), upstreams, planning_query, known)
+
+    def _source_columns(self, key: str) -> set[str] | None:
+        """A source's column names (lower case); None where it cannot be read."""
+        try:
+            schema = self.engine.schema_of(self.engine.refresh_session, key)
+        except Exception:  # the probe that follows says what is wrong
+            return None
+        return {field.name.lower() for field in schema.fields}
 
     def _resolve(self, table: exp.Table, probe: str) -> Any:
         """The schema of the query (``probe`` returns no rows), resolved on the session the
@@ -213,6 +224,50 @@ class QueryAnalyzer:
             if problem is not None:
                 problems.append(problem)
         return "; ".join(problems) or None
+
+
+def resolve_group_by_aliases(tree: exp.Expr, columns_of: Callable[[str], set[str] | None]) -> None:
+    """Replace, in place, each GROUP BY key that names an output alias (Spark's
+    ``spark.sql.groupByAliases``) by the aliased expression: ``SELECT upper(g) AS u ...
+    GROUP BY u`` groups by ``upper(g)``. As in Spark, a name that is a column of the
+    SELECT's inputs is that column (``SELECT upper(g) AS g ... GROUP BY g`` groups by the
+    input g); where an input's columns cannot be told, nothing is replaced. The refresh
+    derives a GROUP BY's keys from the input rows, where an alias does not exist."""
+    for scope in traverse_scope(tree):
+        select = scope.expression
+        if not isinstance(select, exp.Select) or select.args.get("group") is None:
+            continue
+        inputs = _input_columns(scope, columns_of)
+        if inputs is None:
+            continue
+        aliased = {
+            projection.alias.lower(): projection.this
+            for projection in select.expressions
+            if isinstance(projection, exp.Alias)
+        }
+        for key in select.args["group"].expressions:
+            named = key.name.lower() if isinstance(key, exp.Column) and not key.table else None
+            if named is not None and named in aliased and named not in inputs:
+                key.replace(aliased[named].copy())
+
+
+def _input_columns(scope: Scope, columns_of: Callable[[str], set[str] | None]) -> set[str] | None:
+    """The column names a SELECT's FROM and JOINs give it, or None where one of them
+    cannot be told (a star in a derived table, a source unknown)."""
+    names: set[str] = set()
+    for source in scope.sources.values():
+        if isinstance(source, exp.Table):
+            columns = columns_of(table_key(source))
+            if columns is None:
+                return None
+            names |= columns
+        elif isinstance(source, Scope) and isinstance(source.expression, exp.Select):
+            if any(projection.is_star for projection in source.expression.expressions):
+                return None
+            names |= {name.lower() for name in source.expression.named_selects}
+        else:
+            return None
+    return names
 
 
 def frozen_predicate(predicate: str, columns: tuple[tuple[str, str], ...]) -> str:
