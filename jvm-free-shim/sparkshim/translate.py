@@ -1416,8 +1416,38 @@ def _rewrite_round(node: exp.Expr) -> exp.Expr:
     rounded = _fn("ROUND", value, *([_c(digits)] if digits is not None else []))
     spark_type = node.meta.get(SPARK_TYPE)
     if isinstance(spark_type, DecimalType):
-        return _try_cast(rounded, spark_type.sql())
+        return _try_cast(_null_kept(value, rounded), spark_type.sql())
+    if spark_type == "double":
+        return _double_rounded_as_printed(value, _c(digits) if digits is not None else _lit(0))
     return rounded
+
+
+def _null_kept(value: exp.Expr, rounded: exp.Expr) -> exp.Expr:
+    """``rounded`` (a rounding of the DECIMAL ``value``), NULL where ``value`` is: DuckDB's
+    ROUND of a DECIMAL(p, p) column to a negative scale gives 0 for a NULL."""
+    return _case((exp.Is(this=_c(value), expression=exp.Null()), exp.Null()), default=rounded)
+
+
+# A DOUBLE below this is read as a DECIMAL(38, 18) to be rounded; at or above it a DOUBLE
+# is a whole number (beyond 2**53 every one is), which rounding leaves as it is.
+_DOUBLE_AS_DECIMAL_BELOW = 1e20
+
+
+def _double_rounded_as_printed(value: exp.Expr, digits: exp.Expr) -> exp.Expr:
+    """Spark's round of a DOUBLE: the decimal it prints (Scala's BigDecimal of it, from its
+    shortest text) rounded HALF_UP, so that round(1.005, 2) is 1.01 and round(0.285, 2) is
+    0.29; DuckDB's ROUND rounds the binary value (1.00499...), giving 1.0. NaN, the
+    infinities and whole numbers past DECIMAL's range are rounded as they are."""
+    as_printed = _try_cast(_cast(_c(value), "VARCHAR"), "DECIMAL(38, 18)")
+    rounded_binary = _fn("ROUND", _c(value), _c(digits))
+    return _case(
+        (exp.Not(this=_fn("ISFINITE", _c(value))), rounded_binary),
+        (
+            exp.GTE(this=_fn("ABS", _c(value)), expression=_lit(_DOUBLE_AS_DECIMAL_BELOW)),
+            rounded_binary.copy(),
+        ),
+        default=_cast(_fn("ROUND", as_printed, digits), "DOUBLE"),
+    )
 
 
 def _rewrite_ceil_floor(node: exp.Expr) -> exp.Expr:
@@ -2927,8 +2957,11 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _cast(_fn("DATE_TRUNC", unit, _spark_cast(args[1], "TIMESTAMP")), "TIMESTAMP")
     if name == "BROUND":
         value = _null_as_double(args[0])
-        rounded = _fn("ROUND_EVEN", value, _c(args[1]) if len(args) > 1 else _lit(0))
-        return _as_decimal_type(rounded, node.meta.get(SPARK_TYPE))
+        rounded: exp.Expr = _fn("ROUND_EVEN", value, _c(args[1]) if len(args) > 1 else _lit(0))
+        spark_type = node.meta.get(SPARK_TYPE)
+        if isinstance(spark_type, DecimalType):
+            rounded = _null_kept(value, rounded)
+        return _as_decimal_type(rounded, spark_type)
     if name in function_gaps.CAST_SHORTHANDS and len(args) == 1:
         to = exp.DataType.build(function_gaps.CAST_SHORTHANDS[name], dialect="spark")
         return _spark_cast(args[0], to.sql(dialect="duckdb"), to)
