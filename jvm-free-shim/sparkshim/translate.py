@@ -2591,7 +2591,13 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
                 _runtime_refusal(f"CAST of this string to {target}"),
             ),
         )
-        return _case((is_string, from_text), default=_try_cast(_c(value), target))
+        if name == "DATE":
+            return _case((is_string, from_text), default=_try_cast(_c(value), target))
+        return _case(
+            (is_string, from_text),
+            (_is_number(value), _timestamp_of_epoch_seconds(value, target)),
+            default=_try_cast(_c(value), target),
+        )
     if name in ("BINARY", "VARBINARY", "BLOB"):
         # A string's UTF-8 bytes (DuckDB's CAST would read \x escapes); an integer's bytes.
         return functions.integral_to_binary(
@@ -2604,6 +2610,40 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
     if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
         return _spark_text(value)
     return _try_cast(_c(value), target)
+
+
+def _is_number(value: exp.Expr) -> exp.Expr:
+    """Whether ``value`` is a number, told at run time (its type)."""
+    return exp.Or(
+        this=_typeof_in(value, *_DUCKDB_INTEGERS, "DOUBLE", "FLOAT"),
+        expression=exp.Like(this=_fn("TYPEOF", _c(value)), expression=_lit("DECIMAL%")),
+    )
+
+
+def _timestamp_of_epoch_seconds(value: exp.Expr, target: str) -> exp.Expr:
+    """Spark's CAST of a number to TIMESTAMP: that many seconds since the epoch, their
+    fraction truncated to microseconds (a DOUBLE's NaN or infinity is NULL; so is a value
+    past about 290,000 years, where Spark's microseconds overflow). The instant is then
+    given as the other branches give a timestamp: its wall-clock time in the session's
+    time zone (DuckDB's TimeZone)."""
+    # TRY_CASTs: DuckDB may fold these branches for a constant of another type.
+    as_double = _try_cast(_c(value), "DOUBLE")
+    in_range = exp.LT(this=_fn("ABS", as_double), expression=_lit(_MAX_EPOCH_SECONDS))
+    exact = exp.Mul(this=_try_cast(_c(value), "DECIMAL(38, 12)"), expression=_lit(1_000_000))
+    micros = _case(
+        (
+            exp.And(this=_typeof_in(value, "DOUBLE", "FLOAT"), expression=in_range.copy()),
+            _fn("TRUNC", exp.Mul(this=as_double.copy(), expression=_lit(1_000_000))),
+        ),
+        (in_range, _fn("TRUNC", exact)),
+    )
+    utc_wall_clock = _fn("MAKE_TIMESTAMP", _try_cast(micros, "BIGINT"))
+    instant = exp.AtTimeZone(this=utc_wall_clock, zone=_lit("UTC"))
+    return _try_cast(instant, target)
+
+
+# Seconds since the epoch whose microseconds fit a BIGINT (Spark's timestamp).
+_MAX_EPOCH_SECONDS = 9_223_372_036_854
 
 
 def _time_today(text: exp.Expr) -> exp.Expr:
