@@ -2427,9 +2427,11 @@ def _try_cast_to_integral(node: exp.Expr, target: str, to: exp.DataType) -> exp.
         return _case((strict, _spark_cast(value, target, to)))
     if value_type in INTEGRAL_TYPES:
         return _try_cast(_c(value), target)
-    if isinstance(value_type, DecimalType) and value_type.precision > _LONG_DIGITS:
-        # Spark converts a DECIMAL wider than a long's digits to a DOUBLE first
-        # (Decimal.roundToNumeric): 2.999999999999999999 is 3.
+    wide = isinstance(value_type, DecimalType) and value_type.precision > _LONG_DIGITS
+    if wide and _INTEGRAL_BITS[target] < 64:
+        # Spark converts a DECIMAL wider than a long's digits to a DOUBLE first for an INT
+        # or narrower (Decimal.roundToNumeric): 2.999999999999999999 is 3. To a BIGINT it
+        # truncates exactly (roundToLong).
         return _try_cast(_fn("TRUNC", _cast(_c(value), "DOUBLE")), target)
     if isinstance(value_type, DecimalType) or value_type in ("double", "float"):
         return _try_cast(_fn("TRUNC", _c(value)), target)
@@ -2763,8 +2765,23 @@ def _decimal_from_double(double: exp.Expr, target: str) -> exp.Expr:
     where DuckDB's cast gives 1.00. DuckDB's text of a DOUBLE has the shortest digits that
     read back as it (Java 17's has more for a few values: 1e23 is 9.999999999999999E22),
     and its cast of a text rounds HALF_UP and reads an exponent; NaN, an infinity and a
-    value beyond the type are NULL, as in Spark with ANSI mode off."""
-    return _try_cast(_try_cast(double, "VARCHAR"), target)
+    value beyond the type are NULL, as in Spark with ANSI mode off. The text is read as a
+    DECIMAL(38, s) first: DuckDB reads an exponent into a DECIMAL whose digits are all
+    fractional (``'1e-05'`` as DECIMAL(3, 3)) as NULL."""
+    scale = _decimal_scale(target)
+    text = _try_cast(double, "VARCHAR")
+    if scale is None or scale >= MAX_PRECISION:
+        return _try_cast(text, target)
+    return _try_cast(_try_cast(text, f"DECIMAL({MAX_PRECISION}, {scale})"), target)
+
+
+def _decimal_scale(target: str) -> int | None:
+    """The scale of the DECIMAL type ``target`` (DuckDB's spelling), where it says one."""
+    built = exp.DataType.build(target, dialect="duckdb")
+    parameters = built.expressions
+    if built.this != exp.DType.DECIMAL or len(parameters) != 2:
+        return None
+    return int(parameters[1].name)
 
 
 def _may_be_a_timestamp(value: exp.Expr) -> bool:
