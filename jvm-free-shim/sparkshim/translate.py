@@ -1691,9 +1691,11 @@ def _rewrite_json_format(node: exp.Expr) -> exp.Expr:
 def _rewrite_ts_or_ds_to_date(node: exp.Expr) -> exp.Expr:
     # The DATE year(), month(), datediff() … read from their argument: a string is cast as
     # Spark casts it (NULL where it is no date, where DuckDB's cast fails the query).
-    if node.args.get("format") is not None or isinstance(node.this, exp.Literal):
+    if node.args.get("format") is not None:
         return node
-    return _spark_cast(_c(node.this), "DATE")
+    if isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return node
+    return _spark_cast(_c(node.this), "DATE")  # a literal folds to a DATE, or NULL
 
 
 def _rewrite_extract(node: exp.Expr) -> exp.Expr:
