@@ -116,7 +116,7 @@ def epoch_timestamp(function: str, amount: exp.Expr) -> exp.Expr:
     # where a plain CAST or an INTEGER product could overflow.
     integral = exp.Mul(this=exp.TryCast(this=_c(amount), to=as_bigint), expression=factor)
     if function != "TIMESTAMP_SECONDS":
-        return _fn("MAKE_TIMESTAMP", integral)
+        return _instant(_fn("MAKE_TIMESTAMP", integral))
     as_double = exp.cast(_c(amount), exp.DataType.build("DOUBLE"))
     scaled_double = exp.Mul(this=as_double, expression=factor.copy())
     from_double = exp.Case(
@@ -155,7 +155,13 @@ def epoch_timestamp(function: str, amount: exp.Expr) -> exp.Expr:
         ],
         default=integral,
     )
-    return _fn("MAKE_TIMESTAMP", micros)
+    return _instant(_fn("MAKE_TIMESTAMP", micros))
+
+
+def _instant(utc_wall_clock: exp.Expr) -> exp.Expr:
+    """A wall-clock time in UTC (DuckDB's MAKE_TIMESTAMP of microseconds since the epoch)
+    as the instant it is: Spark's TIMESTAMP, not TIMESTAMP_NTZ."""
+    return exp.AtTimeZone(this=utc_wall_clock, zone=exp.Literal.string("UTC"))
 
 
 # ---- small string/map functions ----

@@ -670,6 +670,10 @@ class _Typer:
             return "boolean"
         if isinstance(node, DATE_PARTS):
             return "int"  # every one of them (sqlglot types some narrower: day() TINYINT)
+        if isinstance(node, exp.TimestampFromParts | exp.AtTimeZone | exp.FromTimeZone) or any(
+            _is_function(node, name) for name in _EPOCH_TIMESTAMPS
+        ):
+            return "timestamp"  # make_timestamp, from/to_utc_timestamp, timestamp_seconds ...
         return self.sqlglot_type(node)
 
     def comparison_casts_of(self, node: exp.Expr) -> tuple[CastPair, ...] | None:
@@ -933,6 +937,7 @@ def _is_function(node: exp.Expr, name: str) -> bool:
 
 
 # The functions sqlglot leaves anonymous whose translation reads Spark types.
+_EPOCH_TIMESTAMPS = ("TIMESTAMP_SECONDS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS")
 _TYPED_FUNCTIONS = ("BROUND", "PMOD", "DATE_PART", "DATEPART", "CRC32")
 # The nodes whose types the translation reads.
 _RECORDED = (

@@ -3698,6 +3698,9 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Pivot: pivot_relation,
     exp.MonthsBetween: _rewrite_months_between,
     exp.AtTimeZone: _rewrite_utc_conversion,
+    # make_timestamp's fields are a wall-clock time in the session's time zone (DuckDB's
+    # TimeZone), which the cast reads: Spark's TIMESTAMP, not TIMESTAMP_NTZ.
+    exp.TimestampFromParts: lambda node: _cast(_c(node), "TIMESTAMPTZ"),
     exp.FromTimeZone: _rewrite_utc_conversion,
     **dict.fromkeys(_SET_OPERATIONS, _rewrite_set_operation),
     exp.UnixToStr: _rewrite_from_unixtime,
