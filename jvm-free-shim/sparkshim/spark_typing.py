@@ -670,6 +670,9 @@ class _Typer:
             return "boolean"
         if isinstance(node, DATE_PARTS):
             return "int"  # every one of them (sqlglot types some narrower: day() TINYINT)
+        if isinstance(node, exp.BitwiseLeftShift | exp.BitwiseRightShift):
+            shifted = self.type_of(node.this)  # shiftleft/shiftright take an INT or a BIGINT
+            return shifted if shifted == "bigint" else "int" if _is_integral(shifted) else None
         if isinstance(node, exp.TimestampFromParts | exp.AtTimeZone | exp.FromTimeZone) or any(
             _is_function(node, name) for name in _EPOCH_TIMESTAMPS
         ):
@@ -941,6 +944,8 @@ _EPOCH_TIMESTAMPS = ("TIMESTAMP_SECONDS", "TIMESTAMP_MILLIS", "TIMESTAMP_MICROS"
 _TYPED_FUNCTIONS = ("BROUND", "PMOD", "DATE_PART", "DATEPART", "CRC32")
 # The nodes whose types the translation reads.
 _RECORDED = (
+    exp.BitwiseLeftShift,  # the width Java masks the shift count to
+    exp.BitwiseRightShift,
     # a STRUCT or ARRAY is compared in Spark's order (nested_order.py)
     exp.Max,
     exp.Min,

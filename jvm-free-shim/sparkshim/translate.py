@@ -3276,6 +3276,29 @@ def _rewrite_from_unixtime(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _rewrite_shift(node: exp.Expr) -> exp.Expr:
+    """shiftleft/shiftright as Java shifts: an INT (a TINYINT or SMALLINT widened to one)
+    or a BIGINT, by the count masked to the type's width (``n & 31``: shiftright(x, 33)
+    is x >> 1), a left shift wrapping around (shiftleft(1, 31) is INT's minimum); DuckDB
+    gives 0 for a count past the width, or fails. Left as it is where the typing does not
+    know the value is an integer."""
+    spark_type = node.meta.get(SPARK_TYPE)
+    if spark_type not in ("int", "bigint"):
+        return node
+    bits = 64 if spark_type == "bigint" else 32
+    count = exp.Paren(
+        this=exp.BitwiseAnd(this=_cast(_c(node.expression), "INTEGER"), expression=_lit(bits - 1))
+    )
+    target = _DUCKDB_TYPE_NAMES[str(spark_type)]
+    if isinstance(node, exp.BitwiseRightShift):
+        moved = exp.BitwiseRightShift(this=_cast(_c(node.this), target), expression=count)
+        return _cast(exp.Paren(this=moved), target)
+    # A product with a power of two: DuckDB refuses to left-shift a negative number.
+    power = exp.BitwiseLeftShift(this=_cast(_lit(1), "HUGEINT"), expression=count)
+    shifted = exp.Mul(this=_cast(_c(node.this), "HUGEINT"), expression=exp.Paren(this=power))
+    return _cast(_wrapped(exp.Paren(this=shifted), bits), target)
+
+
 def _rewrite_utc_conversion(node: exp.Expr) -> exp.Expr:
     """``from_utc_timestamp(ts, tz)`` and ``to_utc_timestamp(ts, tz)``, which sqlglot reads
     as AT TIME ZONE nodes (no Spark syntax is read so otherwise). Spark moves the instant
@@ -3698,6 +3721,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Pivot: pivot_relation,
     exp.MonthsBetween: _rewrite_months_between,
     exp.AtTimeZone: _rewrite_utc_conversion,
+    exp.BitwiseLeftShift: _rewrite_shift,
+    exp.BitwiseRightShift: _rewrite_shift,
     # make_timestamp's fields are a wall-clock time in the session's time zone (DuckDB's
     # TimeZone), which the cast reads: Spark's TIMESTAMP, not TIMESTAMP_NTZ.
     exp.TimestampFromParts: lambda node: _cast(_c(node), "TIMESTAMPTZ"),
