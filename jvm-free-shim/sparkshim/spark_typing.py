@@ -724,6 +724,11 @@ class _Typer:
         if scope is None or not column.table:
             return None
         source = scope.sources.get(column.table)
+        while source is None and scope.parent is not None:
+            # A correlated reference (a column of an enclosing query, in a subquery's
+            # WHERE): typed as the enclosing scope's source types it.
+            scope = scope.parent
+            source = scope.sources.get(column.table)
         if isinstance(source, exp.Table):
             columns = self.schemas.get(source.name.lower())
             text = columns.get(column.name.lower()) if columns is not None else None
