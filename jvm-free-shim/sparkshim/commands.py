@@ -25,7 +25,7 @@ from pyspark.errors import PySparkException
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from sparkshim import deletion_vectors, delta, dml, sources
+from sparkshim import delta, dml, live_files, sources
 from sparkshim.catalog import ObjectName, is_delta_table
 from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
@@ -776,7 +776,7 @@ def describe_detail(session: SessionProtocol, match: re.Match[str]) -> pa.Table:
     files = pa.table(table.get_add_actions(flatten=True))
     features = sorted({*(protocol.reader_features or ()), *(protocol.writer_features or ())})
     vectors = (
-        deletion_vectors.of_snapshot(location, table.version())
+        live_files.vectors(location, table.version())
         if "deletionVectors" in (protocol.reader_features or ())
         else {}
     )

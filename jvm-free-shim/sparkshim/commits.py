@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkshim import deletion_vectors, delta
+from sparkshim import delta, live_files
 from sparkshim.parquet_stats import statistics_columns
 
 
@@ -40,21 +40,19 @@ def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, 
     }
 
 
-def remove_action(
-    relative: str, size: int, now: int, vector: deletion_vectors.Descriptor | None
-) -> dict[str, Any]:
+def remove_action(file: live_files.LiveFile, now: int) -> dict[str, Any]:
     """The ``remove`` action of a data file a row-level statement changed; with its
     deletion vector, if it has one (the logical file removed is the file and its vector)."""
     remove: dict[str, Any] = {
-        "path": relative,
+        "path": file.path,
         "dataChange": True,
         "deletionTimestamp": now,
         "extendedFileMetadata": True,
-        "partitionValues": {},
-        "size": size,
+        "partitionValues": file.partition_values,
+        "size": file.size,
     }
-    if vector is not None:
-        remove["deletionVector"] = vector.to_json()
+    if file.deletion_vector is not None:
+        remove["deletionVector"] = file.deletion_vector.to_json()
     return {"remove": remove}
 
 

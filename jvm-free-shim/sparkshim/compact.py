@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from sparkshim import append, deletion_vectors, delta
+from sparkshim import append, deletion_vectors, delta, live_files
 from sparkshim.errors import UnsupportedSqlError
 from sparkshim.parquet_stats import statistics_columns
 
@@ -299,7 +299,7 @@ def _with_deletion_vectors(
     if "deletionVectors" not in set(table.protocol().reader_features or ()):
         return active
     by_log_path = {f.path: disk for disk, f in active.items()}
-    vectors = deletion_vectors.of_snapshot(location, table.version())
+    vectors = live_files.vectors(location, table.version())
     with_vectors = dict(active)
     for path, vector in vectors.items():
         disk = by_log_path.get(path)

@@ -42,8 +42,6 @@ from sparkshim.translate import ShimSpark
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from deltalake import DeltaTable
-
     from sparkshim.session import ShimSession
 
 
@@ -96,8 +94,9 @@ def apply(
     options = session.commit_options()
     if delta.already_committed(location, options):
         return Applied(0, 0, committed=False)
-    table = delta.table_for_commit(location, options)
-    schema = delta.arrow_schema(table)
+    read_version = state.version
+    delta.check_at_version(location, options, read_version)
+    schema = delta.arrow_schema_of(state.schema_json)
     values = _in_table_types(rows, schema)
     if values is None:
         return None
@@ -114,13 +113,12 @@ def apply(
     # Every value's hashes in one query: the lost ones are looked up, the gained ones
     # index the new file.
     hashes = row_hashes(session.cursor(), values, schema.names)
-    located = _copies_lost(session, location, table, schema, hashes, lost, -counts[lost])
+    located = _copies_lost(session, location, read_version, schema, hashes, lost, -counts[lost])
     deleted = values.take(pa.array(lost[located.column(PROBE_COLUMN).to_numpy()], pa.int64()))
     if not inserted.num_rows and not deleted.num_rows:
         return Applied(0, 0, committed=False)
     written = Written(deleted, schema.empty_table(), schema.empty_table(), inserted)
-    read_version = table.version()
-    marked = commit_marked(location, table, read_version, options, located, written, "MERGE")
+    marked = commit_marked(location, read_version, options, located, written, "MERGE")
     if marked.new_file is not None and deleted.num_rows and hashable_as_written(schema):
         # A table whose changes remove rows will be looked up again: its new file is
         # indexed now from the hashes in hand, not by reading the file back at the next
@@ -158,7 +156,7 @@ def _in_table_types(rows: pa.Table, schema: pa.Schema) -> pa.Table | None:
 def _copies_lost(
     session: ShimSession,
     location: Path,
-    table: DeltaTable,
+    version: int,
     schema: pa.Schema,
     hashes: row_index.RowHashes,
     lost: np.ndarray[Any, Any],
@@ -168,7 +166,7 @@ def _copies_lost(
     hashes of all of them), the first ``wanted`` of its live copies (``PROBE_COLUMN``: its
     number among the lost, ``FILE_COLUMN``, ``POSITION_COLUMN``); ``RowsNotHeldError``
     when the table holds fewer."""
-    found = locate(session.cursor(), location, table, schema, hashes.take(lost))
+    found = locate(session.cursor(), location, version, schema, hashes.take(lost))
     probe = found.column(PROBE_COLUMN).to_numpy()
     order = np.argsort(probe, kind="stable")
     sorted_probe = probe[order]

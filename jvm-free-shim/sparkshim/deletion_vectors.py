@@ -20,11 +20,7 @@ PROTOCOL.md, sections "Deletion Vectors" and "Deletion Vector Format":
 A vector whose size, magic number, checksum or cardinality is not what its descriptor
 says raises ``DeletionVectorError``: reading on would return rows the table deleted.
 
-``of_snapshot`` replays the log (the newest checkpoint at or before the version, then the
-JSON commits after it) for each data file's descriptor, since delta-rs lists a table's
-files but not their vectors. A logical file is its path *and* its vector: a DELETE that
-adds a vector to a file commits an ``add`` of the path with the new vector and a
-``remove`` of the path with the old one, in either order.
+Which vector each data file of a snapshot has comes from the log (``live_files.py``).
 
 >>> bitmap = read_inline(Descriptor.from_json(
 ...     {"storageType": "i", "pathOrInlineDv": "^Bg9^0rr910000000000iXQKl0rr91000625c8Xg0rri41POJ5",
@@ -35,8 +31,6 @@ adds a vector to a file commits an ``add`` of the path with the new vector and a
 
 from __future__ import annotations
 
-import json
-import re
 import struct
 import threading
 import uuid
@@ -48,10 +42,8 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 import numpy as np
-import pyarrow.parquet as pq
 from pyroaring import BitMap64
 
-from sparkshim import log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 
 MAGIC_NUMBER = 1681511377
@@ -384,162 +376,3 @@ def keep_mask(bitmap: BitMap64, num_rows: int) -> np.ndarray[Any, Any]:
         )
     mask[removed] = False
     return mask
-
-
-# --- the log ------------------------------------------------------------------------
-
-
-def of_snapshot(location: Path, version: int) -> dict[str, Descriptor]:
-    """The deletion vector of each data file of the table at ``version`` that has one,
-    by the file's path as the log spells it.
-
-    Kept per table: a later version is carried forward from the newest one replayed by
-    reading only the commits after it (commit files never change); an older one, or one
-    of a table since recreated, is replayed from its checkpoint."""
-    key = str(location)
-    with _lock:
-        kept = _replayed.get(key)
-    if kept is not None:
-        kept_version, identity, files = kept
-        current = log.file_identity(log.commit_path(location, kept_version))
-        trusted = identity is not None and identity == current
-        if trusted and kept_version == version:
-            return dict(files)
-        if trusted and kept_version < version:
-            advanced = _advance(location, dict(files), kept_version + 1, version)
-            if advanced is not None:
-                _keep(location, version, advanced)
-                return dict(advanced)
-    files = _replay(location, version)
-    _keep(location, version, files)
-    return dict(files)
-
-
-_replayed: dict[str, tuple[int, tuple[int, int] | None, dict[str, Descriptor]]] = {}
-
-
-def _keep(location: Path, version: int, files: dict[str, Descriptor]) -> None:
-    identity = log.file_identity(log.commit_path(location, version))
-    with _lock:
-        newest = _replayed.get(str(location))
-        if newest is None or newest[0] <= version:
-            _replayed[str(location)] = (version, identity, files)
-
-
-def _replay(location: Path, version: int) -> dict[str, Descriptor]:
-    checkpoint = _checkpoint_at_or_before(location, version)
-    files: dict[str, Descriptor | None] = {}
-    start = 0
-    if checkpoint is not None:
-        checkpoint_version, parts = checkpoint
-        for part in parts:
-            for path, descriptor in _checkpoint_adds(location, part):
-                files[path] = descriptor
-        start = checkpoint_version + 1
-    replayed = _advance(location, files, start, version)
-    if replayed is None:
-        raise AnalysisException(
-            message=f"[DELTA_VERSIONS_NOT_CONTIGUOUS] the transaction log of {location} lacks"
-            f" a commit between versions {start} and {version} and no checkpoint covers it"
-        )
-    return replayed
-
-
-def _advance(
-    location: Path, files: dict[str, Descriptor | None], start: int, end: int
-) -> dict[str, Descriptor] | None:
-    """``files`` (each live file's vector, None for none) moved through commits
-    ``start`` to ``end``; the files with a vector. None when a commit file is gone."""
-    for version in range(start, end + 1):
-        actions = log.read_commit(location, version)
-        if actions is None:
-            return None
-        added: dict[str, Descriptor | None] = {}
-        for action in actions:
-            if "add" in action:
-                add = action["add"]
-                vector = add.get("deletionVector")
-                added[add["path"]] = Descriptor.from_json(vector) if vector else None
-        for action in actions:
-            if "remove" in action:
-                remove = action["remove"]
-                path = remove["path"]
-                vector = remove.get("deletionVector")
-                removed_id = Descriptor.from_json(vector).unique_id if vector else None
-                current = files.get(path)
-                if path in files and (current.unique_id if current else None) == removed_id:
-                    del files[path]
-        files.update(added)
-    return {path: vector for path, vector in files.items() if vector is not None}
-
-
-_CLASSIC = re.compile(r"^(\d{20})\.checkpoint\.parquet$")
-_MULTI_PART = re.compile(r"^(\d{20})\.checkpoint\.(\d{10})\.(\d{10})\.parquet$")
-_V2 = re.compile(r"^(\d{20})\.checkpoint\.[0-9a-fA-F-]{36}\.(parquet|json)$")
-
-
-def _checkpoint_at_or_before(location: Path, version: int) -> tuple[int, list[Path]] | None:
-    """The newest complete checkpoint at or before ``version``: its version and files."""
-    folder = location / "_delta_log"
-    found: dict[int, dict[str, list[Path]]] = {}
-    for entry in folder.iterdir():
-        name = entry.name
-        for kind, pattern in (("classic", _CLASSIC), ("multi", _MULTI_PART), ("v2", _V2)):
-            match = pattern.match(name)
-            if match and int(match[1]) <= version:
-                found.setdefault(int(match[1]), {}).setdefault(kind, []).append(entry)
-    for checkpoint_version in sorted(found, reverse=True):
-        kinds = found[checkpoint_version]
-        if "v2" in kinds:
-            return checkpoint_version, [sorted(kinds["v2"])[0]]
-        if "classic" in kinds:
-            return checkpoint_version, kinds["classic"]
-        parts = sorted(kinds.get("multi", []))
-        first = _MULTI_PART.match(parts[0].name) if parts else None
-        if first is not None and len(parts) == int(first[3]):
-            return checkpoint_version, parts
-    return None
-
-
-def _checkpoint_adds(location: Path, path: Path) -> list[tuple[str, Descriptor | None]]:
-    """The live files a checkpoint file lists (with the files of its sidecars, for a V2
-    checkpoint), each with its vector."""
-    if path.suffix == ".json":
-        actions = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-        adds = [
-            (a["add"]["path"], _descriptor(a["add"].get("deletionVector")))
-            for a in actions
-            if "add" in a
-        ]
-        sidecars = [a["sidecar"]["path"] for a in actions if "sidecar" in a]
-    else:
-        adds = _parquet_adds(path)
-        sidecars = _parquet_sidecars(path)
-    for sidecar in sidecars:
-        sidecar_path = Path(local_path(location / "_delta_log" / "_sidecars", sidecar))
-        adds.extend(_parquet_adds(sidecar_path))
-    return adds
-
-
-def _parquet_adds(path: Path) -> list[tuple[str, Descriptor | None]]:
-    schema = pq.read_schema(path)
-    if "add" not in schema.names:
-        return []
-    add_type = schema.field("add").type
-    has_vectors = add_type.get_field_index("deletionVector") >= 0
-    columns = ["add.path", "add.deletionVector"] if has_vectors else ["add.path"]
-    rows = pq.read_table(path, columns=columns)
-    paths = rows.column(0).to_pylist()
-    vectors = rows.column(1).to_pylist() if has_vectors else [None] * len(paths)
-    return [(p, _descriptor(v)) for p, v in zip(paths, vectors, strict=True) if p is not None]
-
-
-def _parquet_sidecars(path: Path) -> list[str]:
-    if "sidecar" not in pq.read_schema(path).names:
-        return []
-    rows = pq.read_table(path, columns=["sidecar.path"]).column(0).to_pylist()
-    return [p for p in rows if p is not None]
-
-
-def _descriptor(value: dict[str, Any] | None) -> Descriptor | None:
-    return Descriptor.from_json(value) if value else None

@@ -32,7 +32,7 @@ from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_d
 from deltalake import Field as DeltaField
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
-from sparkshim import append, deletion_vectors, log
+from sparkshim import append, deletion_vectors, live_files, log
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.parquet_stats import delta_rs_writer_properties
 from sparkshim.types import align_to_schema
@@ -85,6 +85,17 @@ def check_expected_version(location: Path, options: CommitOptions) -> None:
         current = open_table(location).version()  # no log: it says so
     if current != options.expected_version:
         raise _moved(location, current, options.expected_version)
+
+
+def check_at_version(location: Path, options: CommitOptions, read_version: int) -> None:
+    """Refuse a write that sparkshim commits itself (a conditional put of the version
+    after ``read_version``) when the table is no longer at the version the writer read
+    (``options.expected_version``, else ``read_version``), from the log's newest commit
+    file: a commit landing after this check takes the version first, and the put fails."""
+    expected = options.expected_version if options.expected_version is not None else read_version
+    current = log.latest_version(location)
+    if current != expected:
+        raise _moved(location, current, expected)
 
 
 def table_for_commit(
@@ -367,7 +378,7 @@ def file_scan(table: DeltaTable) -> FileScan | None:
     deleted: dict[str, np.ndarray[Any, Any]] = {}
     if "deletionVectors" in features:
         listed = set(log_paths)
-        for path, vector in deletion_vectors.of_snapshot(location, table.version()).items():
+        for path, vector in live_files.vectors(location, table.version()).items():
             if path not in listed:
                 raise AnalysisException(
                     message=f"[DELTA_DELETION_VECTOR_MISSING_FILE] the log of {location} gives"
@@ -422,7 +433,7 @@ def _removed_rows(table: DeltaTable) -> int:
     """The rows the loaded version's deletion vectors remove."""
     if "deletionVectors" not in set(table.protocol().reader_features or ()):
         return 0
-    vectors = deletion_vectors.of_snapshot(table_location(table), table.version())
+    vectors = live_files.vectors(table_location(table), table.version())
     return sum(vector.cardinality for vector in vectors.values())
 
 
@@ -522,7 +533,7 @@ def write(
     if not overwrite and not overwrite_schema:
         state = table_state(location)
         if state is not None:
-            data = data.cast(_arrow_schema(state.schema_json))
+            data = data.cast(arrow_schema_of(state.schema_json))
             if append.is_plain(state, data):
                 _append_plain(location, state, data, options)
                 return
@@ -799,11 +810,11 @@ def latest_schema(location: Path) -> pa.Schema:
     state = table_state(location)
     if state is None:
         return arrow_schema(open_table(location))  # no table: it says so
-    return _arrow_schema(state.schema_json)
+    return arrow_schema_of(state.schema_json)
 
 
 @functools.lru_cache(maxsize=256)
-def _arrow_schema(schema_json: str) -> pa.Schema:
+def arrow_schema_of(schema_json: str) -> pa.Schema:
     """The Arrow schema of a Delta schema (JSON), as delta-rs converts it."""
     return pa.schema(Schema.from_json(schema_json).to_arrow())
 
@@ -957,7 +968,7 @@ def _feed_from_files(
     files = log.change_files(location, start, end)
     if not files:
         return None
-    schema = _arrow_schema(state.schema_json)
+    schema = arrow_schema_of(state.schema_json)
     logical = {stored: name for name, stored in physical.items()}
     parts = []
     for file in files:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,12 +70,35 @@ def _checkpoint_version(location: Path) -> int | None:
 
 
 def read_commit(location: Path, version: int) -> list[dict[str, Any]] | None:
-    """The actions of commit ``version``, or None when its file is gone (cleaned up)."""
+    """The actions of commit ``version``, or None when its file is gone (cleaned up).
+
+    A refresh reads its tables' newest commits several times (their state, history,
+    change files, live files), and parsing the JSON costs several times reading it: the
+    actions are kept under the file's path with its text, and given again while the file
+    reads the same (a recreated table's log has other files under the same names). The
+    actions returned are shared: callers must not change them."""
+    path = commit_path(location, version)
     try:
-        text = commit_path(location, version).read_text()
+        text = path.read_text()
     except FileNotFoundError:
         return None
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    key = str(path)
+    with _lock:
+        kept = _commits.get(key)
+        if kept is not None and kept[0] == text:
+            _commits.move_to_end(key)
+            return kept[1]
+    actions = [json.loads(line) for line in text.splitlines() if line.strip()]
+    with _lock:
+        _commits[key] = (text, actions)
+        while len(_commits) > _KEPT_COMMITS:
+            _commits.popitem(last=False)
+    return actions
+
+
+# How many commit files' actions are kept (see ``read_commit``).
+_KEPT_COMMITS = 256
+_commits: OrderedDict[str, tuple[str, list[dict[str, Any]]]] = OrderedDict()
 
 
 def history(location: Path, limit: int) -> list[dict[str, Any]] | None:

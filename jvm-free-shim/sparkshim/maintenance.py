@@ -33,7 +33,7 @@ import pyarrow as pa
 from deltalake.exceptions import DeltaError
 from sqlglot import exp
 
-from sparkshim import compact, deletion_vectors, delta, log, row_index
+from sparkshim import compact, deletion_vectors, delta, live_files, log, row_index
 from sparkshim.config import RETENTION_CHECK_CONF
 from sparkshim.errors import AnalysisException, IllegalArgumentException, UnsupportedSqlError
 from sparkshim.translate import parse_spark
@@ -268,7 +268,7 @@ def _unneeded_vector_files(location: Path, table: DeltaTable, cutoff: float) -> 
     cutoff_ms = cutoff * 1000
     needed = {
         vector.file_path(location)
-        for vector in deletion_vectors.of_snapshot(location, table.version()).values()
+        for vector in live_files.vectors(location, table.version()).values()
         if vector.storage_type != "i"
     }
     needed |= _vectors_removed_since(location, table.version(), cutoff_ms)

@@ -21,11 +21,9 @@ copy-on-write through delta-rs.
 from __future__ import annotations
 
 import json
-import math
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import unquote
@@ -33,17 +31,16 @@ from urllib.parse import unquote
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 from pyroaring import BitMap64
 from sqlglot import exp
 
-from sparkshim import append, commits, deletion_vectors, delta
+from sparkshim import append, commits, deletion_vectors, delta, live_files
 from sparkshim.action_table import ACTION, NEW
 from sparkshim.query import FILE_COLUMN, POSITION_COLUMN, run_query
 from sparkshim.types import align_to_schema
 
 if TYPE_CHECKING:
-    from deltalake import DeltaTable
-
     from sparkshim.session_protocol import SessionProtocol
 
 
@@ -67,16 +64,16 @@ class Marking:
         }
 
 
-def mark(location: Path, table: DeltaTable, located: pa.Table) -> Marking:
+def mark(location: Path, version: int, located: pa.Table) -> Marking:
     """Mark the rows ``located`` names (``FILE_COLUMN``, ``POSITION_COLUMN``: a file path as
-    a located scan gives it, a position in it) in the vectors of ``table``'s files."""
-    files = _data_files(table)
+    a located scan gives it, a position in it) in the vectors of the files of the table at
+    ``location`` at ``version``."""
+    files = live_files.at(location, version)
     by_name = {Path(unquote(relative)).name: relative for relative in files}
-    old_vectors = deletion_vectors.of_snapshot(location, table.version())
     touched = _positions_by_file(located)
     now = int(time.time() * 1000)
     removed: list[dict[str, Any]] = []
-    kept: list[tuple[dict[str, Any], BitMap64]] = []
+    kept: list[tuple[live_files.LiveFile, BitMap64]] = []
     added = updated = dropped = 0
     for path, positions in touched.items():
         relative = by_name.get(Path(path).name)
@@ -86,12 +83,12 @@ def mark(location: Path, table: DeltaTable, located: pa.Table) -> Marking:
                 " it; nothing was written: re-read the table and retry"
             )
         entry = files[relative]
-        old = old_vectors.get(relative)
+        old = entry.deletion_vector
         bitmap = BitMap64(positions)
         if old is not None:
             bitmap |= deletion_vectors.read(location, old)
-        removed.append(commits.remove_action(relative, entry["size_bytes"], now, old))
-        if len(bitmap) >= entry["num_records"]:
+        removed.append(commits.remove_action(entry, now))
+        if len(bitmap) >= _stored_rows(location, entry):
             dropped += old is not None
             continue
         added += old is None
@@ -118,52 +115,32 @@ def _positions_by_file(located: pa.Table) -> dict[str, list[int]]:
     }
 
 
-def _data_files(table: DeltaTable) -> dict[str, dict[str, Any]]:
-    """Each data file's add-action facts (size, modification time, statistics), by its
-    path relative to the table."""
-    actions = pa.table(table.get_add_actions(flatten=False))
-    return {row["path"]: row for row in actions.to_pylist()}
+def _stored_rows(location: Path, entry: live_files.LiveFile) -> int:
+    """How many rows the data file stores (its vector aside): its statistics say, else its
+    Parquet footer."""
+    stats = json.loads(entry.stats) if entry.stats else {}
+    if isinstance(stats.get("numRecords"), int):
+        return int(stats["numRecords"])
+    path = deletion_vectors.local_path(location, entry.path)
+    return int(pq.ParquetFile(path).metadata.num_rows)
 
 
-def _add(entry: dict[str, Any], vector: deletion_vectors.Descriptor) -> dict[str, Any]:
+def _add(entry: live_files.LiveFile, vector: deletion_vectors.Descriptor) -> dict[str, Any]:
     """The file added again with its new vector; its statistics kept, as wide bounds now
     (``numRecords`` counts the rows the file stores, as Delta's protocol says)."""
-    stats: dict[str, Any] = {"numRecords": entry["num_records"], "tightBounds": False}
-    for key, name in (("min", "minValues"), ("max", "maxValues"), ("null_count", "nullCount")):
-        values = _json_values(entry.get(key))
-        if values:
-            stats[name] = values
-    return {
-        "add": {
-            "path": entry["path"],
-            "partitionValues": {},
-            "size": entry["size_bytes"],
-            "modificationTime": entry["modification_time"],
-            "dataChange": True,
-            "stats": json.dumps(stats),
-            "deletionVector": vector.to_json(),
-        }
+    add: dict[str, Any] = {
+        "path": entry.path,
+        "partitionValues": entry.partition_values,
+        "size": entry.size,
+        "modificationTime": entry.modification_time,
+        "dataChange": True,
     }
-
-
-def _json_values(values: Any) -> dict[str, Any] | None:
-    """The statistics of a column struct that JSON holds exactly (numbers, strings,
-    booleans, dates; nested structs); others are left out (no bound: no skipping)."""
-    if not isinstance(values, dict):
-        return None
-    kept: dict[str, Any] = {}
-    for name, value in values.items():
-        if isinstance(value, dict):
-            nested = _json_values(value)
-            if nested:
-                kept[name] = nested
-        elif isinstance(value, bool | int | str) or (
-            isinstance(value, float) and math.isfinite(value)
-        ):
-            kept[name] = value
-        elif isinstance(value, date) and type(value) is date:
-            kept[name] = value.isoformat()
-    return kept
+    if entry.stats:
+        stats = json.loads(entry.stats)
+        stats["tightBounds"] = False
+        add["stats"] = json.dumps(stats)
+    add["deletionVector"] = vector.to_json()
+    return {"add": add}
 
 
 # --- DELETE, UPDATE, MERGE by value ---------------------------------------------------
@@ -194,7 +171,7 @@ def apply(
     options = session.commit_options()
     if delta.already_committed(location, options):
         return
-    table = delta.table_for_commit(location, options, read_version)
+    delta.check_at_version(location, options, read_version)
     matched = _matched_rows(session, location, target, schema, row_changes.changes)
     action = matched.column(ACTION)
     deleted = matched.filter(pc.equal(action, "delete")).select(schema.names)
@@ -211,7 +188,7 @@ def apply(
         return
     located = matched.select([FILE_COLUMN, POSITION_COLUMN])
     written = Written(deleted, before, after, inserted)
-    commit_marked(location, table, read_version, options, located, written, operation)
+    commit_marked(location, read_version, options, located, written, operation)
 
 
 @dataclass(frozen=True)
@@ -237,7 +214,6 @@ class Marked(NamedTuple):
 
 def commit_marked(
     location: Path,
-    table: DeltaTable,
     read_version: int,
     options: delta.CommitOptions,
     located: pa.Table,
@@ -248,7 +224,7 @@ def commit_marked(
     ``POSITION_COLUMN``: the deleted and the updated rows) marked removed, the updated
     rows' new values and the inserted rows written as one new file, and the change data
     feed's file when the table records it."""
-    marking = mark(location, table, located)
+    marking = mark(location, read_version, located)
     new_rows = pa.concat_tables([written.after, written.inserted])
     added = list(marking.added)
     new_file = None

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sparkshim import append, deletion_vectors, delta, row_index, sources
+from sparkshim import append, deletion_vectors, delta, live_files, row_index, sources
 from sparkshim.config import (
     ALLOW_PRECISION_LOSS_CONF,
     HAVING_AS_WHERE_CONF,
@@ -698,7 +698,7 @@ def _located_by_index(
     # the MERGE's table would name it (its data file and position), and its values.
     cursor = registrations.cursor
     hashes = row_hashes(cursor, probes, looked_up)
-    found = locate(cursor, entry.location, snapshot, schema, hashes, columns=looked_up)
+    found = locate(cursor, entry.location, snapshot.version(), schema, hashes, columns=looked_up)
     located = _rows_found(registrations.cursor, schema, probes, found)
     if entry.location == registrations.files_of:
         located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
@@ -772,24 +772,24 @@ def _read_at_positions(
 def locate(
     cursor: duckdb.DuckDBPyConnection,
     location: Path,
-    snapshot: DeltaTable,
+    version: int,
     schema: pa.Schema,
     probes: row_index.RowHashes,
     columns: list[str] | None = None,
 ) -> pa.Table:
-    """Where the live rows of ``snapshot`` equal to a probe on ``columns`` (some of the
-    table's, in its order; None: all of them) are, through the table's row index:
+    """Where the live rows of the table at ``location`` at ``version`` equal to a probe on
+    ``columns`` (some of the table's, in its order; None: all of them) are, through the
+    table's row index:
     ``probes`` are the ``row_hashes`` of the values looked up (over those columns, in the
     table's types); one row per match, with the probe's number (``PROBE_COLUMN``), the
     data file as a located scan names it (``FILE_COLUMN``) and the position in it
     (``POSITION_COLUMN``), file by file."""
     hashed = schema.names if columns is None else columns
-    vectors = deletion_vectors.of_snapshot(location, snapshot.version())
     sorted_probes = probes.sort()
     files: list[pa.Array] = []
     positions: list[pa.Array] = []
     taken: list[pa.Array] = []
-    for relative in pa.table(snapshot.get_add_actions(flatten=True)).column("path").to_pylist():
+    for relative, file in live_files.at(location, version).items():
         path = deletion_vectors.local_path(location, relative)
         index_path = row_index.index_path(location, relative, schema, columns)
         index = row_index.load(index_path)
@@ -799,7 +799,7 @@ def locate(
             sql = f"SELECT {hashed_sql}, {_identifier(_POSITION)} AS pos FROM ({rows})"
             index = row_index.build(cursor, index_path, sql)
         found = row_index.matches(index, sorted_probes)
-        vector = vectors.get(relative)
+        vector = file.deletion_vector
         if vector is not None and found.num_rows:
             removed = deletion_vectors.read(location, vector)
             live = deletion_vectors.kept(removed, found.column("position").to_numpy())
@@ -835,11 +835,13 @@ def row_hashes(
     cursor.register(name, rows)
     try:
         hashed = _hashes_sql(columns, rows.schema)
-        result = cursor.sql(f"SELECT {hashed} FROM {name}").to_arrow_table()
+        # (Run once and fetched as numpy: a relation, ``cursor.sql``, plans the query
+        # twice, and Arrow output of an executed statement is copied once more.)
+        result = cursor.execute(f"SELECT {hashed} FROM {name}").fetchnumpy()
     finally:
         cursor.unregister(name)
-    first = result.column("h1").to_numpy().astype("<u8", copy=False)
-    second = result.column("h2").to_numpy().astype("<u4")  # (32 bits: masked in SQL)
+    first = np.asarray(result["h1"]).astype("<u8", copy=False)
+    second = np.asarray(result["h2"]).astype("<u4")  # (32 bits: masked in SQL)
     return row_index.RowHashes(first, second)
 
 

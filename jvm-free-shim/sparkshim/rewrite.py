@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from sparkshim import append, commits, deletion_vectors, delta, merge_on_read
+from sparkshim import append, commits, delta, live_files, merge_on_read
 from sparkshim.query import FILE_COLUMN, POSITION_COLUMN, run_query, write_query
 from sparkshim.types import align_to_schema
 
@@ -127,8 +127,8 @@ def _rewrite_files(
     The queries evaluate the MERGE's own ON condition (translated like any other), on
     a scan of the table that names each row's file and position."""
     no_rows = schema.empty_table()
-    sizes = _file_sizes(table)
-    relative_by_name = {Path(unquote(path)).name: path for path in sizes}
+    files = live_files.at(location, table.version())
+    relative_by_name = {Path(unquote(path)).name: path for path in files}
     if not relative_by_name:
         return _Rewritten([], [], no_rows, 0, {})
     target, source, on = merge.this, merge.args["using"], merge.args["on"]
@@ -148,7 +148,7 @@ def _rewrite_files(
         return _Rewritten([], [], no_rows, 0, {})
     if mark_rows:
         marking = merge_on_read.mark(
-            location, table, matched_rows.select([FILE_COLUMN, POSITION_COLUMN])
+            location, table.version(), matched_rows.select([FILE_COLUMN, POSITION_COLUMN])
         )
         metrics = marking.metrics("target_")
         return _Rewritten(marking.removed, marking.added, deleted_rows, 0, metrics)
@@ -165,7 +165,6 @@ def _rewrite_files(
     if not copied:
         (location / name).unlink(missing_ok=True)
     now = int(time.time() * 1000)
-    vectors = _deletion_vectors(location, table)
     removed = []
     for path in touched:
         relative = relative_by_name.get(Path(path).name)
@@ -175,15 +174,8 @@ def _rewrite_files(
                 message=f"[DELTA_CONCURRENT_WRITE] {location} moved while this MERGE read it;"
                 " nothing was written: re-read the table and retry"
             )
-        removed.append(commits.remove_action(relative, sizes[relative], now, vectors.get(relative)))
+        removed.append(commits.remove_action(files[relative], now))
     return _Rewritten(removed, added, deleted_rows, copied, {})
-
-
-def _deletion_vectors(location: Path, table: DeltaTable) -> dict[str, deletion_vectors.Descriptor]:
-    """The deletion vector of each data file of ``table`` that has one, by log path."""
-    if "deletionVectors" not in set(table.protocol().reader_features or ()):
-        return {}
-    return deletion_vectors.of_snapshot(location, table.version())
 
 
 def _commit_info(
@@ -225,15 +217,3 @@ def _commit_info(
     }
     info.update(metadata)
     return {"commitInfo": info}
-
-
-def _file_sizes(table: DeltaTable) -> dict[str, int]:
-    """Each data file's size, by its path relative to the table."""
-    actions = pa.table(table.get_add_actions(flatten=True))
-    return dict(
-        zip(
-            actions.column("path").to_pylist(),
-            actions.column("size_bytes").to_pylist(),
-            strict=True,
-        )
-    )

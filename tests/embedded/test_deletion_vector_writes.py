@@ -18,7 +18,7 @@ from delta_readers import delta_rs_rows, location_of, session_rows
 from deltalake import DeltaTable
 
 from dyntables import DynamicTables
-from sparkshim import deletion_vectors
+from sparkshim import deletion_vectors, live_files
 from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
@@ -99,7 +99,7 @@ def test_row_level_statements_match_copy_on_write_and_delta_rs(session: ShimSess
 
 
 def _vectors(location: Path) -> dict[str, deletion_vectors.Descriptor]:
-    return deletion_vectors.of_snapshot(location, DeltaTable(str(location)).version())
+    return live_files.vectors(location, DeltaTable(str(location)).version())
 
 
 def test_a_delete_marks_rows_and_writes_no_data_file(session: ShimSession) -> None:

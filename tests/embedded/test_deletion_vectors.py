@@ -25,7 +25,7 @@ from delta_readers import delta_rs_rows, multiset, session_rows
 from deltalake import DeltaTable
 from pyroaring import BitMap64
 
-from sparkshim import deletion_vectors, delta
+from sparkshim import deletion_vectors, delta, live_files
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.metadata import DeltaMetadata
 from sparkshim.session import ShimSession
@@ -131,7 +131,7 @@ def test_metadata_counts_live_rows_and_files(tmp_path: Path, name: str) -> None:
 
 def test_a_damaged_vector_is_an_error_not_a_wrong_answer(tmp_path: Path) -> None:
     session, location = golden_table(tmp_path, "dv-partitioned-with-checkpoint")
-    vectors = deletion_vectors.of_snapshot(location, 15)
+    vectors = live_files.vectors(location, 15)
     damaged = next(iter(vectors.values())).file_path(location)
     data = bytearray(damaged.read_bytes())
     data[-5] ^= 0xFF
@@ -205,7 +205,7 @@ def test_writes_keep_removed_rows_removed(tmp_path: Path, name: str, statement: 
     session, location = golden_table(tmp_path, name)
     sql, apply = STATEMENTS[statement]
     before = [json.loads(row) for row in theirs(location).elements()]
-    vectors = deletion_vectors.of_snapshot(location, 15)
+    vectors = live_files.vectors(location, 15)
     assert vectors  # files of the statements' partitions carry vectors
     session.sql(sql)
     expected = multiset(apply(before))
@@ -220,7 +220,7 @@ def test_writes_keep_removed_rows_removed(tmp_path: Path, name: str, statement: 
             expected_vector = vector.to_json() if vector is not None else None
             assert remove.get("deletionVector") == expected_vector, remove["path"]
     if statement in ("optimize", "zorder"):  # compaction drops the removed rows for good
-        assert deletion_vectors.of_snapshot(location, max(commits(location))) == {}
+        assert live_files.vectors(location, max(commits(location))) == {}
 
 
 def test_change_feed_of_a_delete_on_files_with_vectors(tmp_path: Path) -> None:
@@ -251,7 +251,7 @@ def mark_deleted(location: Path, positions: dict[str, list[int]], *, inline: boo
     table = DeltaTable(str(location))
     version = table.version()
     adds = pa.table(table.get_add_actions(flatten=True)).to_pylist()
-    old = deletion_vectors.of_snapshot(location, version)
+    old = live_files.vectors(location, version)
     now = int(time.time() * 1000)
     actions: list[dict[str, Any]] = [{"commitInfo": {"timestamp": now, "operation": "DELETE"}}]
     removed_rows = []
@@ -365,7 +365,7 @@ def test_the_merge_sparkshim_commits_itself_keeps_removed_rows_removed(tmp_path:
     session, location = plain_table(tmp_path)
     files = files_by_first_id(location)
     marked = mark_deleted(location, {files[1]: [0, 1], files[5]: [2]}, inline=False)
-    vectors = deletion_vectors.of_snapshot(location, marked)
+    vectors = live_files.vectors(location, marked)
     session.sql(
         "MERGE INTO t USING (SELECT 3 AS id, 'delete' AS kind UNION ALL SELECT 2, 'delete'"
         " UNION ALL SELECT 10, 'insert') AS s ON s.kind = 'delete' AND t.id = s.id"
@@ -406,6 +406,6 @@ def test_dml_through_delta_rs_and_compaction_on_a_table_with_vectors(tmp_path: P
     )
     session.sql("OPTIMIZE t")
     latest = DeltaTable(str(location)).version()
-    assert deletion_vectors.of_snapshot(location, latest) == {}
+    assert live_files.vectors(location, latest) == {}
     assert ours(session) == theirs(location)
     assert DeltaMetadata(session).row_count("t") == len(expected)

@@ -18,6 +18,7 @@ from deltalake import DeltaTable
 from pyroaring import BitMap64
 
 from sparkshim import deletion_vectors as dv
+from sparkshim import live_files
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "delta-golden"
 TABLES = ("dv-partitioned-with-checkpoint", "dv-with-columnmapping")
@@ -55,7 +56,7 @@ def test_the_latest_vectors_are_the_ones_delta_rs_reads(name: str) -> None:
     location = GOLDEN / name
     table = DeltaTable(str(location))
     theirs = pa.table(table.deletion_vectors()).to_pylist()
-    ours = dv.of_snapshot(location, table.version())
+    ours = live_files.vectors(location, table.version())
     assert {dv.local_path(location, p) for p in ours} == {
         row["filepath"].removeprefix("file://") for row in theirs
     }
@@ -78,9 +79,38 @@ def test_every_version_replays_to_its_own_vectors(name: str) -> None:
         }
         ours = {
             dv.local_path(location, path): vector.cardinality
-            for path, vector in dv.of_snapshot(location, version).items()
+            for path, vector in live_files.vectors(location, version).items()
         }
         assert ours == theirs
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_version_replays_to_the_files_delta_rs_lists(name: str) -> None:
+    """The live files the log replay finds at each version (from the checkpoint at
+    version 10, or the JSON commits alone) are delta-rs's, with the same size, partition
+    values and row count: a commit that marks rows carries them forward."""
+    location = GOLDEN / name
+    for version in (15, 3, 10, 11, 0, 14):
+        table = DeltaTable(str(location), version=version)
+        theirs = {
+            row["path"]: (row["size_bytes"], row["num_records"], row.get("partition"))
+            for row in pa.table(table.get_add_actions(flatten=False)).to_pylist()
+        }
+        ours = live_files.at(location, version)
+        assert set(ours) == set(theirs)
+        # The log names partition columns by their physical names under column mapping
+        # (kept as written, to be carried forward); delta-rs by their logical names.
+        logical = {
+            field["metadata"].get("delta.columnMapping.physicalName", field["name"]): field["name"]
+            for field in json.loads(table.schema().to_json())["fields"]
+        }
+        for path, file in ours.items():
+            size, records, partition_values = theirs[path]
+            assert file.size == size
+            assert json.loads(file.stats or "{}").get("numRecords") == records
+            assert {logical[k]: v for k, v in file.partition_values.items()} == {
+                k: None if v is None else str(v) for k, v in (partition_values or {}).items()
+            }
 
 
 def test_vectors_round_trip_through_files_and_inline(tmp_path: Path) -> None:
@@ -213,7 +243,7 @@ def test_a_v2_checkpoint_with_a_sidecar_gives_the_files(tmp_path: Path, form: st
     """The golden table's checkpoint turned into a V2 one (its files in a sidecar), and
     the commits before it gone: the replay finds the same vectors from it."""
     location = Path(shutil.copytree(GOLDEN / "dv-partitioned-with-checkpoint", tmp_path / "t"))
-    expected = dv.of_snapshot(GOLDEN / "dv-partitioned-with-checkpoint", 15)
+    expected = live_files.vectors(GOLDEN / "dv-partitioned-with-checkpoint", 15)
     folder = location / "_delta_log"
     classic = folder / "00000000000000000010.checkpoint.parquet"
     (folder / "_sidecars").mkdir()
@@ -233,4 +263,4 @@ def test_a_v2_checkpoint_with_a_sidecar_gives_the_files(tmp_path: Path, form: st
     classic.unlink()
     for version in range(10):
         (folder / f"{version:020d}.json").unlink()
-    assert dv.of_snapshot(location, 15) == expected
+    assert live_files.vectors(location, 15) == expected
