@@ -400,41 +400,35 @@ def file_scan(table: DeltaTable) -> FileScan | None:
     return FileScan(schema, files, deleted, physical, partitions)
 
 
-def row_count(table: DeltaTable) -> int | None:
-    """The rows of the loaded version, from each data file's statistics (``numRecords``,
-    which counts the rows a deletion vector removes too) less each vector's cardinality;
-    None when a file has no statistics."""
-    stored = stored_rows(table)
-    return None if stored is None else stored - _removed_rows(table)
+def row_count(location: Path, version: int) -> int | None:
+    """The rows of the table at ``version``, from each data file's statistics
+    (``numRecords``, which counts the rows a deletion vector removes too) less each
+    vector's cardinality; None when a file has no statistics."""
+    files = live_files.at(location, version).values()
+    stored = live_files.stored_rows(files)
+    return None if stored is None else stored - live_files.removed_rows(files)
 
 
-def removed_row_share(table: DeltaTable) -> float | None:
-    """The share of the rows the loaded version's files store that deletion vectors
-    remove; None when a file has no statistics."""
-    stored = stored_rows(table)
+def removed_row_share(location: Path, version: int) -> float | None:
+    """The share of the rows the data files of the table at ``version`` store that
+    deletion vectors remove; None when a file has no statistics."""
+    files = live_files.at(location, version).values()
+    stored = live_files.stored_rows(files)
     if stored is None:
         return None
-    return _removed_rows(table) / stored if stored else 0.0
+    return live_files.removed_rows(files) / stored if stored else 0.0
 
 
-def stored_rows(table: DeltaTable) -> int | None:
-    """The rows the loaded version's data files store (their ``numRecords``, removed rows
-    included); None when a file has no statistics."""
-    actions = pa.table(table.get_add_actions(flatten=True))
-    if actions.num_rows == 0:
-        return 0
-    counts = actions.column("num_records")
-    if counts.null_count:
-        return None
-    return int(pc.sum(counts).as_py())
+def stored_rows(location: Path, version: int) -> int | None:
+    """The rows the data files of the table at ``version`` store (their ``numRecords``,
+    removed rows included); None when a file has no statistics."""
+    return live_files.stored_rows(live_files.at(location, version).values())
 
 
-def _removed_rows(table: DeltaTable) -> int:
-    """The rows the loaded version's deletion vectors remove."""
-    if "deletionVectors" not in set(table.protocol().reader_features or ()):
-        return 0
-    vectors = live_files.vectors(table_location(table), table.version())
-    return sum(vector.cardinality for vector in vectors.values())
+def latest_version(location: Path) -> int:
+    """The table's latest version, from its log (delta-rs says why when there is none)."""
+    version = log.latest_version(location)
+    return open_table(location).version() if version is None else version
 
 
 def table_location(table: DeltaTable) -> Path:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,14 @@ class LiveFile:
     def vector_id(self) -> str | None:
         return self.deletion_vector.unique_id if self.deletion_vector else None
 
+    @property
+    def num_records(self) -> int | None:
+        """The rows the file stores (its vector's among them), as its statistics say."""
+        if not self.stats:
+            return None
+        records = json.loads(self.stats).get("numRecords")
+        return records if isinstance(records, int) else None
+
 
 def at(location: Path, version: int) -> dict[str, LiveFile]:
     """The live files of the table at ``location`` at ``version``, by path."""
@@ -91,6 +100,23 @@ def vectors(location: Path, version: int) -> dict[str, Descriptor]:
         for path, file in at(location, version).items()
         if file.deletion_vector is not None
     }
+
+
+def stored_rows(files: Iterable[LiveFile]) -> int | None:
+    """The rows ``files`` store (their ``numRecords``, removed rows included); None when a
+    file has no statistics."""
+    total = 0
+    for file in files:
+        records = file.num_records
+        if records is None:
+            return None
+        total += records
+    return total
+
+
+def removed_rows(files: Iterable[LiveFile]) -> int:
+    """The rows the deletion vectors of ``files`` remove."""
+    return sum(file.deletion_vector.cardinality for file in files if file.deletion_vector)
 
 
 _lock = threading.Lock()

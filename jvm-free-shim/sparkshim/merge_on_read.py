@@ -118,9 +118,8 @@ def _positions_by_file(located: pa.Table) -> dict[str, list[int]]:
 def _stored_rows(location: Path, entry: live_files.LiveFile) -> int:
     """How many rows the data file stores (its vector aside): its statistics say, else its
     Parquet footer."""
-    stats = json.loads(entry.stats) if entry.stats else {}
-    if isinstance(stats.get("numRecords"), int):
-        return int(stats["numRecords"])
+    if entry.num_records is not None:
+        return entry.num_records
     path = deletion_vectors.local_path(location, entry.path)
     return int(pq.ParquetFile(path).metadata.num_rows)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.types import StructType
 from sqlglot import exp
 
-from sparkshim import delta
+from sparkshim import delta, live_files
 from sparkshim.commands import history_rows, target_location
 from sparkshim.dataframe import DataFrame
 from sparkshim.types import local_wall_clock
@@ -58,24 +58,24 @@ class DeltaMetadata:
         """The rows of the table's latest version (or of ``version``), from each data
         file's statistics less the rows its deletion vector removes (a file's
         ``numRecords`` counts them); None when a file has no statistics (then only reading
-        the rows would tell). The version asked is most often the latest (a refresh's
-        cost rule counts the source it is about to read): the table kept up to date is
-        read then, where opening the version on its own replays its log (milliseconds)."""
+        the rows would tell). The files come from sparkshim's own replay of the log
+        (``live_files``), kept per table and carried forward through new commits."""
         location = self._location(name)
-        table = delta.open_table(location)
-        if version is not None and table.version() != version:
-            table = delta.open_table(location, version)
-        return delta.row_count(table)
+        return delta.row_count(
+            location, delta.latest_version(location) if version is None else version
+        )
 
     def data_file_count(self, name: str) -> int:
         """The data files of the table's latest version (``DESCRIBE DETAIL``'s
         ``numFiles``)."""
-        return len(delta.open_table(self._location(name)).file_uris())
+        location = self._location(name)
+        return len(live_files.at(location, delta.latest_version(location)))
 
     def removed_row_share(self, name: str) -> float | None:
         """The share of the rows the latest version's data files store that their
         deletion vectors remove (0 without vectors); None when a file has no statistics."""
-        return delta.removed_row_share(delta.open_table(self._location(name)))
+        location = self._location(name)
+        return delta.removed_row_share(location, delta.latest_version(location))
 
     def _location(self, name: str) -> Path:
         return target_location(self.session, exp.to_table(name, dialect="spark"))

@@ -716,7 +716,7 @@ def _large_enough_for_index(session: SessionProtocol, snapshot: DeltaTable) -> b
         raise AnalysisException(
             message=f"{ROW_INDEX_MIN_ROWS_CONF} is {setting!r}: set it to a whole number of rows"
         ) from None
-    stored = delta.stored_rows(snapshot)
+    stored = delta.stored_rows(delta.table_location(snapshot), snapshot.version())
     return stored is None or stored >= least
 
 
