@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sparkshim import delta, live_files
+from sparkshim import append, delta, live_files
 from sparkshim.parquet_stats import statistics_columns
 
 
@@ -29,7 +29,13 @@ def change_file(location: Path, parts: list[tuple[pa.Table, str]]) -> dict[str, 
     path = location / name
     path.parent.mkdir(exist_ok=True)
     rows = pa.concat_tables(tables)
-    pq.write_table(rows, path, compression="snappy", write_statistics=statistics_columns(rows))
+    pq.write_table(
+        rows,
+        path,
+        compression="snappy",
+        write_statistics=statistics_columns(rows),
+        use_dictionary=append.dictionary_columns(rows),
+    )
     return {
         "cdc": {
             "path": name,
