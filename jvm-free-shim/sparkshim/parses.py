@@ -88,7 +88,7 @@ class Parses:
         starts = _version_literals(tree, sql, spans)
         if starts is not None:
             with self._lock:
-                self._kept[key] = _Kept(tree.copy(), starts)
+                self._kept[key] = _Kept(_without_positions(tree.copy()), starts)
                 while len(self._kept) > self._capacity:
                     self._kept.popitem(last=False)
         return tree
@@ -147,6 +147,27 @@ def _is_version(literal: exp.Literal) -> bool:
         and literal.arg_key == "expressions"
         and (literal.index or 0) > 0
     )
+
+
+# What the parser records of a node's place in the text (``meta``): read only to find the
+# version literals, and costly to copy (a kept tree's copies take four times as long).
+_POSITION_KEYS = ("line", "col", "start", "end")
+
+
+def _without_positions(tree: exp.Expr) -> exp.Expr:
+    """``tree`` without the parser's positions but the version literals' starts (which
+    ``_with_numbers`` finds them by); other ``meta`` entries (the translation's) kept."""
+    for node in tree.walk():
+        meta = node._meta  # read without creating an empty dict on every node
+        if not meta:
+            continue
+        version = isinstance(node, exp.Literal) and _is_version(node)
+        for key in _POSITION_KEYS:
+            if not (version and key == "start"):
+                meta.pop(key, None)
+        if not meta:
+            node._meta = None
+    return tree
 
 
 def _with_numbers(kept: _Kept, numbers: list[str]) -> exp.Expr:
