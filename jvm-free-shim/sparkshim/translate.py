@@ -773,6 +773,10 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
     _widen_integer_literal_values(chosen(node), spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
+    # Each value in the wider type before the choice, as Spark casts them: DuckDB's common
+    # type of DECIMAL(38,2) and DECIMAL(18,4) keeps two decimals (Spark's: DECIMAL(38,4)).
+    for value in chosen(node):
+        value.replace(_try_cast(_c(value), spark_type.sql()))
     return _cast(_c(node), spark_type.sql())
 
 
