@@ -2,7 +2,8 @@
 created (its first refresh is full) and then every incremental refresh failed, the change
 query grouping the source rows by a name only the output has. The alias is resolved to its
 expression when the table is created, as Spark resolves it: a name that is also an input
-column is that column."""
+column is that column. GROUP BY ALL, refused as a scalar aggregate, is resolved there too:
+to the SELECT items without an aggregate."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ QUERIES = [
     " JOIN t u ON s.x = u.g",
     "WITH b AS (SELECT v % 2 AS parity, g FROM t)"
     " SELECT parity AS p, count(DISTINCT g) AS n FROM b GROUP BY p",
+    # GROUP BY ALL: the items without an aggregate (it was refused as a scalar aggregate).
+    "SELECT g, upper(g) AS u, max(v) AS m, count(*) + 1 AS n FROM t GROUP BY ALL",
+    "SELECT v % 2 AS parity, sum(v) AS s FROM t WHERE v > 0 GROUP BY ALL HAVING sum(v) > 1",
 ]
 
 

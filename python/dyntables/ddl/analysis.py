@@ -71,6 +71,7 @@ class QueryAnalyzer:
             key = self.qualify_source(table, reference)
             if key not in sources:
                 sources.append(key)
+        resolve_group_by_all(tree)
         resolve_group_by_aliases(tree, self._source_columns)
         query = to_spark_sql(tree)
         schema = self._resolve(table, to_spark_sql(tree.limit(0)))
@@ -224,6 +225,29 @@ class QueryAnalyzer:
             if problem is not None:
                 problems.append(problem)
         return "; ".join(problems) or None
+
+
+def resolve_group_by_all(tree: exp.Expr) -> None:
+    """Replace, in place, each ``GROUP BY ALL`` by its keys, as Spark resolves it: every
+    SELECT item without an aggregate (``SELECT g, upper(h) AS u, max(v) ... GROUP BY ALL``
+    groups by ``g, upper(h)``); with none, the query is a global aggregate. The refresh
+    derives a GROUP BY's keys from its expressions. Left as written where Spark's reading
+    is not told here: a star, a window, a function not known to be or not be an aggregate,
+    or an item without a column (a constant key, which GROUP BY reads as a position)."""
+    for select in tree.find_all(exp.Select):
+        group = select.args.get("group")
+        if group is None or not group.args.get("all") or group.expressions:
+            continue
+        items = [projection.unalias() for projection in select.expressions]
+        if any(item.is_star or item.find(exp.Window, exp.Anonymous) is not None for item in items):
+            continue
+        keys = [item for item in items if item.find(exp.AggFunc) is None]
+        if any(key.find(exp.Column) is None for key in keys):
+            continue
+        if keys:
+            select.set("group", exp.Group(expressions=[key.copy() for key in keys]))
+        else:
+            select.set("group", None)
 
 
 def resolve_group_by_aliases(tree: exp.Expr, columns_of: Callable[[str], set[str] | None]) -> None:
