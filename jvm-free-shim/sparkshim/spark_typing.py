@@ -508,6 +508,8 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
         return list(node.expressions[:1])
     if isinstance(node, exp.TryCast):
         return [node.this]
+    if isinstance(node, exp.Array):
+        return list(node.expressions)
     return []
 
 
@@ -990,6 +992,7 @@ _RECORDED = (
     exp.TryCast,
     *DATE_PARTS,
     exp.Extract,
+    exp.Array,  # its elements' types (DECIMALs widened to one, as Spark does)
 )
 _NODE_NUMBER = "spark_typing_number"
 
@@ -1004,6 +1007,8 @@ def _translation_reads_type(node: exp.Expr) -> bool:
         return isinstance(literal_type(node), DecimalType)
     if isinstance(node, exp.Anonymous):
         return node.name.upper() in _TYPED_FUNCTIONS
+    if isinstance(node, exp.Array):
+        return len(node.expressions) > 1
     return True
 
 

@@ -65,6 +65,7 @@ from sparkshim.spark_typing import (
     concatenated,
     literal_type,
     set_branches,
+    wider_type,
 )
 from sparkshim.syntax import (
     check_statement_start,
@@ -798,6 +799,18 @@ def _rewrite_greatest_least(node: exp.Expr) -> exp.Expr:
         return node
     for value in values:
         value.replace(_try_cast(_c(value), spark_type.sql()))
+    return node
+
+
+def _rewrite_array(node: exp.Expr) -> exp.Expr:
+    # array(...) of DECIMALs of different types: Spark casts each element to their wider
+    # DECIMAL (array(DECIMAL(38,2), DECIMAL(18,4)) is an array<decimal(38,4)>), where
+    # DuckDB's common type keeps two decimals.
+    element = wider_type(list(node.meta.get(ARGUMENT_TYPES) or ()))
+    if not isinstance(element, DecimalType):
+        return node
+    for value in node.expressions:
+        value.replace(_try_cast(_c(value), element.sql()))
     return node
 
 
@@ -3635,6 +3648,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Coalesce: _rewrite_decimal_choice,
     exp.Nvl2: _rewrite_decimal_choice,
     exp.Greatest: _rewrite_greatest_least,
+    exp.Array: _rewrite_array,
     exp.Least: _rewrite_greatest_least,
     exp.Div: _rewrite_div,
     exp.Sum: _rewrite_sum,
