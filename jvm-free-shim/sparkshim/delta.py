@@ -299,6 +299,11 @@ def check_readable(table: DeltaTable) -> None:
 
 def _uses_type(table: DeltaTable, type_name: str) -> bool:
     """Whether a column of the table (at any depth) is of the Delta type ``type_name``."""
+    return _schema_uses_type(table.schema().to_json(), type_name)
+
+
+def _schema_uses_type(schema_json: str, type_name: str) -> bool:
+    """Whether a column of a Delta schema (JSON) is of the Delta type ``type_name``."""
 
     def uses(kind: Any) -> bool:
         if isinstance(kind, str):
@@ -307,7 +312,7 @@ def _uses_type(table: DeltaTable, type_name: str) -> bool:
             return any(uses(f["type"]) for f in kind["fields"])
         return any(uses(kind[k]) for k in ("elementType", "keyType", "valueType") if k in kind)
 
-    return uses(json.loads(table.schema().to_json()))
+    return uses(json.loads(schema_json))
 
 
 _MAX_READER_VERSION = 3
@@ -398,6 +403,47 @@ def file_scan(table: DeltaTable) -> FileScan | None:
             columns[name] = actions.column(f"partition.{name}").cast(wanted)
         partitions = pa.table(columns)
     return FileScan(schema, files, deleted, physical, partitions)
+
+
+def latest_file_scan(location: Path) -> FileScan | None:
+    """``file_scan`` of the table's latest snapshot from sparkshim's own replay of its log
+    (``live_files``, the state from ``table_state``), without bringing a delta-rs table up
+    to date: a dynamic table's refresh reads the table it committed to a moment before.
+    None where that does not apply (the caller opens the table): no table, a table whose
+    files hold its rows as stored, a protocol ``check_readable`` would have to look at,
+    or partition values spelled otherwise than ``_typed_partition_values`` reads."""
+    state = table_state(location)
+    if state is None or state.min_reader_version > _MAX_READER_VERSION:
+        return None
+    features = state.reader_features
+    mode = state.configuration.get("delta.columnMapping.mode", "none").lower()
+    if not features & _FILE_RESHAPING_FEATURES and mode == "none":
+        return None
+    for feature in features - READABLE_FEATURES:
+        used = _UNLESS_USED.get(feature)
+        if used is None or _schema_uses_type(state.schema_json, used):
+            return None
+    schema = arrow_schema_of(state.schema_json)
+    physical = _physical_names(state.schema_json, mode)
+    files = live_files.at(location, state.version)
+    paths = tuple(deletion_vectors.local_path(location, path) for path in files)
+    deleted = {
+        path: deletion_vectors.positions(deletion_vectors.read(location, file.deletion_vector))
+        for path, file in zip(paths, files.values(), strict=True)
+        if file.deletion_vector is not None
+    }
+    partitions = None
+    if state.partition_columns:
+        columns: dict[str, Any] = {PATH_COLUMN: pa.array(paths, pa.string())}
+        for name in state.partition_columns:
+            stored_as = physical.get(name, name)
+            spelled = [file.partition_values.get(stored_as) for file in files.values()]
+            values = _typed_partition_values(spelled, schema.field(name).type)
+            if values is None:
+                return None
+            columns[name] = values
+        partitions = pa.table(columns)
+    return FileScan(schema, paths, deleted, physical, partitions)
 
 
 def row_count(location: Path, version: int) -> int | None:
@@ -1036,8 +1082,15 @@ def _partition_values(value: str | None, kind: pa.DataType, count: int) -> pa.Ar
     >>> _partition_values("", pa.string(), 1).to_pylist()
     [None]
     """
-    if value is None or value in _NULL_PARTITION_SPELLINGS:
-        return pa.nulls(count, kind)
+    return _typed_partition_values([value] * count, kind)
+
+
+def _typed_partition_values(values: list[str | None], kind: pa.DataType) -> pa.Array | None:
+    """Partition values as Delta's log spells them (``_partition_values``), in the
+    column's type; None when a type or a spelling is not read here."""
+    spelled = [None if value in _NULL_PARTITION_SPELLINGS else value for value in values]
+    if all(value is None for value in spelled):
+        return pa.nulls(len(spelled), kind)
     readable = (
         pa.types.is_integer(kind)
         or pa.types.is_floating(kind)
@@ -1050,7 +1103,7 @@ def _partition_values(value: str | None, kind: pa.DataType, count: int) -> pa.Ar
     if not readable:
         return None
     try:
-        return pa.array([value] * count, pa.string()).cast(kind)
+        return pa.array(spelled, pa.string()).cast(kind)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None  # spelled otherwise than Arrow reads it: left to delta-rs
 

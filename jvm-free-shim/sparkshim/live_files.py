@@ -45,30 +45,36 @@ class LiveFile:
     stats: str | None  # the action's statistics (JSON text), when it has them
     deletion_vector: Descriptor | None
     partition_values: dict[str, str | None] = field(default_factory=dict)
+    # The rows the file stores (its vector's among them), as its statistics say; read
+    # from them once, when the action is (row counts and compaction checks sum it over
+    # every live file, at every commit).
+    num_records: int | None = None
 
     @classmethod
     def from_action(cls, add: dict[str, Any]) -> LiveFile:
         vector = add.get("deletionVector")
+        stats = add.get("stats")
         return cls(
             path=add["path"],
             size=int(add.get("size") or 0),
             modification_time=int(add.get("modificationTime") or 0),
-            stats=add.get("stats"),
+            stats=stats,
             deletion_vector=Descriptor.from_json(vector) if vector else None,
             partition_values=_partition_values(add.get("partitionValues")),
+            num_records=_records(stats),
         )
 
     @property
     def vector_id(self) -> str | None:
         return self.deletion_vector.unique_id if self.deletion_vector else None
 
-    @property
-    def num_records(self) -> int | None:
-        """The rows the file stores (its vector's among them), as its statistics say."""
-        if not self.stats:
-            return None
-        records = json.loads(self.stats).get("numRecords")
-        return records if isinstance(records, int) else None
+
+def _records(stats: str | None) -> int | None:
+    """``numRecords`` of a file's statistics (JSON text), when they have it."""
+    if not stats:
+        return None
+    records = json.loads(stats).get("numRecords")
+    return records if isinstance(records, int) and not isinstance(records, bool) else None
 
 
 def at(location: Path, version: int) -> dict[str, LiveFile]:

@@ -89,16 +89,28 @@ def read_commit(location: Path, version: int) -> list[dict[str, Any]] | None:
             _commits.move_to_end(key)
             return kept[1]
     actions = [json.loads(line) for line in text.splitlines() if line.strip()]
+    if len(text) > _KEPT_COMMIT_TEXT:
+        return actions  # a large commit (thousands of files added) is read again
+    global _kept_text
     with _lock:
+        previous = _commits.pop(key, None)
+        if previous is not None:
+            _kept_text -= len(previous[0])
         _commits[key] = (text, actions)
-        while len(_commits) > _KEPT_COMMITS:
-            _commits.popitem(last=False)
+        _kept_text += len(text)
+        while len(_commits) > _KEPT_COMMITS or _kept_text > _KEPT_COMMIT_TEXT:
+            _, (dropped, _) = _commits.popitem(last=False)
+            _kept_text -= len(dropped)
     return actions
 
 
-# How many commit files' actions are kept (see ``read_commit``).
+# How many commit files' actions are kept (see ``read_commit``), and at most how much of
+# their text in all: parsed actions take several times their text's memory, so a table
+# whose commits add thousands of files with statistics must not fill memory with them.
 _KEPT_COMMITS = 256
+_KEPT_COMMIT_TEXT = 8 * 1024 * 1024
 _commits: OrderedDict[str, tuple[str, list[dict[str, Any]]]] = OrderedDict()
+_kept_text = 0  # the length of the texts kept in ``_commits``
 
 
 def history(location: Path, limit: int) -> list[dict[str, Any]] | None:
@@ -130,6 +142,7 @@ class TableState:
     version: int
     commit_identity: tuple[int, int] | None
     min_writer_version: int
+    min_reader_version: int
     writer_features: frozenset[str]
     reader_features: frozenset[str]
     configuration: dict[str, str]
@@ -152,6 +165,7 @@ class TableState:
             version=table.version(),
             commit_identity=file_identity(commit_path(location, table.version())),
             min_writer_version=protocol.min_writer_version,
+            min_reader_version=protocol.min_reader_version,
             writer_features=frozenset(protocol.writer_features or ()),
             reader_features=frozenset(protocol.reader_features or ()),
             configuration=dict(metadata.configuration),
@@ -170,6 +184,7 @@ class TableState:
                 state = replace(
                     state,
                     min_writer_version=int(protocol["minWriterVersion"]),
+                    min_reader_version=int(protocol["minReaderVersion"]),
                     writer_features=frozenset(protocol.get("writerFeatures") or ()),
                     reader_features=frozenset(protocol.get("readerFeatures") or ()),
                 )

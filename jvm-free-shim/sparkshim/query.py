@@ -110,6 +110,15 @@ class Registrations:
             raise UnsupportedSqlError("naming the data file of a row of this table")
         return self.arrow(delta.snapshot(table))
 
+    def latest_delta(self, location: Path, located: bool = False) -> exp.Expr | None:
+        """``delta_snapshot`` of the table's latest version, from sparkshim's own replay of
+        its log (``delta.latest_file_scan``: a table with deletion vectors or column
+        mapping); None where that does not apply."""
+        scan = delta.latest_file_scan(location)
+        if scan is None:
+            return None
+        return self._view(self._file_scan(scan, located), scan.schema)
+
     def _view(self, scan: str, schema: pa.Schema) -> exp.Expr:
         name = _new_name()
         # A view in SQL: about 1.5 ms, where the relation API's create_view takes 4-5 ms,
@@ -931,6 +940,11 @@ def _resolve_reference(
             raise AnalysisException(message=f"Cannot time travel views: {name}")
         return _inline_view(session, entry.view_sql, registrations)
     assert entry.location is not None
+    if version is None:
+        located = entry.location == registrations.files_of
+        latest = registrations.latest_delta(entry.location, located=located)
+        if latest is not None:
+            return latest
     snapshot = _open_snapshot(entry.location, version)
     if version is None and entry.location == registrations.files_of:
         return registrations.delta_snapshot(snapshot, located=True)

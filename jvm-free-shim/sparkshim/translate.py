@@ -776,9 +776,16 @@ def _rewrite_decimal_choice(node: exp.Expr) -> exp.Expr:
         return node
     # Each value in the wider type before the choice, as Spark casts them: DuckDB's common
     # type of DECIMAL(38,2) and DECIMAL(18,4) keeps two decimals (Spark's: DECIMAL(38,4)).
-    for value in chosen(node):
-        value.replace(_try_cast(_c(value), spark_type.sql()))
+    _each_as_decimal(chosen(node), spark_type)
     return _cast(_c(node), spark_type.sql())
+
+
+def _each_as_decimal(values: list[exp.Expr], decimal: DecimalType) -> None:
+    """Each of ``values`` cast, in place, to ``decimal``, Spark's wider DECIMAL of them
+    (NULL beyond it, as Spark's overflow check with ANSI mode off): DuckDB's own common
+    type of DECIMALs may keep fewer decimals."""
+    for value in values:
+        value.replace(_try_cast(_c(value), decimal.sql()))
 
 
 def _as_decimal_type(value: exp.Expr, spark_type: object) -> exp.Expr:
@@ -797,8 +804,7 @@ def _rewrite_greatest_least(node: exp.Expr) -> exp.Expr:
     _widen_integer_literal_values(values, spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
-    for value in values:
-        value.replace(_try_cast(_c(value), spark_type.sql()))
+    _each_as_decimal(values, spark_type)
     return node
 
 
@@ -809,8 +815,7 @@ def _rewrite_array(node: exp.Expr) -> exp.Expr:
     element = wider_type(list(node.meta.get(ARGUMENT_TYPES) or ()))
     if not isinstance(element, DecimalType):
         return node
-    for value in node.expressions:
-        value.replace(_try_cast(_c(value), element.sql()))
+    _each_as_decimal(list(node.expressions), element)
     return node
 
 

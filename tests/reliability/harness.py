@@ -732,6 +732,10 @@ def run_scheduler_starts(folder: Path, profile: Profile) -> tuple[StartFigures, 
         found: list[Violation] = []
         detail: dict[str, Any] = {"start": number}
         with _scheduler_pair(pair_folder) as pair:
+            # Watched from the moment both run their loop (their signal handlers are in
+            # place then): a busy machine may take many seconds to import them, and a
+            # SIGTERM before that ends a process as any process ends, not cleanly.
+            _wait_until_running(pair, profile.worker_timeout_seconds)
             deadline = time.monotonic() + profile.scheduler_watch_seconds
             while time.monotonic() < deadline and all(p.poll() is None for p, _ in pair):
                 time.sleep(0.1)
@@ -776,6 +780,26 @@ def run_scheduler_starts(folder: Path, profile: Profile) -> tuple[StartFigures, 
         detail["violations"] = [v.describe() for v in new]
         figures.starts_detail.append(detail)
     return figures, violations
+
+
+# What a scheduler logs once it runs its loop, active or on standby.
+_RUNNING_MARKS = ("active: holding the scheduler lease", "standby: the scheduler lease")
+
+
+def _wait_until_running(
+    pair: list[tuple[subprocess.Popen[bytes], Path]], timeout_seconds: float
+) -> None:
+    """Wait until each scheduler of ``pair`` has logged that it runs its loop, or has
+    exited (the checks after it say so), for at most ``timeout_seconds``."""
+    deadline = time.monotonic() + timeout_seconds
+    while time.monotonic() < deadline:
+        if all(
+            process.poll() is not None
+            or any(mark in log.read_text(errors="replace") for mark in _RUNNING_MARKS)
+            for process, log in pair
+        ):
+            return
+        time.sleep(0.1)
 
 
 def _tail(log: Path, lines: int = 25) -> str:

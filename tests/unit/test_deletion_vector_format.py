@@ -14,11 +14,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from deltalake import DeltaTable
+from deltalake import DeltaTable, write_deltalake
 from pyroaring import BitMap64
 
 from sparkshim import deletion_vectors as dv
-from sparkshim import live_files
+from sparkshim import delta, live_files
 
 GOLDEN = Path(__file__).resolve().parents[1] / "fixtures" / "delta-golden"
 TABLES = ("dv-partitioned-with-checkpoint", "dv-with-columnmapping")
@@ -264,3 +264,34 @@ def test_a_v2_checkpoint_with_a_sidecar_gives_the_files(tmp_path: Path, form: st
     for version in range(10):
         (folder / f"{version:020d}.json").unlink()
     assert live_files.vectors(location, 15) == expected
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_the_latest_scan_from_the_log_is_the_one_from_delta_rs(name: str) -> None:
+    """A statement reads a table's latest snapshot through sparkshim's own log replay
+    (``latest_file_scan``): the same files, removed positions, physical column names and
+    typed partition values as the scan built from delta-rs's table."""
+    location = GOLDEN / name
+    ours = delta.latest_file_scan(location)
+    theirs = delta.file_scan(delta.open_table(location))
+    assert ours is not None and theirs is not None
+    assert ours.schema == theirs.schema
+    assert sorted(ours.files) == sorted(theirs.files)
+    assert ours.deleted.keys() == theirs.deleted.keys()
+    for path, positions in ours.deleted.items():
+        assert positions.tolist() == theirs.deleted[path].tolist()
+    assert ours.physical == theirs.physical
+    if theirs.partitions is None:
+        assert ours.partitions is None
+    else:
+        assert ours.partitions is not None
+        by_path = delta.PATH_COLUMN
+        assert ours.partitions.sort_by(by_path).equals(theirs.partitions.sort_by(by_path))
+
+
+def test_no_latest_scan_from_the_log_where_files_hold_their_rows(tmp_path: Path) -> None:
+    """A table without deletion vectors or column mapping is read from its files as
+    stored: no scan of its own."""
+    location = tmp_path / "plain"
+    write_deltalake(str(location), pa.table({"id": [1, 2, 3]}))
+    assert delta.latest_file_scan(location) is None
