@@ -274,7 +274,8 @@ def test_the_latest_scan_from_the_log_is_the_one_from_delta_rs(name: str) -> Non
     location = GOLDEN / name
     ours = delta.latest_file_scan(location)
     theirs = delta.file_scan(delta.open_table(location))
-    assert ours is not None and theirs is not None
+    assert ours is not None
+    assert theirs is not None
     assert ours.schema == theirs.schema
     assert sorted(ours.files) == sorted(theirs.files)
     assert ours.deleted.keys() == theirs.deleted.keys()
