@@ -167,14 +167,21 @@ def select_inputs(select: exp.Select) -> list[exp.Expr]:
 def expand_stars(select: exp.Select, columns_of: Callable[[str], list[str]]) -> exp.Select | None:
     """``select`` with each ``*`` and ``t.*`` of its list replaced by the columns it stands
     for, each qualified by its input (itself when it has no star); None when the structure
-    alone cannot tell them (a table function, a USING or NATURAL join, a LATERAL VIEW
-    without column names, a star with EXCEPT or REPLACE).
+    alone cannot tell them (a table function, a LATERAL VIEW without column names, a star
+    with EXCEPT or REPLACE, a USING column that names no single column of a side).
 
     A change query adds a sign column to each input, which a star would pass on twice.
 
     >>> select = parse_query("SELECT *, 1 AS one FROM db.t JOIN db.u ON t.k = u.k")
     >>> expand_stars(select, {"db.t": ["k", "v"], "db.u": ["k"]}.__getitem__).sql()
     'SELECT "t"."k", "t"."v", "u"."k", 1 AS one FROM db.t JOIN db.u ON t.k = u.k'
+
+    A ``*`` over a USING (or NATURAL) join is Spark's: each USING column once, first,
+    then the other columns of the left side and those of the right side:
+
+    >>> select = parse_query("SELECT * FROM db.t FULL JOIN db.u USING (k)")
+    >>> expand_stars(select, {"db.t": ["k", "v"], "db.u": ["w", "k"]}.__getitem__).sql()
+    'SELECT COALESCE("t"."k", "u"."k") AS "k", "t"."v", "u"."w" FROM db.t FULL JOIN db.u USING (k)'
     """
     if not any(_is_star(projection) for projection in select.expressions):
         return select
@@ -189,8 +196,14 @@ def expand_stars(select: exp.Select, columns_of: Callable[[str], list[str]]) -> 
         star = projection if isinstance(projection, exp.Star) else projection.this
         if any(star.args.get(arg) for arg in ("except", "replace", "rename")):
             return None
-        qualifier = projection.table.lower() if isinstance(projection, exp.Column) else None
-        chosen = [(a, names) for a, names in sources if qualifier in (None, a.lower())]
+        if not isinstance(projection, exp.Column):  # ``*``: every input, joined as Spark joins
+            everything = _star_columns(select, sources)
+            if everything is None:
+                return None
+            projections += everything
+            continue
+        qualifier = projection.table.lower()
+        chosen = [(a, names) for a, names in sources if a.lower() == qualifier]
         if not chosen:
             return None
         projections += [
@@ -199,6 +212,78 @@ def expand_stars(select: exp.Select, columns_of: Callable[[str], list[str]]) -> 
     expanded = select.copy()
     expanded.set("expressions", projections)
     return expanded
+
+
+# One column of a ``*``: its name and the expression it reads.
+_StarColumn = tuple[str, exp.Expr]
+
+
+def _star_columns(
+    select: exp.Select, sources: list[tuple[str, list[str]]]
+) -> list[exp.Expr] | None:
+    """What a ``*`` of the block stands for, as Spark resolves its joins: the inputs'
+    columns in order, where a USING (or NATURAL) join gives each USING column once, first
+    (the left side's; a RIGHT join's right side's; a FULL join's coalesce of both, named
+    as the left side's), then the left side's other columns and the right side's other
+    columns (none after a SEMI or ANTI join); then each LATERAL VIEW's. None where a USING
+    column names no single column of a side."""
+    joins = select.args.get("joins") or []
+    inputs, laterals = sources[: len(joins) + 1], sources[len(joins) + 1 :]
+    (first_alias, first_names), *joined = inputs
+    columns: list[_StarColumn] = [_star_column(n, first_alias) for n in first_names]
+    for join, (alias, names) in zip(joins, joined, strict=True):
+        right = [_star_column(n, alias) for n in names]
+        kept_right = right if (join.kind or "").upper() not in ("SEMI", "ANTI") else []
+        using = _using_names(join, columns, names)
+        if not using:
+            columns += kept_right
+            continue
+        keys: list[_StarColumn] = []
+        for name in using:
+            left_key, right_key = _named(columns, name), _named(right, name)
+            if left_key is None or right_key is None:
+                return None
+            keys.append(_using_key(join, left_key, right_key))
+        joined_names = {name.lower() for name in using}
+        columns = [
+            *keys,
+            *(column for column in columns if column[0].lower() not in joined_names),
+            *(column for column in kept_right if column[0].lower() not in joined_names),
+        ]
+    columns += [_star_column(n, alias) for alias, names in laterals for n in names]
+    return [expression for _, expression in columns]
+
+
+def _star_column(name: str, alias: str) -> _StarColumn:
+    return name, exp.column(name, table=alias, quoted=True)
+
+
+def _using_names(join: exp.Join, left: list[_StarColumn], right_names: list[str]) -> list[str]:
+    """The columns a join joins on by name: its USING list, or for a NATURAL join the
+    left side's columns the right side has too (in the left side's order); none for a
+    join with ON or no condition."""
+    if (join.method or "").upper() == "NATURAL":
+        on_right = {name.lower() for name in right_names}
+        return [name for name, _ in left if name.lower() in on_right]
+    return [column.name for column in join.args.get("using") or []]
+
+
+def _named(columns: list[_StarColumn], name: str) -> _StarColumn | None:
+    """The only column of ``columns`` named ``name`` (in any case); None when there is
+    none or more than one (Spark refuses such a USING column as ambiguous)."""
+    found = [column for column in columns if column[0].lower() == name.lower()]
+    return found[0] if len(found) == 1 else None
+
+
+def _using_key(join: exp.Join, left: _StarColumn, right: _StarColumn) -> _StarColumn:
+    """A USING column as a ``*`` over the join gives it, by the join's side."""
+    side = (join.side or "").upper()
+    if side == "RIGHT":
+        return right
+    if side == "FULL":
+        merged = exp.func("coalesce", left[1].copy(), right[1].copy())
+        return left[0], exp.alias_(merged, left[0], quoted=True)
+    return left
 
 
 def output_names(node: exp.Expr, columns_of: Callable[[str], list[str]]) -> list[str] | None:
@@ -284,9 +369,6 @@ def _star_sources(
 ) -> list[tuple[str, list[str]]] | None:
     """What a ``*`` of the block reads, in order: each input's alias with its columns, then
     each LATERAL VIEW's with the columns it names."""
-    joins = select.args.get("joins") or []
-    if any(join.args.get("using") or (join.method or "").upper() == "NATURAL" for join in joins):
-        return None
     sources: list[tuple[str, list[str]]] = []
     for item in select_inputs(select):
         names = output_names(item, columns_of)

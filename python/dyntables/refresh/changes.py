@@ -339,7 +339,12 @@ class ChangeDeriver:
         """The telescoping sum over the block's inputs. A star in the block's list is
         expanded first: it would also pass on the sign column of the changed input, which
         the term adds itself (Spark refuses the duplicate as ambiguous)."""
-        select = expand_stars(select, self.columns_of) or select
+        expanded = expand_stars(select, self.columns_of)
+        if expanded is None:  # its star would pass on the sign column of a changed input
+            raise CannotRefreshIncrementallyError(
+                "a * in the SELECT list whose columns the query's structure does not tell"
+            )
+        select = expanded
         inputs = select_inputs(select)
         terms: list[exp.Query] = []
         for index, changed in enumerate(inputs):
