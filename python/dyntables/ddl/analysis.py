@@ -73,6 +73,7 @@ class QueryAnalyzer:
                 sources.append(key)
         resolve_group_by_all(tree)
         resolve_group_by_aliases(tree, self._source_columns)
+        tree = resolve_qualify(tree, self._source_columns, lambda: self._output_names(table, tree))
         query = to_spark_sql(tree)
         schema = self._resolve(table, to_spark_sql(tree.limit(0)))
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
@@ -96,6 +97,15 @@ class QueryAnalyzer:
         except Exception:  # the probe that follows says what is wrong
             return None
         return {field.name.lower() for field in schema.fields}
+
+    def _output_names(self, table: exp.Table, tree: exp.Query) -> list[str]:
+        """The names of the columns ``tree`` returns, each QUALIFY aside (it keeps rows,
+        not columns), as the engine resolves them."""
+        unfiltered = tree.copy()
+        for select in unfiltered.find_all(exp.Select):
+            select.set("qualify", None)
+        schema = self._resolve(table, to_spark_sql(unfiltered.limit(0)))
+        return [field.name for field in schema.fields]
 
     def _resolve(self, table: exp.Table, probe: str) -> Any:
         """The schema of the query (``probe`` returns no rows), resolved on the session the
@@ -273,6 +283,96 @@ def resolve_group_by_aliases(tree: exp.Expr, columns_of: Callable[[str], set[str
             named = key.name.lower() if isinstance(key, exp.Column) and not key.table else None
             if named is not None and named in aliased and named not in inputs:
                 key.replace(aliased[named].copy())
+
+
+# The column of a QUALIFY's condition in the derived table that filters by it.
+QUALIFY_COLUMN = "__dt_qualify"
+
+
+def resolve_qualify(
+    tree: exp.Query,
+    columns_of: Callable[[str], set[str] | None],
+    top_names: Callable[[], list[str]],
+) -> exp.Query:
+    """``tree`` with each ``QUALIFY c`` (a Snowflake form Spark 3.5 lacks) as Spark runs
+    it: the SELECT without it, with ``c`` as one more column, as a derived table filtered
+    on that column, which then gives the SELECT's own columns by name (its DISTINCT, ORDER
+    BY and LIMIT after the filter, where QUALIFY comes before them). A name in ``c`` that
+    is an output alias and no input column is the aliased expression (``QUALIFY rn = 1``).
+    The top SELECT's column names are the engine's (``top_names``: a star, an expression
+    without an alias); a nested SELECT's must be plain columns or aliases, else it is
+    refused. (sqlglot's own rewrite, which generating Spark SQL would otherwise apply,
+    leaves its helper column in a ``SELECT *`` and reads a qualified ``t.v`` as an output
+    alias ``v``.)"""
+    for scope in traverse_scope(tree):
+        select = scope.expression
+        if not isinstance(select, exp.Select) or select.args.get("qualify") is None:
+            continue
+        top = select is tree
+        names = top_names() if top else _item_names(select)
+        filtered = _filtered_by_qualify(select, names, _input_columns(scope, columns_of))
+        if top:
+            tree = filtered
+        else:
+            select.replace(filtered)
+    return tree
+
+
+def _item_names(select: exp.Select) -> list[str]:
+    """The column names of a nested SELECT with QUALIFY: its items must name themselves."""
+    items = select.expressions
+    if any(item.is_star or not isinstance(item, (exp.Alias, exp.Column)) for item in items):
+        raise DynamicTableError(
+            "a subquery with QUALIFY must name each of its columns (a column or an"
+            " expression AS name, no *): move QUALIFY to the outer query or name them"
+        )
+    return [item.alias_or_name for item in items]
+
+
+def _filtered_by_qualify(
+    select: exp.Select, names: list[str], inputs: set[str] | None
+) -> exp.Select:
+    """``select`` (with QUALIFY) as a derived table with the condition as a column,
+    filtered on it; see ``resolve_qualify``."""
+    inner = select.copy()
+    condition = inner.args["qualify"].this
+    inner.set("qualify", None)
+    aliased = {
+        item.alias.lower(): item.this for item in inner.expressions if isinstance(item, exp.Alias)
+    }
+    for column in list(condition.find_all(exp.Column)):
+        name = column.name.lower()
+        if column.table or name not in aliased or inputs is None or name in inputs:
+            continue
+        column.replace(aliased[name].copy())
+    moved = {arg: inner.args.get(arg) for arg in ("with_", "distinct", "order", "limit", "offset")}
+    for arg in moved:
+        inner.set(arg, None)
+    if (moved["limit"] is not None or moved["offset"] is not None) and moved["order"] is not None:
+        _check_orders_by_outputs(moved["order"], names)
+    inner.set(
+        "expressions", [*inner.expressions, exp.alias_(condition, QUALIFY_COLUMN, quoted=True)]
+    )
+    outer = exp.select(
+        *[exp.column(name, table="__dt_qualified", quoted=True) for name in names]
+    ).from_(inner.subquery("__dt_qualified"))
+    outer = outer.where(exp.column(QUALIFY_COLUMN, table="__dt_qualified", quoted=True))
+    for arg, value in moved.items():
+        if value is not None and (arg != "order" or moved["limit"] or moved["offset"]):
+            outer.set(arg, value)
+    return outer
+
+
+def _check_orders_by_outputs(order: exp.Order, names: list[str]) -> None:
+    """A LIMIT after QUALIFY orders the filtered rows: only by the SELECT's columns."""
+    known = {name.lower() for name in names}
+    for key in order.expressions:
+        value = key.this if isinstance(key, exp.Ordered) else key
+        if not isinstance(value, exp.Column) or value.name.lower() not in known:
+            raise DynamicTableError(
+                "ORDER BY … LIMIT after QUALIFY may only order by the query's own columns:"
+                f" {value.sql(dialect='spark')} is not one of them"
+            )
 
 
 def _input_columns(scope: Scope, columns_of: Callable[[str], set[str] | None]) -> set[str] | None:
