@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from dyntables import DynamicTables, DynamicTableError
+from dyntables import DynamicTableError, DynamicTables
 
 pytestmark = pytest.mark.embedded
 
