@@ -26,8 +26,8 @@ QUERIES = (
     "SELECT id, k, row_number() OVER (PARTITION BY k ORDER BY v, id) AS rn FROM t QUALIFY rn <= 2",
     "SELECT DISTINCT k FROM t QUALIFY count(*) OVER (PARTITION BY k) > 1",
     "SELECT k, sum(v) AS total FROM t GROUP BY k QUALIFY rank() OVER (ORDER BY sum(v) DESC) <= 2",
-    "WITH latest AS (SELECT id, k, v FROM t QUALIFY row_number() OVER (PARTITION BY k ORDER BY id DESC) = 1)"
-    " SELECT k, v FROM latest",
+    "WITH latest AS (SELECT id, k, v FROM t"
+    " QUALIFY row_number() OVER (PARTITION BY k ORDER BY id DESC) = 1) SELECT k, v FROM latest",
 )
 
 
