@@ -13,6 +13,7 @@ import fnmatch
 import json
 import math
 import re
+import uuid
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -587,7 +588,9 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
             message=f"[INSERT_COLUMN_ARITY_MISMATCH] Cannot write to `{name}`: the table has"
             f" {len(columns)} column(s) but the inserted data has {rows.num_columns}."
         )
-    data = align_to_schema(rows, columns, table_schema)
+    data = align_to_schema(
+        _as_spark_text(session, rows, columns, table_schema), columns, table_schema
+    )
     replace_where = tree.args.get("where")
     if replace_where is not None:
         if isinstance(replace_where, exp.Where):
@@ -597,6 +600,46 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     overwrite = bool(tree.args.get("overwrite"))
     delta.write(location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
+
+
+def _as_spark_text(
+    session: SessionProtocol, rows: pa.Table, columns: list[str], schema: pa.Schema
+) -> pa.Table:
+    """``rows`` (inserted into ``columns`` of a table of ``schema``) with each non-string
+    value going into a STRING column as Spark's store assignment writes it: its CAST's
+    text (a TIMESTAMP ``2024-05-06 01:02:03``, a DOUBLE ``1.0E20``), computed by a query;
+    Arrow's own conversion, which the store would apply, writes other text
+    (``2024-05-06 01:02:03.000000Z``, ``1e+20``)."""
+    converted = [
+        index
+        for index, name in enumerate(columns)
+        if name in schema.names
+        and _is_text(schema.field(name).type)
+        and not (
+            _is_text(rows.schema.field(index).type)
+            or pa.types.is_null(rows.schema.field(index).type)
+        )
+    ]
+    if not converted:
+        return rows
+    view = f"__shim_stored_text_{uuid.uuid4().hex}"
+    session.register_temp_view(view, pa.table({f"c{i}": rows.column(i) for i in converted}))
+    try:
+        texts = run_query(
+            session,
+            exp.select(
+                *[exp.alias_(exp.cast(exp.column(f"c{i}"), "STRING"), f"c{i}") for i in converted]
+            ).from_(view),
+        )
+    finally:
+        session.drop_temp_view(view)
+    for index in converted:
+        rows = rows.set_column(index, rows.schema.field(index).name, texts.column(f"c{index}"))
+    return rows
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
 
 
 def _arrow_view_rows(session: SessionProtocol, source: exp.Expr) -> pa.Table | None:

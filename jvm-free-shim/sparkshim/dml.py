@@ -295,7 +295,23 @@ def _assignments(equalities: Sequence[exp.Expr], schema: pa.Schema) -> dict[str,
             message=f"[DELTA_CONFLICT_SET_COLUMN] There is a conflict from these SET columns:"
             f" [{columns}]."
         )
-    return assignments
+    return _stored_as_text(assignments, schema)
+
+
+def _stored_as_text(values: dict[str, exp.Expr], schema: pa.Schema) -> dict[str, exp.Expr]:
+    """``values`` with each one going into a STRING column cast to STRING, as Spark's
+    store assignment casts it (a TIMESTAMP is written ``2024-05-06 01:02:03``, a DOUBLE
+    ``1.0E20``): Arrow's conversion, which storing the value would apply, writes other
+    text."""
+    typed = dict(values)
+    for name, value in values.items():
+        kind = schema.field(name).type if name in schema.names else None
+        text_column = kind is not None and (
+            pa.types.is_string(kind) or pa.types.is_large_string(kind)
+        )
+        if text_column and not isinstance(value, exp.Null) and not value.is_string:
+            typed[name] = exp.cast(value.copy(), exp.DataType.build("STRING"))
+    return typed
 
 
 class _MergePairs:
@@ -512,7 +528,7 @@ def _insert_values(
             message=f"MERGE INSERT names unknown column(s): {', '.join(unknown)}"
         )
     given = dict(zip(columns, values, strict=True))
-    return {name: given.get(name, exp.null()) for name in schema.names}
+    return _stored_as_text({name: given.get(name, exp.null()) for name in schema.names}, schema)
 
 
 def _star_assignments(
@@ -526,7 +542,9 @@ def _star_assignments(
         raise AnalysisException(
             message=f"UPDATE SET * / INSERT * needs source column(s) {', '.join(missing)}"
         )
-    return {name: exp.column(name, table=source_alias) for name in schema.names}
+    return _stored_as_text(
+        {name: exp.column(name, table=source_alias) for name in schema.names}, schema
+    )
 
 
 def _assigned_column(assignment: exp.Expr, schema: pa.Schema) -> str:
