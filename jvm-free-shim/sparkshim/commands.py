@@ -639,7 +639,7 @@ def _as_spark_text(
 
 
 def _is_text(kind: pa.DataType) -> bool:
-    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 def _arrow_view_rows(session: SessionProtocol, source: exp.Expr) -> pa.Table | None:

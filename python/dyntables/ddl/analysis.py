@@ -73,7 +73,10 @@ class QueryAnalyzer:
                 sources.append(key)
         resolve_group_by_all(tree)
         resolve_group_by_aliases(tree, self._source_columns)
-        tree = resolve_qualify(tree, self._source_columns, lambda: self._output_names(table, tree))
+        written = tree
+        tree = resolve_qualify(
+            written, self._source_columns, lambda: self._output_names(table, written)
+        )
         query = to_spark_sql(tree)
         schema = self._resolve(table, to_spark_sql(tree.limit(0)))
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
