@@ -229,6 +229,25 @@ def _open(location: Path, version: int | None) -> DeltaTable:
 _UNSUPPORTED_FEATURE = re.compile(r"Feature '([^']+)' is not supported")
 
 
+def check_version_exists(location: Path, version: int) -> None:
+    """Delta's refusal to time travel to a version the log does not hold (beyond the
+    latest, or before the oldest commit kept)."""
+    latest = log.latest_version(location)
+    if latest is None:
+        return  # no table: opening it says so
+    kept = [
+        int(path.name.removesuffix(".json"))
+        for path in (location / "_delta_log").glob("*.json")
+        if path.name.removesuffix(".json").isdigit()
+    ]
+    earliest = min(kept, default=latest)
+    if not earliest <= version <= latest:
+        raise AnalysisException(
+            message=f"[DELTA_VERSION_NOT_FOUND] Cannot time travel Delta table to version"
+            f" {version}. Available versions: [{earliest}, {latest}]."
+        )
+
+
 def open_table_at(location: Path, timestamp: datetime) -> DeltaTable:
     """The table as of ``timestamp`` (naive means UTC): its latest commit at or before it."""
     table = _open(location, None)  # its own object: it is moved to another version
@@ -891,6 +910,12 @@ def changes(location: Path, start: int, end: int | None) -> pa.Table:
     state = table_state(location)
     if state is None:
         return changes_by_delta_rs(location, start, end)  # no table: it says so
+    if start > state.version:
+        raise AnalysisException(
+            message=f"Provided Start version({start}) for reading change data is invalid."
+            f" Start version cannot be greater than the latest version of the table"
+            f"({state.version})."
+        )
     unrecorded = _first_unrecorded_version(location, state, start, end)
     if unrecorded is not None:
         last = state.version if end is None else end

@@ -975,7 +975,10 @@ def _open_snapshot(path: Path, version: exp.Expr | None) -> DeltaTable:
         return delta.open_table(path)
     point = version.args["expression"]
     if version.name.upper() == "VERSION":
-        return delta.open_table(path, version=int(point.name))
+        # (A negative version parses as a negation, whose name is the number's.)
+        asked = -int(point.this.name) if isinstance(point, exp.Neg) else int(point.name)
+        delta.check_version_exists(path, asked)
+        return delta.open_table(path, version=asked)
     return delta.open_table_at(path, datetime.fromisoformat(point.name))
 
 
