@@ -252,10 +252,24 @@ def _starts_call(tokens: list[Token], index: int) -> bool:
     following = tokens[index + 1] if index + 1 < len(tokens) else None
     if following is None or following.token_type != TokenType.L_PAREN:
         return False
-    if token.token_type not in _CALL_TOKENS:
+    if token.token_type not in _CALL_TOKENS or _names_a_table(tokens, index):
         return False
     after_operand = index > 0 and tokens[index - 1].token_type in _OPERAND_ENDS
     return not (token.token_type in _OPERATORS and after_operand)
+
+
+# What a table's name follows where a column list may come after it (``CREATE TABLE
+# first_value (id BIGINT)``, ``INSERT INTO rank (id) …``): not a call there.
+_BEFORE_TABLE_NAMES = frozenset({TokenType.TABLE, TokenType.INTO, TokenType.EXISTS, TokenType.VIEW})
+
+
+def _names_a_table(tokens: list[Token], index: int) -> bool:
+    """Whether the name at ``index`` (maybe the last part of a qualified name) is a
+    table's, after CREATE TABLE, INSERT INTO, IF NOT EXISTS or VIEW."""
+    before = index - 1
+    while before >= 1 and tokens[before].token_type == TokenType.DOT:
+        before -= 2  # over ``db.``
+    return before >= 0 and tokens[before].token_type in _BEFORE_TABLE_NAMES
 
 
 def _call(tokens: list[Token], index: int) -> _Call:
