@@ -1804,6 +1804,148 @@ def _rewrite_date_add(node: exp.Expr) -> exp.Expr:
     )
 
 
+# timestampdiff's units counted in microseconds (a day and a week are whole days: Spark's
+# local date-times have no daylight-saving gaps), and those counted in months.
+_DIFF_UNIT_MICROS = {
+    "MICROSECOND": 1,
+    "MILLISECOND": 1_000,
+    "SECOND": 1_000_000,
+    "MINUTE": 60_000_000,
+    "HOUR": 3_600_000_000,
+    "DAY": 86_400_000_000,
+    "WEEK": 7 * 86_400_000_000,
+}
+_DIFF_UNIT_MONTHS = {"MONTH": 1, "QUARTER": 3, "YEAR": 12}
+_LAST_MICROSECOND_OF_DAY = 86_400_000_000 - 1
+
+
+def _local_date_time(value: exp.Expr) -> exp.Expr:
+    """``value`` as the local date-time Spark's timestampdiff reads: a DATE or a STRING is
+    cast to a TIMESTAMP (as Spark casts it), which is taken in the session's time zone.
+    DuckDB's TIMESTAMP is that wall-clock time (its cast of a TIMESTAMPTZ reads the
+    TimeZone)."""
+    if _never_a_string(value):
+        return _cast(_c(value), "TIMESTAMP")
+    return _spark_cast(value, "TIMESTAMP")
+
+
+def _truncated_division(value: exp.Expr, divisor: int) -> exp.Expr:
+    """``value`` divided by ``divisor`` towards zero, as Java's long division (DuckDB's
+    ``//`` of integers truncates so)."""
+    return exp.IntDiv(this=exp.paren(value, copy=False), expression=_lit(divisor))
+
+
+def _months_until(start: exp.Expr, end: exp.Expr) -> exp.Expr:
+    """Java's ``LocalDateTime.until(end, MONTHS)``, which Spark's timestampdiff counts
+    months, quarters and years by: the end's date moves a day towards the start where its
+    time of day has not reached the start's (2024-03-01 00:00 is 2024-02-29 after
+    2024-01-31 12:00), and then ``(month * 32 + day)`` of the two dates differ by 32 a
+    month, truncated: 2024-01-31 to 2024-02-29 is no whole month (DuckDB's date_sub counts
+    one, the end being its month's last day), 2024-03-31 to 2024-02-29 is minus one."""
+    start_date = _cast(_c(start), "DATE")
+    time_of_day = exp.Sub(this=_c(start), expression=_fn("DATE_TRUNC", _lit("day"), _c(start)))
+    # Rounding the shifted end down to its date moves it back a day where its time of day
+    # is before the start's; for an end before the start it is rounded up instead.
+    rounded_up = exp.Interval(this=_lit(str(_LAST_MICROSECOND_OF_DAY)), unit=exp.var("MICROSECOND"))
+    shift = _case(
+        (exp.GTE(this=_c(end), expression=_c(start)), time_of_day),
+        default=exp.Sub(this=time_of_day.copy(), expression=rounded_up),
+    )
+    end_date = _cast(exp.Sub(this=_c(end), expression=exp.paren(shift, copy=False)), "DATE")
+    months = _fn("DATE_DIFF", _lit("month"), start_date, end_date)
+    days = exp.Sub(this=_fn("DAY", end_date.copy()), expression=_fn("DAY", start_date.copy()))
+    packed = exp.Add(this=exp.Mul(this=months, expression=_lit(32)), expression=days)
+    return _truncated_division(packed, 32)
+
+
+def _rewrite_timestamp_diff(node: exp.Expr) -> exp.Expr:
+    """Spark's ``timestampdiff(unit, start, end)``: the whole units elapsed between the two
+    local date-times (Java's ``ChronoUnit.between``), truncated towards zero, a BIGINT.
+    DuckDB's date_diff counts the unit boundaries crossed instead (a year from 2023-12-31 to
+    2024-01-01). sqlglot reads ``end`` as the node's ``this``, ``start`` as its expression."""
+    unit = node.args.get("unit")
+    name = unit.name.upper() if unit is not None else ""
+    start, end = _local_date_time(node.expression), _local_date_time(node.this)
+    if name in _DIFF_UNIT_MICROS:
+        elapsed = exp.Sub(this=_fn("EPOCH_US", end), expression=_fn("EPOCH_US", start))
+        return _truncated_division(elapsed, _DIFF_UNIT_MICROS[name])
+    if name in _DIFF_UNIT_MONTHS:
+        months = _months_until(start, end)
+        months_per_unit = _DIFF_UNIT_MONTHS[name]
+        return months if months_per_unit == 1 else _truncated_division(months, months_per_unit)
+    raise UnsupportedSqlError(f"timestampdiff with unit {name or '?'}")
+
+
+# What Spark's timestampadd reads as a DATE or a STRING (cast to its TIMESTAMP), as the
+# argument shows it after its own translation (a DATE literal or to_date() is a cast).
+_DATE_RESULTS = (exp.CurrentDate, exp.DateFromUnixDate, exp.LastDay, exp.NextDay)
+
+
+def _spark_timestamp_of(value: exp.Expr) -> exp.Expr | None:
+    """``value`` cast to Spark's TIMESTAMP (DuckDB's TIMESTAMPTZ: a DATE's midnight, a
+    string's wall-clock time, in the session's time zone) where its form shows it is a DATE
+    or a STRING; None otherwise."""
+    inner = value
+    while isinstance(inner, exp.Paren):
+        inner = inner.this
+    to = inner.args.get("to") if isinstance(inner, exp.Cast | exp.TryCast) else None
+    is_date = isinstance(to, exp.DataType) and to.is_type(exp.DType.DATE)
+    if is_date or isinstance(inner, (exp.Null, *_DATE_RESULTS)):
+        return _cast(_c(value), "TIMESTAMPTZ")
+    is_text = isinstance(to, exp.DataType) and to.is_type(*exp.DataType.TEXT_TYPES)
+    if is_text or _string_value(inner) is not None:
+        return _cast(_spark_cast(value, "TIMESTAMP"), "TIMESTAMPTZ")
+    return None
+
+
+def _rewrite_timestamp_add(node: exp.Expr) -> exp.Expr:
+    """Spark's ``timestampadd(unit, amount, ts)`` takes an INT amount, cast as Spark casts
+    (1.5 seconds is 1, 3000000000 wraps around; DuckDB's interval keeps the fraction), and
+    a TIMESTAMP or TIMESTAMP_NTZ, its result's type: a DATE or a STRING is cast to its
+    TIMESTAMP, DuckDB's TIMESTAMPTZ (DuckDB's DATE plus an interval is a TIMESTAMP, Spark's
+    TIMESTAMP_NTZ). A DATE is seen in the argument's form only (a DATE column is left as
+    it is: its type is not known here)."""
+    node.set("expression", _spark_cast(node.expression, "INTEGER"))
+    timestamp = _spark_timestamp_of(node.this)
+    if timestamp is not None:
+        node.set("this", timestamp)
+    return node
+
+
+# DuckDB's integral types, which a Spark TINYINT ... BIGINT value is.
+_DUCKDB_INTEGRAL_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")
+
+
+def _rewrite_offset_default(node: exp.Expr) -> exp.Expr:
+    """lag/lead's default value: Spark casts it to the value's type with its CAST (2.7,
+    -2.7 or '3.9' is 2, -2 or 3 for an INT, 'x' NULL, 300.5 wraps around to 44 for a
+    TINYINT), where DuckDB's cast rounds, or fails. The value's type is known at run time
+    only: its integral types are each cast to as Spark casts (a string default then read as
+    a string again, the CASE having one type), other types are left to DuckDB's cast (the
+    same answer for a fractional number or a string). A default of another form (a column
+    of unknown type) is left as it is."""
+    default = node.args.get("default")
+    if default is None or _is_null_literal(default):
+        return node
+    as_text = _string_value(default) is not None or (
+        isinstance(default, exp.Cast | exp.TryCast) and default.to.is_type(*exp.DataType.TEXT_TYPES)
+    )
+    if not as_text and not _never_a_string(default):
+        return node
+    value_type = _fn("TYPEOF", _c(node.this))
+    casts = []
+    for duckdb_type in _DUCKDB_INTEGRAL_TYPES:
+        cast = _spark_cast(default, duckdb_type)
+        casts.append(
+            (
+                exp.EQ(this=value_type.copy(), expression=_lit(duckdb_type)),
+                _as_varchar(cast) if as_text else cast,
+            )
+        )
+    node.set("default", _case(*casts, default=_c(default)))
+    return node
+
+
 def _rewrite_add_months(node: exp.Expr) -> exp.Expr:
     shifted = exp.Add(
         this=_spark_cast(node.this, "DATE"),
@@ -3697,6 +3839,10 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.UnixMillis: _rewrite_unix_millis,
     exp.Substring: _rewrite_substring,
     exp.TsOrDsAdd: _rewrite_date_add,
+    exp.TimestampDiff: _rewrite_timestamp_diff,
+    exp.TimestampAdd: _rewrite_timestamp_add,
+    exp.Lag: _rewrite_offset_default,
+    exp.Lead: _rewrite_offset_default,
     exp.AddMonths: _rewrite_add_months,
     exp.Quantile: _rewrite_quantile,
     exp.Median: _rewrite_median,
