@@ -185,9 +185,17 @@ class ChangeDeriver:
         if isinstance(node, exp.Union):
             if node.args.get("distinct"):
                 raise CannotRefreshIncrementallyError("UNION (distinct) is not incremental yet")
-            parts = [part for part in (self.change(node.left), self.change(node.right)) if part]
-            if not parts:
+            sides = (node.left, node.right)
+            changes = [self.change(side) for side in sides]
+            if not any(changes):
                 return None
+            # A branch that did not change still types the union's columns, as Spark widens
+            # them over every branch (a STRING beside a BIGINT makes STRINGs): its rows at
+            # the new versions, none of them, take its place.
+            parts = [
+                change if change is not None else self._no_rows_of(side)
+                for side, change in zip(sides, changes, strict=True)
+            ]
             # A union's columns are named by its first branch; a change of the others alone
             # would carry theirs.
             names = output_names(node.left, self.columns_of)
@@ -201,6 +209,17 @@ class ChangeDeriver:
             return self.keyed_change(node)
         raise CannotRefreshIncrementallyError(
             f"{type(node).__name__.upper()} is not incremental yet"
+        )
+
+    def _no_rows_of(self, branch: exp.Expr) -> exp.Query:
+        """None of ``branch``'s rows (at the new versions), with a sign column: a change of
+        no rows in the branch's column types."""
+        pinned = self.at(exp.Subquery(this=branch.copy()), "new")
+        assert isinstance(pinned, exp.Subquery)
+        return (
+            exp.select(exp.Star(), exp.alias_(exp.Literal.number(1), SIGN))
+            .from_(aliased(pinned.this, "__dt_typed"))
+            .where(exp.false())
         )
 
     def changes_linearly(self, select: exp.Select) -> bool:
