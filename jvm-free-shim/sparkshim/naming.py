@@ -50,6 +50,9 @@ _LOG = logging.getLogger(__name__)
 # The parse tree's meta key holding the function name as the user wrote it (translate.py's
 # ShimSpark parser records it): Spark keeps that name for some aliases.
 FUNCTION_NAME_KEY = "spark_name"
+# Set on a from_unixtime whose pattern is the Java one as written (sqlglot's parser turns
+# it into strftime's, losing the letters strftime lacks).
+JAVA_PATTERN_KEY = "java_pattern"
 
 # Functions Spark names in upper case (math functions of old and a few others).
 _UPPER_CASE_NAMES = frozenset(
@@ -772,7 +775,9 @@ def _from_unixtime(renderer: _Renderer, node: exp.Expr) -> str:
     # sqlglot turns the Java pattern into strftime's; Spark shows the Java one.
     pattern = node.args.get("format")
     java = "yyyy-MM-dd HH:mm:ss"
-    if isinstance(pattern, exp.Literal):
+    if isinstance(pattern, exp.Literal) and node.meta.get(JAVA_PATTERN_KEY):
+        java = pattern.name
+    elif isinstance(pattern, exp.Literal):
         java = (
             format_time(pattern.name, Spark.INVERSE_TIME_MAPPING, Spark.INVERSE_TIME_TRIE) or java
         )

@@ -52,7 +52,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import Token, TokenType
 
 from sparkshim.errors import UnsupportedSqlError
-from sparkshim.naming import FUNCTION_NAME_KEY
+from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY
 
 __all__ = ["parse_statements", "tokenize"]
 
@@ -163,8 +163,20 @@ def _with_nulls_flag(function: type[exp.Expr]) -> Callable[[list[exp.Expr]], exp
 # Functions read as anonymous calls, then built from their arguments as written: date/time
 # functions whose Java pattern argument must be seen verbatim (sqlglot would convert it to
 # strftime on the way in), and the calls sqlglot reads otherwise than Spark.
+def _from_unixtime(args: list[exp.Expr]) -> exp.Expr:
+    """from_unixtime(seconds[, pattern]) with its Java pattern as written (sqlglot's
+    parser would turn it into strftime's, copying the letters strftime lacks: ``SSS``,
+    ``QQQ``)."""
+    if not 1 <= len(args) <= 2:
+        return exp.Anonymous(this="from_unixtime", expressions=args)
+    node = exp.UnixToStr(this=args[0], format=seq_get(args, 1))
+    node.meta[JAVA_PATTERN_KEY] = True
+    return node
+
+
 _AS_WRITTEN: dict[str, Callable[[list[exp.Expr]], exp.Expr]] = {
     "DATE_FORMAT": _verbatim("DATE_FORMAT"),
+    "FROM_UNIXTIME": _from_unixtime,
     "TO_DATE": _verbatim("TO_DATE"),
     "TO_TIMESTAMP": _verbatim("TO_TIMESTAMP"),
     "UNIX_TIMESTAMP": _verbatim("UNIX_TIMESTAMP"),

@@ -38,7 +38,7 @@ from sparkshim import (
     number_text,
 )
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
-from sparkshim.naming import FUNCTION_NAME_KEY
+from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_parser import parse_statements, tokenize
 from sparkshim.spark_typing import (
@@ -3111,6 +3111,8 @@ _JAVA_TO_STRFTIME = {
     "EEEE": "%A",
     "E": "%a",
     "DDD": "%j",
+    "SSS": "%g",  # milliseconds
+    "SSSSSS": "%f",  # microseconds
     # One letter: the number without padding (M/d/yy reads 3/5/24).
     "y": "%Y",
     "M": "%-m",
@@ -3437,6 +3439,10 @@ def _rewrite_from_unixtime(node: exp.Expr) -> exp.Expr:
     towards zero (-1.5 is -1, 1969-12-31 23:59:59), where DuckDB's to_timestamp rounds the
     instant down."""
     node.set("this", _spark_cast(node.this, "BIGINT"))
+    if node.meta.get(JAVA_PATTERN_KEY):
+        # The pattern as written, translated as date_format's (an unknown letter refused).
+        java = node.args.get("format") or _lit("yyyy-MM-dd HH:mm:ss")
+        node.set("format", _strftime(java, "from_unixtime"))
     return node
 
 

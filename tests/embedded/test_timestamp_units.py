@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from sparkshim.errors import UnsupportedSqlError
 from sparkshim.session import ShimSession
 
 pytestmark = pytest.mark.embedded
@@ -155,3 +156,29 @@ def test_offset_defaults_of_other_types(spark: ShimSession) -> None:
             spark, f"SELECT lag(v, 1, {default}) OVER (ORDER BY v) FROM VALUES ({value}) AS t(v)"
         )
         assert (types, row) == ([spark_type], (expected,)), (value, default)
+
+
+def test_from_unixtime_reads_its_java_pattern(spark: ShimSession) -> None:
+    """from_unixtime's pattern is translated as date_format's: sqlglot's parser had turned
+    it into strftime's, copying the letters strftime lacks (PySpark 3.5's answers)."""
+    query = (
+        "SELECT from_unixtime(1709251199L, 'yyyy-MM-dd HH:mm:ss.SSS'),"
+        " from_unixtime(1709251199L, 'DDD'), from_unixtime(1709251199L)"
+    )
+    _, row = _one_row(spark, query)
+    assert row == ("2024-02-29 23:59:59.000", "060", "2024-02-29 23:59:59")
+    assert spark.sql(query).columns[0] == "from_unixtime(1709251199, yyyy-MM-dd HH:mm:ss.SSS)"
+    with pytest.raises(UnsupportedSqlError, match="'QQQ' in from_unixtime"):
+        spark.sql("SELECT from_unixtime(1709251199L, 'yyyy QQQ')").collect()
+
+
+def test_milliseconds_and_microseconds_in_a_pattern(spark: ShimSession) -> None:
+    """``SSS`` and ``SSSSSS`` are the fraction of the second, truncated (PySpark 3.5)."""
+    _, row = _one_row(
+        spark,
+        "SELECT date_format(TIMESTAMP'2024-01-02 03:04:05.678901', 'HH:mm:ss.SSS'),"
+        " date_format(TIMESTAMP'2024-01-02 03:04:05.678901', 'ss.SSSSSS'),"
+        " to_timestamp('2024-01-02 03:04:05.678', 'yyyy-MM-dd HH:mm:ss.SSS')",
+    )
+    assert row[:2] == ("03:04:05.678", "05.678901")
+    assert row[2] == datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)

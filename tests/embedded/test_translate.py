@@ -457,7 +457,7 @@ REFUSED_CASES = [
     "SELECT split(s, 'a+', 2) FROM t",
     "SELECT split(s, '', 2) FROM t",
     "SELECT date_format(ts, 'yyyy-MM-dd Q') FROM t",
-    "SELECT date_format(ts, 'yyyy-MM-dd HH:mm:ss.SSS') FROM t",
+    "SELECT date_format(ts, 'yyyy-MM-dd HH:mm:ss.SS') FROM t",
     "SELECT ceil(x, 1) FROM t",
     "SELECT CAST(arr AS ARRAY<STRING>) FROM t",
     "SELECT explode_outer(arr) FROM t",
