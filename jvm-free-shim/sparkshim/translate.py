@@ -3272,6 +3272,38 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
     )
 
 
+def _rewrite_repeat(node: exp.Expr) -> exp.Expr:
+    """repeat(NULL, n) is a STRING in Spark; DuckDB's repeat takes the NULL for a BLOB."""
+    if _is_null_literal(node.this):
+        node.set("this", _cast(exp.Null(), "VARCHAR"))
+    return node
+
+
+def _rewrite_split_part(node: exp.Expr) -> exp.Expr:
+    """split_part by an empty delimiter: Spark splits nothing (the whole string is part 1,
+    and part -1; any other part is empty), where DuckDB splits into characters."""
+    delimiter = node.args.get("delimiter")
+    if delimiter is None or (delimiter.is_string and delimiter.name != ""):
+        return node
+    text, index = node.this, node.args.get("part_index")
+    if text is None or index is None:
+        return node
+    whole = _case(
+        (
+            exp.or_(
+                exp.Is(this=_c(text), expression=exp.Null()),
+                exp.Is(this=_c(index), expression=exp.Null()),
+            ),
+            _cast(exp.Null(), "VARCHAR"),
+        ),
+        (exp.In(this=_c(index), expressions=[_lit(1), _lit(-1)]), _cast(_c(text), "VARCHAR")),
+        default=_lit(""),
+    )
+    if delimiter.is_string:
+        return whole
+    return _case((exp.EQ(this=_c(delimiter), expression=_lit("")), whole), default=node.copy())
+
+
 # The years of DuckDB's DATE (Spark's reach about as far).
 _DATE_YEARS = (-5877640, 5881579)
 
@@ -3846,6 +3878,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Substring: _rewrite_substring,
     exp.TsOrDsAdd: _rewrite_date_add,
     exp.TimestampDiff: _rewrite_timestamp_diff,
+    exp.SplitPart: _rewrite_split_part,
+    exp.Repeat: _rewrite_repeat,
     exp.TimestampAdd: _rewrite_timestamp_add,
     exp.Lag: _rewrite_offset_default,
     exp.Lead: _rewrite_offset_default,
