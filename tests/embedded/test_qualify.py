@@ -9,11 +9,10 @@ fuzzer found them."""
 
 from __future__ import annotations
 
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
+from refresh_checks import check_refreshes, rows
 
 from dyntables import DynamicTableError, DynamicTables
 
@@ -31,10 +30,6 @@ QUERIES = (
 )
 
 
-def _rows(dt: DynamicTables, sql: str) -> Counter[tuple[Any, ...]]:
-    return Counter(tuple(row) for row in dt.sql(sql).collect())
-
-
 @pytest.mark.parametrize("query", QUERIES)
 def test_a_qualify_keeps_the_query_columns_and_rows(tmp_path: Path, query: str) -> None:
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
@@ -42,15 +37,13 @@ def test_a_qualify_keeps_the_query_columns_and_rows(tmp_path: Path, query: str) 
     dt.sql("INSERT INTO t VALUES (1, 1, 10, 2), (2, 1, 20, 1), (3, 2, 5, 7), (4, NULL, 1, 1)")
     dt.sql(f"CREATE DYNAMIC TABLE x TARGET_LAG = '1 hour' REFRESH_MODE = AUTO AS {query}")
     assert dt.sql("SELECT * FROM x").columns == dt.sql(query).columns
-    assert _rows(dt, "SELECT * FROM x") == _rows(dt, query)
-    for change in (
+    assert rows(dt, "SELECT * FROM x") == rows(dt, query)
+    changes = (
         "INSERT INTO t VALUES (5, 1, 30, 0), (6, 2, 6, 3)",
         "UPDATE t SET v = 40 WHERE id = 1",
         "DELETE FROM t WHERE id = 5",
-    ):
-        dt.sql(change)
-        dt.sql("ALTER DYNAMIC TABLE x REFRESH")
-        assert _rows(dt, "SELECT * FROM x") == _rows(dt, query), change
+    )
+    check_refreshes(dt, "x", query, changes, action=None)
 
 
 def test_a_nested_qualify_over_a_star_asks_for_names(tmp_path: Path) -> None:
