@@ -1916,21 +1916,32 @@ def _rewrite_timestamp_add(node: exp.Expr) -> exp.Expr:
 _DUCKDB_INTEGRAL_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT")
 
 
+def _a_number(value: exp.Expr) -> bool:
+    """Whether ``value`` is a number by its form: a numeric literal (negated or not), or a
+    cast to a numeric type."""
+    inner = value.this if isinstance(value, exp.Neg) else value
+    if isinstance(inner, exp.Literal):
+        return not inner.is_string
+    to = inner.args.get("to") if isinstance(inner, exp.Cast | exp.TryCast) else None
+    return isinstance(to, exp.DataType) and to.is_type(*exp.DataType.NUMERIC_TYPES)
+
+
 def _rewrite_offset_default(node: exp.Expr) -> exp.Expr:
     """lag/lead's default value: Spark casts it to the value's type with its CAST (2.7,
     -2.7 or '3.9' is 2, -2 or 3 for an INT, 'x' NULL, 300.5 wraps around to 44 for a
     TINYINT), where DuckDB's cast rounds, or fails. The value's type is known at run time
     only: its integral types are each cast to as Spark casts (a string default then read as
     a string again, the CASE having one type), other types are left to DuckDB's cast (the
-    same answer for a fractional number or a string). A default of another form (a column
-    of unknown type) is left as it is."""
+    same answer for a fractional number or a string). A default of another form (a DATE, a
+    column of unknown type) is left as it is: DuckDB binds every branch, and a DATE has no
+    cast to an integer."""
     default = node.args.get("default")
     if default is None or _is_null_literal(default):
         return node
     as_text = _string_value(default) is not None or (
         isinstance(default, exp.Cast | exp.TryCast) and default.to.is_type(*exp.DataType.TEXT_TYPES)
     )
-    if not as_text and not _never_a_string(default):
+    if not as_text and not _a_number(default):
         return node
     value_type = _fn("TYPEOF", _c(node.this))
     casts = []

@@ -182,3 +182,14 @@ def test_milliseconds_and_microseconds_in_a_pattern(spark: ShimSession) -> None:
     )
     assert row[:2] == ("03:04:05.678", "05.678901")
     assert row[2] == datetime.datetime(2024, 1, 2, 3, 4, 5, 678000)
+
+
+def test_offset_defaults_that_are_no_numbers_are_left_as_they_are(spark: ShimSession) -> None:
+    """A DATE default (DuckDB binds every branch of the integral casts, and a DATE has no
+    cast to an integer: the query was refused) and a plain integer default."""
+    _, row = _one_row(
+        spark,
+        "SELECT lag(dt, 1, DATE'2000-01-01') OVER (ORDER BY id), lead(v, 1, 0) OVER (ORDER BY id)"
+        " FROM VALUES (1, DATE'2024-01-01', 5) AS t(id, dt, v)",
+    )
+    assert row == (datetime.date(2000, 1, 1), 0)
