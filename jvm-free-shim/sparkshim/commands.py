@@ -35,7 +35,7 @@ from sparkshim.maintenance import optimize, vacuum
 from sparkshim.parses import Parses
 from sparkshim.query import run_query
 from sparkshim.syntax import check_statement, statement_words
-from sparkshim.types import align_to_schema, parse_ddl_type, to_spark_type
+from sparkshim.types import align_to_schema, is_text, parse_ddl_type, to_spark_type
 
 if TYPE_CHECKING:
     from sparkshim.session_protocol import SessionProtocol
@@ -614,9 +614,9 @@ def _as_spark_text(
         index
         for index, name in enumerate(columns)
         if name in schema.names
-        and _is_text(schema.field(name).type)
+        and is_text(schema.field(name).type)
         and not (
-            _is_text(rows.schema.field(index).type)
+            is_text(rows.schema.field(index).type)
             or pa.types.is_null(rows.schema.field(index).type)
         )
     ]
@@ -636,10 +636,6 @@ def _as_spark_text(
     for index in converted:
         rows = rows.set_column(index, rows.schema.field(index).name, texts.column(f"c{index}"))
     return rows
-
-
-def _is_text(kind: pa.DataType) -> bool:
-    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 def _arrow_view_rows(session: SessionProtocol, source: exp.Expr) -> pa.Table | None:

@@ -60,6 +60,7 @@ import pyarrow.parquet as pq
 from sparkshim import append, deletion_vectors, delta, live_files
 from sparkshim.errors import UnsupportedSqlError
 from sparkshim.parquet_stats import statistics_columns
+from sparkshim.types import is_text
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -559,7 +560,7 @@ def _bounds(column: pa.ChunkedArray) -> tuple[Any, Any] | None:
     """The column's minimum and maximum in the log's JSON form, or None when it has no
     value or is not of a type bounded here."""
     kind = column.type
-    if not (pa.types.is_integer(kind) or pa.types.is_date32(kind) or _is_text(kind)):
+    if not (pa.types.is_integer(kind) or pa.types.is_date32(kind) or is_text(kind)):
         return None
     if column.null_count == len(column):
         return None
@@ -567,13 +568,9 @@ def _bounds(column: pa.ChunkedArray) -> tuple[Any, Any] | None:
     low, high = extremes["min"].as_py(), extremes["max"].as_py()
     if pa.types.is_date32(kind):
         return low.isoformat(), high.isoformat()
-    if _is_text(kind) and max(len(low), len(high)) > _MAX_BOUND_LENGTH:
+    if is_text(kind) and max(len(low), len(high)) > _MAX_BOUND_LENGTH:
         return None
     return low, high
-
-
-def _is_text(kind: pa.DataType) -> bool:
-    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
 
 
 def delete_written(location: Path, done: Iterable[Rewritten]) -> None:

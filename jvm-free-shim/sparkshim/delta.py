@@ -232,6 +232,8 @@ _UNSUPPORTED_FEATURE = re.compile(r"Feature '([^']+)' is not supported")
 def check_version_exists(location: Path, version: int) -> None:
     """Delta's refusal to time travel to a version the log does not hold (beyond the
     latest, or before the oldest commit kept)."""
+    if version >= 0 and log.commit_path(location, version).exists():
+        return  # the common case, one file's stat: a refresh pins every read it makes
     latest = log.latest_version(location)
     if latest is None:
         return  # no table: opening it says so

@@ -32,7 +32,7 @@ from sparkshim.conditions import conjuncts, on_one_side
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.parquet_stats import delta_rs_rewrite_properties
 from sparkshim.query import run_query
-from sparkshim.types import align_to_schema
+from sparkshim.types import align_to_schema, is_text
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -305,10 +305,7 @@ def _stored_as_text(values: dict[str, exp.Expr], schema: pa.Schema) -> dict[str,
     text."""
     typed = dict(values)
     for name, value in values.items():
-        kind = schema.field(name).type if name in schema.names else None
-        text_column = kind is not None and (
-            pa.types.is_string(kind) or pa.types.is_large_string(kind)
-        )
+        text_column = name in schema.names and is_text(schema.field(name).type)
         if text_column and not isinstance(value, exp.Null) and not value.is_string:
             typed[name] = exp.cast(value.copy(), exp.DataType.build("STRING"))
     return typed

@@ -506,11 +506,17 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
         return list(node.expressions[1:2])
     if _is_function(node, "CRC32"):
         return list(node.expressions[:1])
-    if isinstance(node, exp.TryCast):
+    if isinstance(node, exp.TryCast) or _is_text_cast(node):
         return [node.this]
     if isinstance(node, exp.Array):
         return list(node.expressions)
     return []
+
+
+def _is_text_cast(node: exp.Expr) -> bool:
+    """A CAST to STRING (or VARCHAR, CHAR): one of a value already a STRING is the value."""
+    to = node.args.get("to") if isinstance(node, exp.Cast) else None
+    return isinstance(to, exp.DataType) and to.is_type(*exp.DataType.TEXT_TYPES)
 
 
 # ---- the typing rules ----
@@ -989,7 +995,7 @@ _RECORDED = (
     exp.ConcatWs,
     exp.Hex,
     exp.ToBase64,
-    exp.TryCast,
+    exp.Cast,  # try_cast's value's type; a cast to STRING's value's type
     *DATE_PARTS,
     exp.Extract,
     exp.Array,  # its elements' types (DECIMALs widened to one, as Spark does)
@@ -1009,6 +1015,8 @@ def _translation_reads_type(node: exp.Expr) -> bool:
         return node.name.upper() in _TYPED_FUNCTIONS
     if isinstance(node, exp.Array):
         return len(node.expressions) > 1
+    if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
+        return _is_text_cast(node)
     return True
 
 

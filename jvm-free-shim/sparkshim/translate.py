@@ -2585,6 +2585,14 @@ def _rewrite_cast(node: exp.Expr) -> exp.Expr:
     target = to.sql(dialect="duckdb")
     if isinstance(node, exp.TryCast) and written == "try_cast" and target in _INTEGRAL_BITS:
         return _try_cast_to_integral(node, target, to)
+    if to.is_type(*exp.DataType.TEXT_TYPES) and node.meta.get(ARGUMENT_TYPES) == ("string",):
+        # A STRING by its static type: the cast changes nothing (a store into a STRING
+        # column casts every value so, and the general form writes the value ten times);
+        # should the inference ever be wrong, an error rather than DuckDB's text.
+        return _case(
+            (_typeof_in(node.this, "VARCHAR"), _c(node.this)),
+            default=_runtime_refusal("a mis-inferred CAST"),
+        )
     return _spark_cast(node.this, target, to)
 
 
@@ -2786,9 +2794,12 @@ def _spark_cast(value: exp.Expr, target: str, to: exp.DataType | None = None) ->
             ),
             value_type=_fn("TYPEOF", _c(value)),
         )
-    if name in ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING"):
+    if name in _TEXT_TYPES:
         return _spark_text(value)
     return _try_cast(_c(value), target)
+
+
+_TEXT_TYPES = ("VARCHAR", "TEXT", "CHAR", "NVARCHAR", "STRING")
 
 
 def _is_number(value: exp.Expr) -> exp.Expr:

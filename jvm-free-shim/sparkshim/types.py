@@ -122,6 +122,11 @@ def holds_type(kind: pa.DataType, leaf: Callable[[pa.DataType], bool]) -> bool:
     return False
 
 
+def is_text(kind: pa.DataType) -> bool:
+    """Whether ``kind`` is Arrow's text (a Spark STRING)."""
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
 def to_spark_type(arrow_type: pa.DataType) -> DataType:
     """The Spark type of an Arrow type.
 
