@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from keyed_scenario import (
     run_keyed_recomputes,
+    run_mixed_type_join_keys,
     run_unread_column_updates,
     run_unread_columns_of_every_type,
 )
@@ -32,3 +33,8 @@ def test_updates_of_unread_columns_recompute_nothing(tmp_path: Path) -> None:
 def test_feeds_netted_on_columns_of_every_type(tmp_path: Path) -> None:
     dt = DynamicTables(warehouse=tmp_path / "warehouse")
     run_unread_columns_of_every_type(Env(dt=dt, database="default", using="delta"))
+
+
+def test_outer_joins_on_keys_of_mixed_types(tmp_path: Path) -> None:
+    dt = DynamicTables(warehouse=tmp_path / "warehouse")
+    run_mixed_type_join_keys(Env(dt=dt, database="default", using="delta"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from keyed_scenario import (
     run_keyed_recomputes,
+    run_mixed_type_join_keys,
     run_unread_column_updates,
     run_unread_columns_of_every_type,
 )
@@ -24,3 +25,10 @@ def test_updates_of_unread_columns_recompute_nothing(iceberg_spark: SparkSession
 
 def test_feeds_netted_on_columns_of_every_type(iceberg_spark: SparkSession) -> None:
     run_unread_columns_of_every_type(spark_env(iceberg_spark, "iceberg"))
+
+
+def test_outer_joins_on_keys_of_mixed_types(iceberg_spark: SparkSession) -> None:
+    # Three of the queries: each refresh on Spark costs seconds.
+    run_mixed_type_join_keys(
+        spark_env(iceberg_spark, "iceberg"), ("left_int", "full_int", "three_types")
+    )

@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from dyntables.catalog import table_key
 from dyntables.errors import CannotRefreshIncrementallyError
+from dyntables.planner.key_types import KeyTyping
 from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.sql.literals import is_scalar
 
@@ -621,20 +622,27 @@ class KeyedJoin:
     row_keys: list[exp.Expr] | None = None
 
 
-def keyed_join(select: exp.Select, columns_of: Callable[[str], list[str]]) -> KeyedJoin:
+def keyed_join(
+    select: exp.Select,
+    columns_of: Callable[[str], list[str]],
+    typing: KeyTyping | None = None,
+) -> KeyedJoin:
     """How ``select`` (a block with an outer join) is recomputed: on one key class every
     join matches on (``equi_keys``: every input restricted by it), else by its last join
-    (``last_join_keys``)."""
+    (``last_join_keys``). With ``typing``, keys compared with a STRING are compared in the
+    type Spark compares them in (``key_types``)."""
     inputs = select_inputs(select)
     try:
         sides = equi_keys(select, columns_of)
     except CannotRefreshIncrementallyError:
         if len(inputs) < 3:
             raise
-        factored = last_join_keys(select, columns_of)
+        factored = last_join_keys(select, columns_of, typing)
         if factored is None:
             raise
         return factored
+    if typing is not None:
+        sides = typing.comparable([[item] for item in inputs], sides)
     probes = [_input_probe(item, keys) for item, keys in zip(inputs, sides, strict=True)]
     return KeyedJoin(probes, [list(keys) for keys in sides])
 
@@ -654,7 +662,11 @@ def _input_probe(item: exp.Expr, keys: list[exp.Expr]) -> exp.Select:
     return exp.select(*_key_columns(keys)).from_(item.copy())
 
 
-def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -> KeyedJoin | None:
+def last_join_keys(
+    select: exp.Select,
+    columns_of: Callable[[str], list[str]],
+    typing: KeyTyping | None = None,
+) -> KeyedJoin | None:
     """A block whose last join has equalities between the inputs before it (the prefix)
     and the input it joins, seen as that join of two relations (seed 002's factoring of
     joins): an output row comes from prefix rows and joined rows of one key value, so the
@@ -695,6 +707,10 @@ def last_join_keys(select: exp.Select, columns_of: Callable[[str], list[str]]) -
         prefix.set(arg, None)
     prefix.set("joins", [join.copy() for join in joins[:-1]])
     prefix.set("laterals", None)
+    if typing is not None:
+        prefix_keys, joined_keys = typing.comparable(
+            [inputs[:joined], [inputs[joined]]], [prefix_keys, joined_keys]
+        )
     prefix.set("expressions", _key_columns(prefix_keys))
     joined_probe = _input_probe(inputs[joined], joined_keys)
     input_keys: list[list[exp.Expr] | None] = [None] * joined
@@ -941,9 +957,12 @@ def key_definitions(inner: exp.Select, keys: list[exp.Expr]) -> list[exp.Expr] |
         return None
     group_sql = {to_spark_sql(g) for g in _group_expressions(inner)} if grouped else None
     by_name = {p.alias_or_name.lower(): p for p in inner.expressions}
-    definitions = []
+    definitions: list[exp.Expr] = []
     for key in keys:
-        projection = by_name.get(key.name.lower()) if isinstance(key, exp.Column) else None
+        # A key compared in another type (key_types) is a CAST of the column.
+        cast = key if isinstance(key, exp.Cast) else None
+        column = cast.this if cast is not None else key
+        projection = by_name.get(column.name.lower()) if isinstance(column, exp.Column) else None
         if projection is None:
             return None
         definition = projection.this if isinstance(projection, exp.Alias) else projection
@@ -951,7 +970,10 @@ def key_definitions(inner: exp.Select, keys: list[exp.Expr]) -> list[exp.Expr] |
             return None
         if group_sql is not None and to_spark_sql(definition) not in group_sql:
             return None
-        definitions.append(definition.copy())
+        if cast is not None:
+            definitions.append(exp.Cast(this=definition.copy(), to=cast.to.copy()))
+        else:
+            definitions.append(definition.copy())
     return definitions
 
 

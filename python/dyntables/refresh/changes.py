@@ -40,6 +40,7 @@ from sqlglot import exp
 from dyntables.catalog import key_to_table, table_key
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats import TableFormat
+from dyntables.planner.key_types import KeyTyping
 from dyntables.planner.structure import (
     KEY,
     expand_stars,
@@ -130,6 +131,7 @@ class ChangeDeriver:
         versions: Versions,
         columns_of: Callable[[str], list[str]],
         *,
+        types_of: Callable[[str], list[str]] | None = None,
         materialize_feeds: bool = False,
         checkpoint_views: bool = False,
         netted_by: Mapping[str, list[exp.Expr]] | None = None,
@@ -138,6 +140,11 @@ class ChangeDeriver:
         self.fmt = fmt
         self.versions = versions
         self.columns_of = columns_of
+        # The types an outer join's keys are compared in (key_types); without the sources'
+        # types (``types_of``), each input's own.
+        self.key_typing = (
+            KeyTyping(lambda key: (columns_of(key), types_of(key))) if types_of else None
+        )
         # Each source's change feed read by one statement at most (see table_change);
         # False: written into every change query that uses it.
         self.materialize_feeds = materialize_feeds
@@ -411,7 +418,7 @@ class ChangeDeriver:
     def _join_recompute(self, select: exp.Select) -> Recompute | None:
         """The join keys the changes of the block's inputs (or of its joins' prefix) touch,
         and the inputs and rows restricted to them (``keyed_join``)."""
-        plan = keyed_join(select, self.columns_of)
+        plan = keyed_join(select, self.columns_of, self.key_typing)
         changes = [delta for delta in map(self.change, plan.probes) if delta is not None]
         count = len(plan.probes[0].expressions)  # each probe's __dt_key… columns
         touched = self._touched_keys(changes, count) if changes else None

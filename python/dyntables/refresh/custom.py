@@ -101,7 +101,7 @@ class CustomRefresh:
             commit_times=pinned.commit_times_of(versions),
         )
         ranges = Versions(old=dict(previous.sources), new=versions)
-        deriver = self._deriver(ranges, pinned.columns)
+        deriver = self._deriver(ranges, pinned)
         try:
             bound = self._bind(deriver, pinned.columns, state.table_version)
             self._write(bound, deriver, watermark.to_json(), state)
@@ -127,7 +127,7 @@ class CustomRefresh:
             self.result.reason = "BACKFILL"
         else:
             old = {key: start.get(key) for key in versions}
-            deriver = self._deriver(Versions(old=old, new=versions), pinned.columns)
+            deriver = self._deriver(Versions(old=old, new=versions), pinned)
             rows = first_rows(self._bind(deriver, pinned.columns, None), self.definition.columns)
             consumed = versions
             self.result.reason = "START_AT" if start else "INITIAL_ROWS_AS_INSERTS"
@@ -164,12 +164,13 @@ class CustomRefresh:
 
     # ---- binding the statement ----
 
-    def _deriver(self, versions: Versions, columns: dict[str, list[str]]) -> ChangeDeriver:
+    def _deriver(self, versions: Versions, pinned: PinnedSources) -> ChangeDeriver:
         return ChangeDeriver(
             self.session,
             self.fmt,
             versions,
-            columns.__getitem__,
+            pinned.columns.__getitem__,
+            types_of=pinned.types.__getitem__,
             materialize_feeds=True,
             checkpoint_views=self.engine.checkpoints_dataframes,
         )
