@@ -28,6 +28,7 @@ from dyntables.catalog import (
 from dyntables.engine import Engine
 from dyntables.errors import DynamicTableError, first_line
 from dyntables.planner.predicates import check_frozen_predicate, to_spark_predicate
+from dyntables.sql.columns import RESERVED_PREFIX
 from dyntables.sql.dialect import parse_one, to_spark_sql
 from dyntables.statements import ColumnDef, TargetLag
 
@@ -71,6 +72,7 @@ class QueryAnalyzer:
             key = self.qualify_source(table, reference)
             if key not in sources:
                 sources.append(key)
+        _check_reserved_names(tree, {key: self._source_columns(key) for key in sources})
         resolve_group_by_all(tree)
         resolve_group_by_aliases(tree, self._source_columns)
         written = tree
@@ -88,6 +90,7 @@ class QueryAnalyzer:
                 )
         planning_query = query
         query, output = _apply_column_list(query, output, columns, tree)
+        _check_reserved_output([name for name, _ in output])
         read = {key: self.engine.properties(key_to_table(key)) for key in sources}
         upstreams = tuple(key for key in sources if Definition.from_properties(read[key] or {}))
         known = {key: properties for key, properties in read.items() if properties is not None}
@@ -425,6 +428,36 @@ def check_lag_order(
             " cannot be fresher than what it reads; use a lag of at least"
             f" {upstream_definition.target_lag_text}, or TARGET_LAG = DOWNSTREAM"
         )
+
+
+def _check_reserved_names(tree: exp.Query, source_columns: dict[str, set[str] | None]) -> None:
+    """Refuse a query naming anything (a column, an alias, a CTE) with the reserved
+    prefix, or reading a source that has a column of such a name."""
+    for identifier in tree.find_all(exp.Identifier):
+        if identifier.name.lower().startswith(RESERVED_PREFIX):
+            raise DynamicTableError(
+                f"the query names {identifier.name}: names starting with {RESERVED_PREFIX}"
+                " are reserved for the refresh's own columns; choose another name"
+            )
+    for key, columns in source_columns.items():
+        reserved = sorted(c for c in columns or () if c.startswith(RESERVED_PREFIX))
+        if reserved:
+            raise DynamicTableError(
+                f"source {key} has a column {reserved[0]}: names starting with"
+                f" {RESERVED_PREFIX} are reserved for the refresh's own columns; rename it"
+                " (ALTER TABLE ... RENAME COLUMN) or read the source through a table that"
+                " does not have it"
+            )
+
+
+def _check_reserved_output(names: list[str]) -> None:
+    """Refuse an output column (of the column list) with the reserved prefix."""
+    for name in names:
+        if name.lower().startswith(RESERVED_PREFIX):
+            raise DynamicTableError(
+                f"column {name} of the dynamic table: names starting with {RESERVED_PREFIX}"
+                " are reserved for the refresh's own columns; choose another name"
+            )
 
 
 def _check_distinct_names(names: list[str]) -> None:

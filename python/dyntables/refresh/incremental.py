@@ -79,7 +79,7 @@ from dyntables.refresh.changes import (
 from dyntables.refresh.context import RefreshContext, counted, inserts_only
 from dyntables.refresh.state import Action, Applied, RefreshInputs, RefreshJob, new_watermark
 from dyntables.refresh.windows import RanksKept, WindowChange
-from dyntables.sql.columns import qualified
+from dyntables.sql.columns import RESERVED_PREFIX, qualified
 from dyntables.sql.dialect import to_spark_sql
 from dyntables.sql.merges import delete_then_insert_merge
 
@@ -827,6 +827,19 @@ def _netting_pays(definition: Definition) -> bool:
     )
 
 
+def _check_no_reserved_source_columns(columns: dict[str, list[str]]) -> None:
+    """A source that gained a column named like the change queries' own (``__dt_…``,
+    refused at CREATE) since the table was created is refreshed in full: its change feed
+    would carry a second column of that name."""
+    for key, names in columns.items():
+        reserved = [name for name in names if name.lower().startswith(RESERVED_PREFIX)]
+        if reserved:
+            raise CannotRefreshIncrementallyError(
+                f"source {key} has a column {reserved[0]}, a name the incremental refresh"
+                " reserves for its own columns: rename it to refresh incrementally"
+            )
+
+
 class IncrementalStrategy:
     """The incremental strategy: apply the sources' changes since the last watermark
     (``IncrementalRefresh``) in one commit conditional on the table version that watermark
@@ -842,6 +855,7 @@ class IncrementalStrategy:
         if limit is not None:  # a table created INCREMENTAL elsewhere
             raise CannotRefreshIncrementallyError(limit)
         previous, pinned = inputs.state.watermark, inputs.pinned
+        _check_no_reserved_source_columns(pinned.columns)
         assert previous is not None
         result.action = Action.INCREMENTAL
         watermark = new_watermark(

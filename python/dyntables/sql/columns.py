@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+# The prefix of the names a refresh's change queries give their own columns, relations and
+# CTEs (a sign, a net count, touched keys, …): a defining query or a source column of such
+# a name would be taken for one of them, so CREATE refuses it.
+RESERVED_PREFIX = "__dt_"
+
 
 def qualified(predicate: exp.Expr, table: str) -> exp.Expr:
     """A copy of ``predicate`` with every column read from ``table`` (an alias): a
@@ -20,4 +25,4 @@ def qualified(predicate: exp.Expr, table: str) -> exp.Expr:
     return copy
 
 
-__all__ = ["qualified"]
+__all__ = ["RESERVED_PREFIX", "qualified"]
