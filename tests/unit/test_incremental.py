@@ -13,6 +13,7 @@ from dyntables.catalog import Definition, ObjectKind
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.formats.delta import DeltaFormat
 from dyntables.planner.capabilities import inserts_are_appends
+from dyntables.planner.key_types import KeyTyping
 from dyntables.planner.read_columns import read_column_names
 from dyntables.planner.structure import (
     check_structure,
@@ -293,6 +294,33 @@ def test_a_grouped_inputs_touched_keys_come_from_its_input_rows() -> None:
         "SELECT o.cid AS `__dt_key0` FROM shop.orders AS o",
         "SELECT cid AS `__dt_key0` FROM shop.orders WHERE amount > 0",
     ]
+
+
+def test_string_keys_beside_numbers_are_compared_as_numbers() -> None:
+    """An INT key beside a STRING one (``o.cid = c.code``): Spark compares the STRING as
+    an INT, so its probe and restriction cast it; beside another STRING, nothing is cast."""
+    shapes = {
+        "shop.orders": (["id", "cid"], ["bigint", "int"]),
+        "shop.customers": (["code", "region"], ["string", "string"]),
+    }
+    typing = KeyTyping(shapes.__getitem__)
+    columns = {key: names for key, (names, _) in shapes.items()}
+    mixed = parse_query(
+        "SELECT o.id, c.region FROM shop.orders o LEFT JOIN shop.customers c ON o.cid = c.code"
+    )
+    assert isinstance(mixed, exp.Select)
+    plan = keyed_join(mixed, columns.__getitem__, typing)
+    assert [spark(probe) for probe in plan.probes] == [
+        "SELECT o.cid AS `__dt_key0` FROM shop.orders AS o",
+        "SELECT CAST(c.code AS INT) AS `__dt_key0` FROM shop.customers AS c",
+    ]
+    alike = parse_query(
+        "SELECT c.code FROM shop.customers c LEFT JOIN shop.customers d ON c.code = d.region"
+    )
+    assert isinstance(alike, exp.Select)
+    assert "CAST" not in " ".join(
+        spark(probe) for probe in keyed_join(alike, columns.__getitem__, typing).probes
+    )
 
 
 def test_touched_keys_are_matched_null_safely_through_a_relation() -> None:
