@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from refresh_checks import check_refreshes, rows
 
-from dyntables import DynamicTables, DynamicTableError
+from dyntables import DynamicTableError, DynamicTables
 
 pytestmark = pytest.mark.embedded
 
@@ -43,7 +43,7 @@ def test_reserved_names_are_refused(dt: DynamicTables, definition: str) -> None:
 
 def test_a_source_with_a_reserved_column_is_refused(dt: DynamicTables) -> None:
     dt.sql("CREATE TABLE r (k INT, __dt_sign INT) USING DELTA")
-    with pytest.raises(DynamicTableError, match="source default.r has a column __dt_sign"):
+    with pytest.raises(DynamicTableError, match=r"source default\.r has a column __dt_sign"):
         dt.sql("CREATE DYNAMIC TABLE x TARGET_LAG = '1 hour' AS SELECT k FROM r")
     assert not dt.sql("SHOW TABLES LIKE 'x'").collect()
 
