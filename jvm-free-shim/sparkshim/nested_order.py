@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from sparkshim.types import parse_ddl_spark_type
 
-__all__ = ["order_key"]
+__all__ = ["is_nested", "keyed", "order_key"]
 
 
 def order_key(value: exp.Expr, spark_type: object) -> exp.Expr | None:
@@ -30,15 +30,38 @@ def order_key(value: exp.Expr, spark_type: object) -> exp.Expr | None:
     type ``spark_type``, a simpleString; or a ``struct(...)`` whose fields are typed
     where known); None where DuckDB's own order is Spark's (no nested value) or Spark
     has none (a map)."""
+    parsed = _nested_type(spark_type)
     if isinstance(value, exp.Struct):
-        return _struct_literal_key(value, itertools.count())
+        return _struct_literal_key(value, parsed, itertools.count())
+    if parsed is None:
+        return None
+    return _key(value, parsed, itertools.count())
+
+
+def is_nested(spark_type: object) -> bool:
+    """Whether a Spark type (a simpleString) is a STRUCT, ARRAY or MAP."""
+    return isinstance(spark_type, str) and spark_type.startswith(("struct<", "array<", "map<"))
+
+
+def keyed(value: exp.Expr, key: exp.Expr) -> exp.Expr:
+    """``{'k': key, 'v': value}``, which DuckDB orders by the key first, NULL where the
+    key is (so that greatest, least and sorts skip or place it as a NULL value)."""
+    pair = exp.Struct(
+        expressions=[
+            exp.PropertyEQ(this=exp.to_identifier("k"), expression=key.copy()),
+            exp.PropertyEQ(this=exp.to_identifier("v"), expression=value.copy()),
+        ]
+    )
+    return exp.Case().when(exp.Is(this=key.copy(), expression=exp.Null()), exp.Null()).else_(pair)
+
+
+def _nested_type(spark_type: object) -> DataType | None:
     if not isinstance(spark_type, str) or not spark_type.startswith(("struct<", "array<")):
         return None
     try:
-        parsed = parse_ddl_spark_type(spark_type)
+        return parse_ddl_spark_type(spark_type)
     except Exception:  # a type text this parser does not read: DuckDB's order stays
         return None
-    return _key(value, parsed, itertools.count())
 
 
 def _key(value: exp.Expr, spark_type: DataType, names: itertools.count[int]) -> exp.Expr | None:
@@ -69,14 +92,22 @@ def _key(value: exp.Expr, spark_type: DataType, names: itertools.count[int]) -> 
     return value
 
 
-def _struct_literal_key(value: exp.Struct, names: itertools.count[int]) -> exp.Expr:
+def _struct_literal_key(
+    value: exp.Struct, spark_type: DataType | None, names: itertools.count[int]
+) -> exp.Expr | None:
     """The key of ``struct(a, b)`` / ``named_struct('a', a, …)``: never NULL itself; its
-    fields of nested types keep DuckDB's order inside them (their types are not known
-    here)."""
+    fields by position, each keyed by its type where that is known (a field of a nested
+    type the typing does not know keeps DuckDB's order inside it)."""
+    types: list[DataType | None] = [None] * len(value.expressions)
+    if isinstance(spark_type, StructType) and len(spark_type.fields) == len(types):
+        types = [field.dataType for field in spark_type.fields]
     pairs: list[tuple[exp.Expr, exp.Expr]] = []
-    for field in value.expressions:
+    for field, field_type in zip(value.expressions, types, strict=True):
         member = field.expression if isinstance(field, exp.PropertyEQ) else field
-        pairs.append((member, member))
+        inner = None if field_type is None else _key(member, field_type, names)
+        if inner is None and field_type is not None and _is_nested(field_type):
+            return None
+        pairs.append((member, inner if inner is not None else member))
     return _flagged(pairs)
 
 

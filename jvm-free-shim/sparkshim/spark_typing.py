@@ -84,6 +84,7 @@ __all__ = [
     "result_type",
     "set_branches",
     "sum_type",
+    "type_text",
     "wider_decimal",
     "wider_type",
 ]
@@ -148,6 +149,17 @@ _SIMPLE_NAMES = {
 # type but BINARY and BOOLEAN).
 _TEXT_WIDENED = (*_INTEGRAL_ORDER, *_FRACTIONAL, "date", "timestamp", "timestamp_ntz")
 _DECIMAL_TEXT = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+
+
+def type_text(spark_type: SparkType) -> str:
+    """A Spark type's simpleString (``decimal(10,2)``, ``int``, ``array<int>``)."""
+    if isinstance(spark_type, DecimalType):
+        return f"decimal({spark_type.precision},{spark_type.scale})"
+    return spark_type
+
+
+# A struct field name a simpleString spells bare (others would need quoting).
+_SIMPLE_FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def parse_type(text: str) -> SparkType:
@@ -496,8 +508,10 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     """The arguments of ``node`` whose Spark types its translation reads: hex's value (a
     number other than an integer is cast to BIGINT first), base64's and crc32's value (a
     STRING is encoded as UTF-8 first), a date or time part's value or extract's source (a
-    STRING is cast first), try_cast's value (its rules depend on the type it converts);
-    none for any other node."""
+    STRING is cast first), try_cast's value (its rules depend on the type it converts),
+    the operands of ``<``/``<=``/``>``/``>=``, greatest's and least's values, sort_array's
+    array and max_by's ordering (a STRUCT or ARRAY is ordered as Spark orders it); none
+    for any other node."""
     if isinstance(node, (exp.Hex, exp.ToBase64, *DATE_PARTS)):
         return [node.this]
     if isinstance(node, exp.Extract):
@@ -510,7 +524,20 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
         return [node.this]
     if isinstance(node, exp.Array):
         return list(node.expressions)
+    if isinstance(node, _ORDERING_COMPARISONS):
+        return [node.this, node.expression]
+    if isinstance(node, exp.ArraySort):
+        return [node.this]
+    if isinstance(node, exp.Greatest | exp.Least):
+        return _greatest_values(node)
+    if isinstance(node, exp.ArgMax | exp.ArgMin):
+        return [node.expression]
     return []
+
+
+# The comparisons that order their operands (a STRUCT or ARRAY in Spark's order:
+# nested_order.py); ``=`` and ``<=>`` of nested values DuckDB answers as Spark does.
+_ORDERING_COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE)
 
 
 def _is_text_cast(node: exp.Expr) -> bool:
@@ -669,6 +696,10 @@ class _Typer:
             return "double"
         if isinstance(node, exp.Greatest | exp.Least):
             return wider_type([self.type_of(v) for v in [node.this, *node.expressions]])
+        if isinstance(node, exp.Array):
+            return self.array_type(node)
+        if isinstance(node, exp.Struct):
+            return self.struct_type(node)
         if isinstance(node, exp.Window):
             return self.type_of(node.this)
         if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select):
@@ -772,6 +803,27 @@ class _Typer:
                 [self.type_of(row[index]) if index < len(row) else None for row in rows]
             )
         return None
+
+    def array_type(self, node: exp.Array) -> SparkType | None:
+        """``array(...)``: an array of its elements' wider type (of NULLs: ``array<void>``);
+        known so that its order can be Spark's (nested_order.py)."""
+        types = [self.type_of(element) for element in node.expressions]
+        if not types or any(t is None for t in types):
+            return None
+        element = "void" if set(types) == {"void"} else wider_type(types)
+        return None if element is None else f"array<{type_text(element)}>"
+
+    def struct_type(self, node: exp.Struct) -> SparkType | None:
+        """``struct(...)`` / ``named_struct(...)`` of named, typed fields."""
+        fields: list[str] = []
+        for field in node.expressions:
+            if not isinstance(field, exp.PropertyEQ):
+                return None
+            name, field_type = field.name, self.type_of(field.expression)
+            if field_type is None or not _SIMPLE_FIELD_NAME.fullmatch(name):
+                return None
+            fields.append(f"{name}:{type_text(field_type)}")
+        return f"struct<{','.join(fields)}>" if fields else None
 
     def sequence_type(self, node: exp.Expr) -> SparkType | None:
         """``sequence(start, stop[, step])`` of integers: an array of the wider of the
@@ -963,6 +1015,9 @@ _RECORDED = (
     exp.Max,
     exp.Min,
     exp.Ordered,
+    exp.ArraySort,  # sort_array / array_sort: its array's type
+    exp.ArgMax,  # max_by / min_by: its ordering's type
+    exp.ArgMin,
     exp.GenerateSeries,  # its element type (Spark: the bounds', DuckDB: BIGINT)
     exp.Nullif,  # its comparison's casts (a STRING beside a number)
     exp.Add,

@@ -800,12 +800,29 @@ def _rewrite_greatest_least(node: exp.Expr) -> exp.Expr:
     # (bounded to 38 digits) is NULL, which greatest and least skip.
     spark_type = node.meta.get(SPARK_TYPE)
     values = [node.this, *node.expressions]
+    in_spark_order = _greatest_least_in_spark_order(node, values)
+    if in_spark_order is not None:
+        return in_spark_order
     _choose_as_double(values, node.meta.get(CHOSEN_TYPES), spark_type)
     _widen_integer_literal_values(values, spark_type)
     if not isinstance(spark_type, DecimalType):
         return node
     _each_as_decimal(values, spark_type)
     return node
+
+
+def _greatest_least_in_spark_order(node: exp.Expr, values: list[exp.Expr]) -> exp.Expr | None:
+    """greatest/least of STRUCTs or ARRAYs: the value whose key (nested_order.py) is the
+    largest (smallest), NULLs skipped as Spark skips them; None for other values."""
+    use = f"{_written_name(node) or 'greatest'}()"
+    keys = _spark_order_keys(values, node.meta.get(ARGUMENT_TYPES), use)
+    if keys is None:
+        return _refused_if_nested(node.this, _UNTYPED_NESTED_ORDER, _c(node))
+    if all(key is value for key, value in zip(keys, values, strict=True)):
+        return None
+    name = "GREATEST" if isinstance(node, exp.Greatest) else "LEAST"
+    pairs = [nested_order.keyed(value, key) for value, key in zip(values, keys, strict=True)]
+    return _fn("STRUCT_EXTRACT", _fn(name, *pairs), _lit("v"))
 
 
 def _rewrite_array(node: exp.Expr) -> exp.Expr:
@@ -902,6 +919,79 @@ def _rewrite_comparison(node: exp.Expr) -> exp.Expr:
     node.set("this", _compared_as(node.this, left))
     node.set("expression", _compared_as(node.expression, right))
     return node
+
+
+def _rewrite_ordering_comparison(node: exp.Expr) -> exp.Expr:
+    """``<``, ``<=``, ``>``, ``>=``: a STRUCT or ARRAY compared in Spark's order, a NULL
+    field or element below every value (DuckDB puts it above), by the keys of
+    nested_order.py; operands of a type not known here are refused if they turn out
+    nested when the query runs (a scalar's order is DuckDB's)."""
+    node = _rewrite_comparison(node)
+    operands = [node.this, node.expression]
+    keys = _spark_order_keys(operands, node.meta.get(ARGUMENT_TYPES), "<, <=, > or >=")
+    if keys is None:
+        return _refused_if_nested(node.this, _UNTYPED_NESTED_ORDER, node)
+    node.set("this", keys[0])
+    node.set("expression", keys[1])
+    return node
+
+
+# What the run-time refusal of an untyped nested value's order names, with the way out.
+_UNTYPED_NESTED_ORDER = (
+    "comparing or sorting STRUCT or ARRAY values whose type is not known before the query"
+    " runs: CAST them to their type"
+)
+
+
+def _spark_order_keys(values: list[exp.Expr], recorded: object, use: str) -> list[exp.Expr] | None:
+    """The keys (nested_order.py) that order ``values``, which Spark widens to one type,
+    as Spark orders them; the values themselves where they are not nested; None where
+    their types (``recorded``, one each, None: not known) are all unknown."""
+    types = list(recorded) if isinstance(recorded, tuple) else [None] * len(values)
+    known = [t for t in types if t is not None]
+    nested = next((t for t in known if nested_order.is_nested(t)), None)
+    if nested is None:
+        if known:  # Spark widens them all to a scalar type: DuckDB's order is Spark's
+            return values
+        if any(isinstance(value, exp.Struct | exp.Array) for value in values):
+            raise UnsupportedSqlError(
+                f"{use} of STRUCT or ARRAY values of a type not known", _CAST_HINT
+            )
+        return None
+    keys: list[exp.Expr] = []
+    for value, value_type in zip(values, types, strict=True):
+        key = nested_order.order_key(
+            value, value_type if nested_order.is_nested(value_type) else nested
+        )
+        if key is None:  # a MAP inside, or a type text not read
+            raise UnsupportedSqlError(f"{use} of values of type {nested}", "compare their fields")
+        keys.append(key)
+    return keys
+
+
+_CAST_HINT = "CAST them to their type"
+
+
+def _refused_if_nested(
+    value: exp.Expr, construct: str, result: exp.Expr, patterns: tuple[str, ...] | None = None
+) -> exp.Expr:
+    """``result``, or a refusal when ``value``, of a type not known here, is a STRUCT,
+    ARRAY or MAP (its DuckDB type name matches one of ``patterns``; DuckDB knows it when it
+    plans the query, and folds this CASE away)."""
+    kind = _fn("TYPEOF", _c(value))
+    nested = exp.or_(
+        *(
+            exp.Like(this=kind.copy(), expression=_lit(pattern))
+            for pattern in patterns or _NESTED_TYPE_NAMES
+        )
+    )
+    return _case((nested, _runtime_refusal(construct)), default=result)
+
+
+# DuckDB's names of nested types: STRUCT(a INTEGER), MAP(...), INTEGER[] and INTEGER[2];
+# and of arrays of them (STRUCT(a INTEGER)[], INTEGER[][]).
+_NESTED_TYPE_NAMES = ("STRUCT(%", "MAP(%", "%]")
+_NESTED_ELEMENTS = ("STRUCT(%", "MAP(%", "%]%]")
 
 
 def _rewrite_nullif(node: exp.Expr) -> exp.Expr:
@@ -2193,7 +2283,38 @@ def _rewrite_array_sort(node: exp.Expr) -> exp.Expr:
         raise UnsupportedSqlError("sort_array with a non-literal order")
     order = "ASC" if ascending is None or ascending.this else "DESC"
     nulls = "NULLS FIRST" if nulls_first is not None and nulls_first.this else "NULLS LAST"
-    return _fn("LIST_SORT", _c(node.this), _lit(order), _lit(nulls))
+    array_type = _argument_type(node)
+    if array_type is None:
+        unknown = _fn("LIST_SORT", _c(node.this), _lit(order), _lit(nulls))
+        return _refused_if_nested(node.this, _UNTYPED_NESTED_ORDER, unknown, _NESTED_ELEMENTS)
+    element = exp.to_identifier("__sorted_element")
+    key = _spark_order_key(exp.column(element), array_type, "sort_array()")
+    if key is None:
+        return _fn("LIST_SORT", _c(node.this), _lit(order), _lit(nulls))
+    # Sorted as {key, element} pairs, each NULL where its element is (placed by `nulls`).
+    pairs = _list_transform(node.this, element, nested_order.keyed(exp.column(element), key))
+    pair = exp.to_identifier("__sorted_pair")
+    value = _fn("STRUCT_EXTRACT", exp.column(pair), _lit("v"))
+    return _list_transform(_fn("LIST_SORT", pairs, _lit(order), _lit(nulls)), pair, value)
+
+
+def _spark_order_key(element: exp.Expr, array_type: object, use: str) -> exp.Expr | None:
+    """The key (nested_order.py) of an element of an array of Spark type ``array_type``;
+    None where its elements are not nested (DuckDB's order is Spark's)."""
+    if not isinstance(array_type, str) or not array_type.startswith("array<"):
+        return None
+    element_type = array_type[len("array<") : -1]
+    if not nested_order.is_nested(element_type):
+        return None
+    key = nested_order.order_key(element, element_type)
+    if key is None:  # a MAP inside, or a type text not read
+        raise UnsupportedSqlError(f"{use} of values of type {element_type}", "sort by a field")
+    return key
+
+
+def _list_transform(array: exp.Expr, element: exp.Identifier, body: exp.Expr) -> exp.Expr:
+    lambda_ = exp.Lambda(this=body, expressions=[element])
+    return _fn("LIST_TRANSFORM", _c(array), lambda_)
 
 
 def _rewrite_like(node: exp.Expr) -> exp.Expr:
@@ -2404,6 +2525,11 @@ def _rewrite_split(node: exp.Expr) -> exp.Expr:
     limit = node.args.get("limit")
     parts = None if limit is None else _int_value(limit)
     if limit is None or (parts is not None and parts <= 0):
+        if _matches_empty_text(_string_value(node.expression) or ""):
+            raise UnsupportedSqlError(
+                "split by a pattern that matches empty text (Spark keeps an empty last part)",
+                "make the pattern match at least one character (x+ for x*)",
+            )
         return _fn("STR_SPLIT_REGEX", _c(node.this), _c(node.expression))
     delimiter = _string_value(node.expression) or ""
     if parts is None or not delimiter or _REGEX_METACHARACTERS & set(delimiter):
@@ -2423,6 +2549,26 @@ def _rewrite_split(node: exp.Expr) -> exp.Expr:
             _fn("LIST_CONCAT", kept, exp.Array(expressions=[rest])),
         ),
     )
+
+
+# ^ (not a class's negation), $ and \b, \B, \A, \z, \Z, \G, not escaped.
+_ZERO_WIDTH_ASSERTION = re.compile(r"(?<![\\\[])\^|(?<!\\)\$|\\[bBAzZG]")
+
+
+def _matches_empty_text(pattern: str) -> bool:
+    """Whether a split's regex matches empty text, where Spark (Java's split) and DuckDB
+    place the empty parts differently (``split('abc', 'x*')`` ends with an empty part in
+    Spark); the empty pattern splits into characters in both. A pattern with an anchor or
+    a word boundary (which match empty text between characters), or one Python's ``re``
+    does not read, counts as matching, to be safe."""
+    if not pattern:
+        return False
+    if _ZERO_WIDTH_ASSERTION.search(pattern):
+        return True
+    try:
+        return re.fullmatch(pattern, "") is not None
+    except re.error:
+        return True
 
 
 def _rewrite_chr(node: exp.Expr) -> exp.Expr:
@@ -3701,11 +3847,22 @@ def _rewrite_value_of_extreme(node: exp.Expr) -> exp.Expr:
     the window's order, as in Spark."""
     largest = isinstance(node, exp.ArgMax)
     name = "ARG_MAX_NULL" if largest else "ARG_MIN_NULL"
-    value, ordering = node.this, node.expression
+    value, ordering = node.this, _max_by_ordering(node)
     if _window_parent(node) is not None:
         return _fn(name, _c(value), _c(ordering))
     tie_break = exp.Ordered(this=_c(value), desc=largest, nulls_first=False)
     return _fn(name, _c(value), exp.Order(this=_c(ordering), expressions=[tie_break]))
+
+
+def _max_by_ordering(node: exp.Expr) -> exp.Expr:
+    """max_by's (min_by's) ordering: a STRUCT or ARRAY by its key in Spark's order
+    (nested_order.py); of a type not known here, refused if it turns out nested."""
+    ordering = node.expression
+    use = f"{_written_name(node) or 'max_by'}()"
+    keys = _spark_order_keys([ordering], node.meta.get(ARGUMENT_TYPES), use)
+    if keys is None:
+        return _refused_if_nested(ordering, _UNTYPED_NESTED_ORDER, _c(ordering))
+    return keys[0]
 
 
 def _rewrite_extreme(node: exp.Expr) -> exp.Expr:
@@ -3842,10 +3999,8 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Interval: _rewrite_interval,
     exp.Literal: _rewrite_literal,
     exp.Case: _rewrite_decimal_choice,
-    **dict.fromkeys(
-        (exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ, exp.GT, exp.GTE, exp.LT, exp.LTE),
-        _rewrite_comparison,
-    ),
+    **dict.fromkeys((exp.EQ, exp.NEQ, exp.NullSafeEQ, exp.NullSafeNEQ), _rewrite_comparison),
+    **dict.fromkeys((exp.GT, exp.GTE, exp.LT, exp.LTE), _rewrite_ordering_comparison),
     exp.Between: _rewrite_between,
     exp.Concat: _rewrite_concatenation,
     exp.DPipe: _rewrite_concatenation,
