@@ -10,8 +10,9 @@ matches. So where a key class mixes a STRING with another type, the STRING expre
 cast to the type Spark compares them in, in the probes and in the restrictions alike.
 
 The types come from the sources' schemas (each column's Spark type, as the refresh pinned
-them), read through sqlglot's type annotation of the key expressions over their inputs.
-An expression whose type cannot be told is left as it is.
+them): a key that is a column is traced down derived tables to its source's column, any
+other expression typed by sqlglot's type annotation over its inputs. An expression whose
+type cannot be told is left as it is.
 
 >>> typing = KeyTyping({"a": (["k"], ["int"]), "b": (["g"], ["string"])}.__getitem__)
 >>> relations = [[exp.to_table("a")], [exp.to_table("b")]]
