@@ -37,6 +37,7 @@ from sparkshim.types import format_double, format_float
 
 __all__ = [
     "FUNCTION_NAME_KEY",
+    "UNIT_KEY",
     "duplicate_marker",
     "name_select_items",
     "result_names",
@@ -53,6 +54,9 @@ FUNCTION_NAME_KEY = "spark_name"
 # Set on a from_unixtime whose pattern is the Java one as written (sqlglot's parser turns
 # it into strftime's, losing the letters strftime lacks).
 JAVA_PATTERN_KEY = "java_pattern"
+# Set on a timestampadd / timestampdiff: its unit as written (Spark names the call by it,
+# ``timestampadd(day, 1, d)``; sqlglot's parser writes it in capitals).
+UNIT_KEY = "spark_unit"
 
 # Functions Spark names in upper case (math functions of old and a few others).
 _UPPER_CASE_NAMES = frozenset(
@@ -958,6 +962,16 @@ def _utc_conversion(name: str) -> Callable[[_Renderer, exp.Expr], str]:
     return render
 
 
+def _timestamp_arithmetic(renderer: _Renderer, node: exp.Expr) -> str:
+    """``timestampadd(unit, amount, ts)`` / ``timestampdiff(unit, start, end)`` (Spark
+    names its aliases, ``dateadd`` ..., so too), the unit as written; sqlglot keeps the
+    timestamp (the end) as ``this``."""
+    name = "timestampadd" if isinstance(node, exp.TimestampAdd) else "timestampdiff"
+    unit = node.meta.get(UNIT_KEY) or node.args["unit"].name
+    arguments = renderer.all([node.expression, node.this])
+    return f"{name}({unit}, {', '.join(arguments)})"
+
+
 _ORDERED_SET_NAMES: dict[type[exp.Expr], str] = {
     exp.PercentileCont: "percentile_cont",
     exp.PercentileDisc: "percentile_disc",
@@ -1012,6 +1026,8 @@ _RULES: dict[type[exp.Expr], Callable[[_Renderer, exp.Expr], str]] = {
     exp.WithinGroup: _within_group,
     exp.AtTimeZone: _utc_conversion("from_utc_timestamp"),
     exp.FromTimeZone: _utc_conversion("to_utc_timestamp"),
+    exp.TimestampAdd: _timestamp_arithmetic,
+    exp.TimestampDiff: _timestamp_arithmetic,
     exp.TsOrDsToDate: lambda renderer, node: (
         renderer.function(node) if _written_name(node) else renderer.render(node.this)
     ),

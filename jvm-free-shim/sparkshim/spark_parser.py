@@ -52,7 +52,7 @@ from sqlglot.parsers.spark import SparkParser
 from sqlglot.tokenizer_core import Token, TokenType
 
 from sparkshim.errors import UnsupportedSqlError
-from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY
+from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY, UNIT_KEY
 
 __all__ = ["parse_statements", "tokenize"]
 
@@ -198,6 +198,7 @@ class _Call:
     written: str
     start: int
     keyword_arguments: bool  # substr(s FROM 2), trim(c FROM s) ...
+    unit: str | None = None  # timestampadd(day, ...): the unit as written
 
 
 def tokenize(sql: str) -> list[Token]:
@@ -291,7 +292,24 @@ def _call(tokens: list[Token], index: int) -> _Call:
     written = token.text
     if keyword_arguments:
         written = _KEYWORD_CALL_NAMES.get(written.lower(), written)
-    return _Call(written, token.start, keyword_arguments)
+    return _Call(written, token.start, keyword_arguments, _unit_as_written(tokens, index))
+
+
+# The calls whose first argument is a unit (Spark's timestampadd / timestampdiff).
+_UNIT_CALLS = frozenset(
+    {"TIMESTAMPADD", "TIMESTAMPDIFF", "DATEADD", "DATE_ADD", "DATEDIFF", "DATE_DIFF"}
+)
+
+
+def _unit_as_written(tokens: list[Token], name: int) -> str | None:
+    """The unit of the call named at ``name`` as written, where it takes one (Spark names
+    ``timestampadd(day, 1, d)`` so; sqlglot's tree has ``DAY``); else None."""
+    if tokens[name].text.upper() not in _UNIT_CALLS or name + 3 >= len(tokens):
+        return None
+    unit, comma = tokens[name + 2], tokens[name + 3]
+    if unit.token_type != TokenType.VAR or comma.token_type != TokenType.COMMA:
+        return None
+    return unit.text
 
 
 def _has_keyword_arguments(tokens: list[Token], name: int) -> bool:
@@ -449,6 +467,8 @@ def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
         ):
             target.set("position", "BOTH")  # trim(c FROM s) is Spark's TRIM(BOTH c FROM s)
         target.meta.setdefault(FUNCTION_NAME_KEY, call.written)
+        if call.unit is not None and isinstance(target, exp.TimestampAdd | exp.TimestampDiff):
+            target.meta.setdefault(UNIT_KEY, call.unit)
     _name_unmarked_calls(tree, prepared.unmarked)
     return tree
 

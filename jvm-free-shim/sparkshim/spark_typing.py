@@ -17,7 +17,8 @@ TIMESTAMP) gets the types of its values in ``node.meta[CHOSEN_TYPES]``. The oute
 set operation (UNION, INTERSECT, EXCEPT) that widens a column to STRING gets, for each of
 its SELECTs (:func:`set_branches`) and each column, the type that SELECT's value has where
 Spark turns it into text (or None) in ``node.meta[SET_TEXT_TYPES]``, and each SELECT's
-column names, its stars expanded, in ``node.meta[SET_BRANCH_COLUMNS]``. A node whose type
+column names, its stars expanded, as Spark spells them (None where not known), in
+``node.meta[SET_BRANCH_COLUMNS]``. A node whose type
 cannot be derived gets nothing, and the translation then decides at run time (or refuses)
 as it would without types. :func:`annotate` returns the types of the whole statement
 (:class:`StatementTypes`), which :mod:`sparkshim.type_mismatches` checks.
@@ -66,6 +67,7 @@ __all__ = [
     "SPARK_TYPE",
     "STRING_OPERANDS",
     "TIMESTAMP_AVERAGE",
+    "WRITTEN_NAME",
     "DecimalType",
     "SparkType",
     "StatementTypes",
@@ -108,6 +110,8 @@ CHOSEN_TYPES = "spark_chosen_types"
 SET_TEXT_TYPES = "spark_set_text_types"
 SET_BRANCH_COLUMNS = "spark_set_branch_columns"
 SET_WIDENED_TYPES = "spark_set_widened_types"
+# An identifier's name as written (:func:`mark_typed_nodes`).
+WRITTEN_NAME = "spark_written_name"
 
 
 @dataclass(frozen=True)
@@ -510,10 +514,13 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     STRING is encoded as UTF-8 first), a date or time part's value or extract's source (a
     STRING is cast first), try_cast's value (its rules depend on the type it converts),
     the operands of ``<``/``<=``/``>``/``>=``, greatest's and least's values, sort_array's
-    array and max_by's ordering (a STRUCT or ARRAY is ordered as Spark orders it); none
-    for any other node."""
-    if isinstance(node, (exp.Hex, exp.ToBase64, *DATE_PARTS)):
+    array and max_by's ordering (a STRUCT or ARRAY is ordered as Spark orders it),
+    timestampadd's timestamp (a DATE is cast to Spark's TIMESTAMP), lag's and lead's value
+    and default (the default is cast to the value's type); none for any other node."""
+    if isinstance(node, (exp.Hex, exp.ToBase64, exp.TimestampAdd, *DATE_PARTS)):
         return [node.this]
+    if isinstance(node, exp.Lag | exp.Lead) and node.args.get("default") is not None:
+        return [node.this, node.args["default"]]
     if isinstance(node, exp.Extract):
         return [node.expression]
     if _is_function(node, "DATE_PART") or _is_function(node, "DATEPART"):
@@ -593,9 +600,15 @@ class _Typer:
         self.argument_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.chosen_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.set_text_types: dict[int, tuple[tuple[SparkType | None, ...], ...]] = {}
-        self.set_branch_columns: dict[int, tuple[tuple[str, ...], ...]] = {}
+        self.set_branch_columns: dict[int, tuple[tuple[str | None, ...], ...]] = {}
         self.set_widened_types: dict[int, tuple[SparkType | None, ...]] = {}
         self.scope: Scope | None = None
+        # Each relation's column names as it spells them, by their lower case.
+        self.spellings = {
+            name.lower(): {column.lower(): column for column in columns}
+            for name, columns in schemas.items()
+        }
+        self.scopes: dict[int, Scope] = {}  # id(a scope's expression) -> the scope
 
     def type_of(self, node: exp.Expr | None) -> SparkType | None:
         return None if node is None else self.types.get(id(node))
@@ -628,7 +641,9 @@ class _Typer:
         return found
 
     def run(self, tree: exp.Expr) -> None:
-        for scope in traverse_scope(tree):
+        scopes = traverse_scope(tree)
+        self.scopes = {id(scope.expression): scope for scope in scopes}
+        for scope in scopes:
             self.scope = scope
             nodes = list(walk_in_scope(scope.expression))
             for node in reversed(nodes):  # breadth-first, reversed: children first
@@ -709,6 +724,8 @@ class _Typer:
             return "boolean"
         if isinstance(node, DATE_PARTS):
             return "int"  # every one of them (sqlglot types some narrower: day() TINYINT)
+        if isinstance(node, exp.TsOrDsAdd):
+            return "date"  # date_add / date_sub (timestampadd of one gives a TIMESTAMP)
         if isinstance(node, exp.BitwiseLeftShift | exp.BitwiseRightShift):
             shifted = self.type_of(node.this)  # shiftleft/shiftright take an INT or a BIGINT
             return shifted if shifted == "bigint" else "int" if _is_integral(shifted) else None
@@ -861,9 +878,44 @@ class _Typer:
             self.set_widened_types[id(node)] = tuple(widened)
         if texts or id(node) in self.set_widened_types:
             self.set_branch_columns[id(node)] = tuple(
-                tuple(projection.alias_or_name for projection in branch.expressions)
+                tuple(self.spelled(p, self.scopes.get(id(branch))) for p in branch.expressions)
                 for branch in branches
             )
+
+    def spelled(self, projection: exp.Expr, scope: Scope | None) -> str | None:
+        """A SELECT item's name as Spark spells it (the qualified copy's names are in lower
+        case): an alias as written, a column as its relation spells it; None where a
+        column's is not known (a column of a set operation)."""
+        name = projection.alias_or_name
+        alias = projection.args.get("alias") if isinstance(projection, exp.Alias) else None
+        written = alias.meta.get(WRITTEN_NAME) if isinstance(alias, exp.Identifier) else None
+        # (An identifier the qualification renamed keeps its meta: the written name is
+        # taken where it is the same name only.)
+        if isinstance(written, str) and written.lower() == name.lower():
+            return written
+        value = projection.unalias()
+        if not isinstance(value, exp.Column) or value.name != name:
+            return name
+        source = scope.sources.get(value.table) if scope is not None else None
+        if isinstance(source, exp.Table):
+            return self.spellings.get(source.name.lower(), {}).get(name)
+        return self.column_spelled(source, name) if isinstance(source, Scope) else None
+
+    def column_spelled(self, source: Scope, name: str) -> str | None:
+        """The spelling of the column ``name`` of a derived table, CTE or VALUES."""
+        inner = source.expression
+        if isinstance(inner, exp.Select):
+            renamed = _written_columns(inner)
+            for index, item in enumerate(inner.expressions):
+                if item.alias_or_name == name:
+                    if renamed is not None and index < len(renamed):
+                        return renamed[index]  # AS d(X, y): moved into the SELECT's aliases
+                    return self.spelled(item, source)
+        if isinstance(inner, exp.Values) and isinstance(inner.args.get("alias"), exp.TableAlias):
+            for column in inner.args["alias"].columns:
+                if column.name == name and WRITTEN_NAME in column.meta:
+                    return str(column.meta[WRITTEN_NAME])
+        return None
 
     def widened_type(self, query: exp.Expr, index: int) -> SparkType | None:
         """The type a set operation widens its ``index``-th column to where DuckDB would
@@ -1054,6 +1106,9 @@ _RECORDED = (
     *DATE_PARTS,
     exp.Extract,
     exp.Array,  # its elements' types (DECIMALs widened to one, as Spark does)
+    exp.TimestampAdd,  # its timestamp's type (a DATE gives Spark's TIMESTAMP)
+    exp.Lag,  # its value's and default's types (the default is cast to the value's)
+    exp.Lead,
 )
 _NODE_NUMBER = "spark_typing_number"
 
@@ -1061,7 +1116,7 @@ _NODE_NUMBER = "spark_typing_number"
 def _translation_reads_type(node: exp.Expr) -> bool:
     """Whether the translation of ``node`` depends on its Spark type (a literal only if
     it is a DECIMAL one, an unknown function only if it is bround, pmod or date_part, an IN
-    only of a list)."""
+    only of a list, lag/lead only with a default)."""
     if isinstance(node, exp.In):
         return bool(compared_pairs(node))
     if isinstance(node, exp.Literal):
@@ -1070,6 +1125,8 @@ def _translation_reads_type(node: exp.Expr) -> bool:
         return node.name.upper() in _TYPED_FUNCTIONS
     if isinstance(node, exp.Array):
         return len(node.expressions) > 1
+    if isinstance(node, exp.Lag | exp.Lead):
+        return node.args.get("default") is not None
     if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast):
         return _is_text_cast(node)
     return True
@@ -1079,13 +1136,32 @@ def mark_typed_nodes(tree: exp.Expr) -> list[exp.Expr]:
     """The nodes of ``tree`` whose Spark types :func:`annotate` records, each numbered in
     its ``meta`` so that its twin in a qualified copy is found; empty (and nothing marked)
     when the translation reads none of their types (typing costs a qualification of the
-    whole statement)."""
+    whole statement). Where a set operation's SELECT may name its columns by a ``*``,
+    each identifier's name as written too (the qualification writes it in lower case)."""
     recorded: list[exp.Expr] = list(tree.find_all(*_RECORDED))
     if not any(_translation_reads_type(node) for node in recorded):
         return []
+    if tree.find(exp.SetOperation) is not None and tree.find(exp.Star) is not None:
+        for identifier in tree.find_all(exp.Identifier):
+            identifier.meta[WRITTEN_NAME] = identifier.name
+        for alias in tree.find_all(exp.TableAlias):
+            alias.meta[_WRITTEN_COLUMNS] = tuple(column.name for column in alias.columns)
     for number, node in enumerate(recorded):
         node.meta[_NODE_NUMBER] = number
     return recorded
+
+
+# A derived table's column names as its alias writes them (``AS d(X, y)``), which the
+# qualification moves into its SELECT's aliases, in lower case.
+_WRITTEN_COLUMNS = "spark_written_columns"
+
+
+def _written_columns(query: exp.Expr) -> tuple[str, ...] | None:
+    """The column names the alias of the derived table ``query`` gives, as written."""
+    parent = query.parent
+    alias = parent.args.get("alias") if isinstance(parent, exp.Subquery) else None
+    written = alias.meta.get(_WRITTEN_COLUMNS) if isinstance(alias, exp.TableAlias) else None
+    return written if isinstance(written, tuple) and written else None
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,7 @@ from sparkshim.spark_typing import (
     concatenated,
     literal_type,
     set_branches,
+    type_text,
     wider_type,
 )
 from sparkshim.syntax import (
@@ -1993,13 +1994,25 @@ def _rewrite_timestamp_add(node: exp.Expr) -> exp.Expr:
     (1.5 seconds is 1, 3000000000 wraps around; DuckDB's interval keeps the fraction), and
     a TIMESTAMP or TIMESTAMP_NTZ, its result's type: a DATE or a STRING is cast to its
     TIMESTAMP, DuckDB's TIMESTAMPTZ (DuckDB's DATE plus an interval is a TIMESTAMP, Spark's
-    TIMESTAMP_NTZ). A DATE is seen in the argument's form only (a DATE column is left as
-    it is: its type is not known here)."""
+    TIMESTAMP_NTZ). A DATE or STRING is seen in the argument's form, or in its type where
+    the statement was typed (a DATE column)."""
     node.set("expression", _spark_cast(node.expression, "INTEGER"))
-    timestamp = _spark_timestamp_of(node.this)
+    timestamp = _spark_timestamp_of(node.this) or _timestamp_of_typed(
+        node.this, _argument_type(node)
+    )
     if timestamp is not None:
         node.set("this", timestamp)
     return node
+
+
+def _timestamp_of_typed(value: exp.Expr, value_type: SparkType | None) -> exp.Expr | None:
+    """``value`` cast to Spark's TIMESTAMP (DuckDB's TIMESTAMPTZ) where the typing pass
+    found it a DATE or a STRING; None for any other type, or none known."""
+    if value_type == "date":
+        return _cast(_c(value), "TIMESTAMPTZ")
+    if value_type == "string":
+        return _cast(_spark_cast(value, "TIMESTAMP"), "TIMESTAMPTZ")
+    return None
 
 
 # DuckDB's integral types, which a Spark TINYINT ... BIGINT value is.
@@ -2019,19 +2032,26 @@ def _a_number(value: exp.Expr) -> bool:
 def _rewrite_offset_default(node: exp.Expr) -> exp.Expr:
     """lag/lead's default value: Spark casts it to the value's type with its CAST (2.7,
     -2.7 or '3.9' is 2, -2 or 3 for an INT, 'x' NULL, 300.5 wraps around to 44 for a
-    TINYINT), where DuckDB's cast rounds, or fails. The value's type is known at run time
-    only: its integral types are each cast to as Spark casts (a string default then read as
-    a string again, the CASE having one type), other types are left to DuckDB's cast (the
-    same answer for a fractional number or a string). A default of another form (a DATE, a
-    column of unknown type) is left as it is: DuckDB binds every branch, and a DATE has no
-    cast to an integer."""
+    TINYINT), where DuckDB's cast rounds, or fails. Where the typing pass knows both
+    types, the default is cast to the value's as Spark casts it. Otherwise, for a literal
+    number or string, the value's type is known at run time only: its integral types are
+    each cast to as Spark casts (a string default then read as a string again, the CASE
+    having one type), other types are left to DuckDB's cast (the same answer for a
+    fractional number or a string). A default of another form (a DATE, a column) must have
+    the value's type at run time: DuckDB binds every branch of a CASE by type, and a DATE
+    has no cast to an integer."""
     default = node.args.get("default")
     if default is None or _is_null_literal(default):
+        return node
+    types = node.meta.get(ARGUMENT_TYPES)
+    if isinstance(types, tuple) and None not in types:
+        node.set("default", _default_as_value_type(default, *types))
         return node
     as_text = _string_value(default) is not None or (
         isinstance(default, exp.Cast | exp.TryCast) and default.to.is_type(*exp.DataType.TEXT_TYPES)
     )
     if not as_text and not _a_number(default):
+        node.set("default", _default_of_value_type(node.this, default))
         return node
     value_type = _fn("TYPEOF", _c(node.this))
     casts = []
@@ -2045,6 +2065,51 @@ def _rewrite_offset_default(node: exp.Expr) -> exp.Expr:
         )
     node.set("default", _case(*casts, default=_c(default)))
     return node
+
+
+# The types Spark implicitly casts lag's and lead's default to, by the types it casts from
+# (its ImplicitTypeCasts; another pair is Spark's DATATYPE_MISMATCH).
+_NUMBERS = (*INTEGRAL_TYPES, *FRACTIONAL_TYPES)
+_DEFAULT_CASTS: dict[str, tuple[str, ...]] = {
+    **{number: (*_NUMBERS, "decimal", "string") for number in _NUMBERS},
+    "decimal": (*_NUMBERS, "decimal", "string"),
+    "string": (*_NUMBERS, "decimal", "date", "timestamp", "boolean"),
+    "date": ("string", "timestamp"),
+    "timestamp": ("string", "date"),
+}
+
+
+def _type_kind(spark_type: SparkType) -> str:
+    return "decimal" if isinstance(spark_type, DecimalType) else spark_type
+
+
+def _default_as_value_type(
+    default: exp.Expr, value_type: SparkType, default_type: SparkType
+) -> exp.Expr:
+    """lag/lead's ``default`` cast to the value's type as Spark casts it (2.7 is 2 for an
+    INT, where DuckDB's cast rounds; 'x' is NULL), where the typing pass knows both types;
+    a pair Spark does not cast implicitly (a DATE for an INT) is refused."""
+    if default_type in (value_type, "void"):
+        return default
+    if _type_kind(default_type) not in _DEFAULT_CASTS.get(_type_kind(value_type), ()):
+        raise UnsupportedSqlError(
+            f"lag/lead with a default of type {type_text(default_type).upper()} for a value "
+            f"of type {type_text(value_type).upper()}",
+            "cast the default to the value's type",
+        )
+    return _compared_as(default, value_type)
+
+
+def _default_of_value_type(value: exp.Expr, default: exp.Expr) -> exp.Expr:
+    """lag/lead's ``default`` where its type or the value's is unknown: as it is where
+    both have one type at run time, else refused there (Spark's cast of it could differ
+    from DuckDB's)."""
+    same_type = exp.EQ(this=_fn("TYPEOF", _c(value)), expression=_fn("TYPEOF", _c(default)))
+    refusal = _runtime_refusal(
+        "lag/lead with a default of another type than its value: cast the default to the "
+        "value's type"
+    )
+    return _case((same_type, _c(default)), default=refusal)
 
 
 def _rewrite_add_months(node: exp.Expr) -> exp.Expr:
@@ -2384,10 +2449,19 @@ def _rewrite_set_operation(node: exp.Expr) -> exp.Expr:
     names = node.meta.get(SET_BRANCH_COLUMNS) or (None,) * len(branches)
     for branch, text_types, columns in zip(branches, plan, names, strict=True):
         if isinstance(branch, exp.Select) and columns is not None:
-            _expand_lone_star(branch, columns)
+            _expand_star(branch, columns)
         projections = branch.expressions if isinstance(branch, exp.Select) else []
-        if any(isinstance(p, exp.Star) or isinstance(p.unalias(), exp.Star) for p in projections):
-            continue  # a star: the typed columns cannot be matched to these
+        if any(_star_of(p) is not None for p in projections):
+            # The typed columns cannot be matched to these: a value Spark turns into text
+            # would take DuckDB's text instead.
+            if text_types is not None and any(t is not None for t in text_types):
+                raise UnsupportedSqlError(
+                    "a * (beside another *, naming a column twice, or over a USING, NATURAL "
+                    "or LATERAL join) in a UNION, INTERSECT or EXCEPT that turns its value "
+                    "into a STRING",
+                    "name the columns instead of *",
+                )
+            continue
         if text_types is not None and len(projections) == len(text_types):
             for projection, text_type in zip(projections, text_types, strict=True):
                 if text_type is not None:
@@ -2412,21 +2486,40 @@ def _replace_value(projection: exp.Expr, value: exp.Expr) -> None:
         projection.replace(exp.alias_(value, projection.alias_or_name))
 
 
-def _expand_lone_star(branch: exp.Select, columns: tuple[str, ...]) -> None:
-    """A SELECT of a set operation whose list is one ``*`` (or ``t.*``) over one relation,
-    its ``columns`` (as the typing expanded them) named instead, so that each can be
-    turned into Spark's text; left as it is elsewhere (a join's star may name a column
-    twice)."""
-    if len(branch.expressions) != 1 or branch.args.get("joins") or branch.args.get("laterals"):
+def _star_of(projection: exp.Expr) -> exp.Star | None:
+    """The ``*`` a SELECT's projection is (``*`` or ``t.*``), else None."""
+    value = projection.unalias()
+    if isinstance(value, exp.Column) and value.is_star:
+        value = value.this
+    return value if isinstance(value, exp.Star) else None
+
+
+def _expand_star(branch: exp.Select, columns: tuple[str | None, ...]) -> None:
+    """A SELECT of a set operation with one ``*`` (or ``t.*``) in its list: the star's
+    columns (as the typing expanded them, ``columns`` being the whole list's) named
+    instead, so that each can be turned into Spark's text. Left as it is where a name
+    could bind otherwise than the star's column: a name the star gives twice (two
+    relations' ``k``), a USING or NATURAL join (Spark's ``*`` gives its key once), a
+    LATERAL VIEW, a name whose spelling is not known."""
+    projections = branch.expressions
+    stars = [index for index, p in enumerate(projections) if _star_of(p) is not None]
+    if len(stars) != 1 or branch.args.get("laterals"):
         return
-    star = branch.expressions[0]
-    if isinstance(star, exp.Column) and star.is_star:
-        star = star.this
-    if not isinstance(star, exp.Star) or any(star.args.get(a) for a in ("except", "replace")):
+    index = stars[0]
+    star = _star_of(projections[index])
+    if star is None or any(star.args.get(a) for a in ("except", "replace")):
         return
-    if len({name.lower() for name in columns}) != len(columns):
+    width = len(columns) - (len(projections) - 1)
+    names = [name for name in columns[index : index + width] if name is not None]
+    if width < 1 or len(names) != width or len({name.lower() for name in names}) != width:
         return
-    branch.set("expressions", [exp.column(name, quoted=True) for name in columns])
+    joins = branch.args.get("joins") or []
+    if any(join.args.get("using") or join.args.get("method") for join in joins):
+        return
+    written = projections[index].unalias()
+    qualifier = written.table if isinstance(written, exp.Column) and written.table else None
+    expanded = [exp.column(name, table=qualifier, quoted=True) for name in names]
+    branch.set("expressions", [*projections[:index], *expanded, *projections[index + 1 :]])
 
 
 def _as_spark_type(value: exp.Expr, spark_type: SparkType) -> exp.Expr:
