@@ -79,6 +79,7 @@ __all__ = [
     "chosen",
     "comparison_type",
     "concatenated",
+    "grouping_keys",
     "in_list_type",
     "literal_type",
     "mark_typed_nodes",
@@ -513,6 +514,8 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     number other than an integer is cast to BIGINT first), base64's and crc32's value (a
     STRING is encoded as UTF-8 first), a date or time part's value or extract's source (a
     STRING is cast first), try_cast's value (its rules depend on the type it converts),
+    a GROUP BY's keys, a SELECT DISTINCT's columns and a set operation's SELECTs' columns
+    (a floating one's -0.0 is shown as 0.0),
     the operands of ``<``/``<=``/``>``/``>=``, greatest's and least's values, sort_array's
     array and max_by's ordering (a STRUCT or ARRAY is ordered as Spark orders it),
     timestampadd's timestamp (a DATE is cast to Spark's TIMESTAMP), lag's and lead's value
@@ -533,6 +536,14 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
         return list(node.expressions)
     if isinstance(node, _ORDERING_COMPARISONS):
         return [node.this, node.expression]
+    if isinstance(node, exp.Group):
+        return grouping_keys(node)
+    if isinstance(node, exp.Distinct) and isinstance(node.parent, exp.Select):
+        return list(node.parent.expressions)
+    if isinstance(node, exp.SetOperation):
+        branches = set_branches(node)
+        if all(isinstance(branch, exp.Select) for branch in branches):
+            return [value for branch in branches for value in branch.expressions]
     if isinstance(node, exp.ArraySort):
         return [node.this]
     if isinstance(node, exp.Greatest | exp.Least):
@@ -540,6 +551,26 @@ def typed_arguments(node: exp.Expr) -> list[exp.Expr]:
     if isinstance(node, exp.ArgMax | exp.ArgMin):
         return [node.expression]
     return []
+
+
+def grouping_keys(group: exp.Group) -> list[exp.Expr]:
+    """A GROUP BY's keys: its expressions (a position, ``GROUP BY 1``, read as the SELECT
+    item it names), and those inside its ROLLUP, CUBE and GROUPING SETS."""
+    keys: list[exp.Expr] = []
+    select = group.parent if isinstance(group.parent, exp.Select) else None
+    for item in group.expressions:
+        position = int(item.this) if isinstance(item, exp.Literal) and item.is_int else None
+        if select is not None and position is not None and 0 < position <= len(select.expressions):
+            item = select.expressions[position - 1].unalias()
+        if isinstance(item, exp.Rollup | exp.Cube):
+            keys.extend(item.expressions)
+        elif isinstance(item, exp.GroupingSets):
+            for grouping_set in item.expressions:
+                inner = grouping_set.this if isinstance(grouping_set, exp.Paren) else grouping_set
+                keys.extend(inner.expressions if isinstance(inner, exp.Tuple) else [inner])
+        else:
+            keys.append(item)
+    return keys
 
 
 # The comparisons that order their operands (a STRUCT or ARRAY in Spark's order:
@@ -1067,6 +1098,8 @@ _RECORDED = (
     exp.Max,
     exp.Min,
     exp.Ordered,
+    exp.Group,  # its keys' types (a DOUBLE key's -0.0 is shown as 0.0)
+    exp.Distinct,  # its SELECT's column types (so too)
     exp.ArraySort,  # sort_array / array_sort: its array's type
     exp.ArgMax,  # max_by / min_by: its ordering's type
     exp.ArgMin,

@@ -63,6 +63,7 @@ from sparkshim.spark_typing import (
     SparkType,
     chosen,
     concatenated,
+    grouping_keys,
     literal_type,
     set_branches,
     type_text,
@@ -266,12 +267,93 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     _keep_nested_count_bug(tree)
     _filtered_sums_as_cases(tree)
     _two_valued_in_subqueries(tree)
+    _normalize_floating_group_keys(tree)  # before the keys' uses are rewritten
     tree = _rewrite(tree)
     try:
         # The tree is this function's own: the generator may change it.
         return tree.sql(dialect=ShimDuckDB, unsupported_level=ErrorLevel.RAISE, copy=False)
     except UnsupportedError as failure:
         raise UnsupportedSqlError(_unsupported_construct(str(failure))) from failure
+
+
+def _normalize_floating_group_keys(tree: exp.Expr) -> None:
+    """Spark shows a DOUBLE or FLOAT grouping key, or a SELECT DISTINCT's column, with
+    -0.0 as 0.0 (its NormalizeFloatingNumbers: -0.0 and 0.0 make one group, shown as 0.0),
+    where DuckDB shows the value of whichever row of the group it met first. Each use of
+    such a key in a grouped SELECT's list outside an aggregate, and each such DISTINCT
+    column, is written so (the types from the typing pass; one not typed is left as it
+    is)."""
+    for operation in list(tree.find_all(exp.Union, exp.Intersect, exp.Except)):
+        if operation.args.get("distinct"):
+            _normalize_floating_set_columns(operation)
+    for select in list(tree.find_all(exp.Select)):
+        group, distinct = select.args.get("group"), select.args.get("distinct")
+        if group is not None:
+            keys = _floating(grouping_keys(group), group.meta.get(ARGUMENT_TYPES))
+            items = [_zero_normalized(item, keys) if keys else item for item in select.expressions]
+        elif distinct is not None:
+            floating = _floating(select.expressions, distinct.meta.get(ARGUMENT_TYPES))
+            items = [
+                _zero_normalized(item, [item.unalias()]) if item in floating else item
+                for item in select.expressions
+            ]
+        else:
+            continue
+        select.set("expressions", items)
+
+
+def _normalize_floating_set_columns(operation: exp.Expr) -> None:
+    """A UNION, INTERSECT or EXCEPT without ALL (Spark's distinct rows, grouped so): each
+    SELECT's DOUBLE or FLOAT columns with -0.0 as 0.0."""
+    branches = set_branches(operation)
+    values = [value for branch in branches for value in branch.expressions]
+    floating = _floating(values, operation.meta.get(ARGUMENT_TYPES))
+    for branch in branches:
+        branch.set(
+            "expressions",
+            [
+                _zero_normalized(item, [item.unalias()]) if item in floating else item
+                for item in branch.expressions
+            ],
+        )
+
+
+def _floating(values: list[exp.Expr], types: object) -> list[exp.Expr]:
+    """Those of ``values`` whose Spark type (``types``, one each) is DOUBLE or FLOAT."""
+    if not isinstance(types, tuple) or len(types) != len(values):
+        return []
+    return [value for value, kind in zip(values, types, strict=True) if kind in _FLOATING]
+
+
+_FLOATING = ("double", "float")
+
+
+def _zero_normalized(item: exp.Expr, keys: list[exp.Expr]) -> exp.Expr:
+    """A SELECT item with each use of one of the floating ``keys`` outside an aggregate
+    written as its value with -0.0 as 0.0 (an unaliased key keeps its name)."""
+
+    def normalized(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Alias) or not any(node == key for key in keys):
+            return node
+        if _inside_aggregate(node, item):
+            return node
+        is_zero = exp.EQ(this=_c(node), expression=_lit(0))
+        return _case((is_zero, exp.Abs(this=_c(node))), default=_c(node))
+
+    written = item.transform(normalized)
+    if isinstance(item, exp.Column) and written != item:
+        return exp.alias_(written, item.name, quoted=True)
+    return written
+
+
+def _inside_aggregate(node: exp.Expr, item: exp.Expr) -> bool:
+    """Whether ``node`` is an aggregate's argument within the SELECT item ``item``."""
+    parent = node.parent
+    while parent is not None and parent is not item.parent:
+        if isinstance(parent, exp.AggFunc):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _unsupported_construct(detail: str) -> str:
