@@ -335,7 +335,7 @@ def _zero_normalized(item: exp.Expr, keys: list[exp.Expr]) -> exp.Expr:
     def normalized(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Alias) or not any(node == key for key in keys):
             return node
-        if _inside_aggregate(node, item):
+        if _inside_aggregate(node):
             return node
         is_zero = exp.EQ(this=_c(node), expression=_lit(0))
         return _case((is_zero, exp.Abs(this=_c(node))), default=_c(node))
@@ -346,10 +346,11 @@ def _zero_normalized(item: exp.Expr, keys: list[exp.Expr]) -> exp.Expr:
     return written
 
 
-def _inside_aggregate(node: exp.Expr, item: exp.Expr) -> bool:
-    """Whether ``node`` is an aggregate's argument within the SELECT item ``item``."""
+def _inside_aggregate(node: exp.Expr) -> bool:
+    """Whether ``node`` is an aggregate's argument within the SELECT item being rewritten
+    (``transform``'s copy of it, whose root has no parent)."""
     parent = node.parent
-    while parent is not None and parent is not item.parent:
+    while parent is not None:
         if isinstance(parent, exp.AggFunc):
             return True
         parent = parent.parent

@@ -8,6 +8,7 @@ against the columns, and the change tracking the sources need.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -72,13 +73,13 @@ class QueryAnalyzer:
             key = self.qualify_source(table, reference)
             if key not in sources:
                 sources.append(key)
-        _check_reserved_names(tree, {key: self._source_columns(key) for key in sources})
+        # Each source's columns read once (a schema read), by every check that needs them.
+        columns_of = functools.cache(self._source_columns)
+        _check_reserved_names(tree, {key: columns_of(key) for key in sources})
         resolve_group_by_all(tree)
-        resolve_group_by_aliases(tree, self._source_columns)
+        resolve_group_by_aliases(tree, columns_of)
         written = tree
-        tree = resolve_qualify(
-            written, self._source_columns, lambda: self._output_names(table, written)
-        )
+        tree = resolve_qualify(written, columns_of, lambda: self._output_names(table, written))
         query = to_spark_sql(tree)
         schema = self._resolve(table, to_spark_sql(tree.limit(0)))
         output = [(field.name, field.dataType.simpleString()) for field in schema.fields]
