@@ -26,7 +26,7 @@ from pyspark.errors import PySparkException
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from sparkshim import delta, dml, live_files, sources
+from sparkshim import column_names, delta, dml, live_files, sources
 from sparkshim.catalog import ObjectName, is_delta_table
 from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
 from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
@@ -221,6 +221,7 @@ def create_table(session: SessionProtocol, tree: exp.Create) -> pa.Table:
         return EMPTY
     where = f": no Delta table is at {location}" if options.location is not None else ""
     schema, data = _new_table_contents(session, tree, str(name), where)
+    options.partition_by = _partition_columns(options.partition_by, schema, name)
     if data is not None:
         delta.check_partition_values(options.partition_by, data)
     try:
@@ -257,6 +258,7 @@ def _create_at_path(session: SessionProtocol, tree: exp.Create, path: Path) -> p
             " CREATE OR REPLACE TABLE, or CREATE TABLE IF NOT EXISTS"
         )
     schema, data = _new_table_contents(session, tree, f"delta.`{path}`")
+    options.partition_by = _partition_columns(options.partition_by, schema, f"delta.`{path}`")
     if data is not None:
         delta.check_partition_values(options.partition_by, data)
     _create_delta(path, schema, options, replace=exists)
@@ -279,6 +281,24 @@ def _create_delta(
     )
 
 
+def _partition_columns(written: list[str], schema: pa.Schema, table: ObjectName | str) -> list[str]:
+    """A new table's PARTITIONED BY columns as its schema spells them (``PARTITIONED BY
+    (region)`` of a column ``Region`` partitions by ``Region``), or Spark's
+    COLUMN_NOT_DEFINED_IN_TABLE."""
+    partitioning = []
+    for name in written:
+        column = column_names.resolve(name, schema.names)
+        if column is None:
+            defined = ", ".join(f"`{column}`" for column in schema.names)
+            raise AnalysisException(
+                message=f"[COLUMN_NOT_DEFINED_IN_TABLE] partition column `{name}` is not"
+                f" defined in table {table}, defined table columns are: {defined}."
+            )
+        partitioning.append(column)
+    column_names.check_unique(partitioning)
+    return partitioning
+
+
 def _write_rows(session: SessionProtocol, location: Path, data: pa.Table | None) -> None:
     """A new table's first rows (from its AS query), if any."""
     if data is not None and data.num_rows:
@@ -292,7 +312,7 @@ def _new_table_contents(
     rows of its query, if it has one."""
     data = run_query(session, tree.expression) if tree.expression is not None else None
     if data is not None:
-        _check_unique_names(data.column_names)
+        column_names.check_unique(data.column_names)
     declared = _declared_schema(tree)
     if data is not None and declared is not None:
         raise AnalysisException(message="CREATE TABLE ... AS SELECT cannot also declare columns")
@@ -329,8 +349,10 @@ def _register_existing(
                 " Declare the table's columns, or leave the column list out to take them"
                 " from the table"
             )
-    partitioning = [column.lower() for column in table.metadata().partition_columns]
-    if options.partition_by and options.partition_by != partitioning:
+    partitioning = list(table.metadata().partition_columns)
+    if options.partition_by and [c.lower() for c in options.partition_by] != [
+        c.lower() for c in partitioning
+    ]:
         raise AnalysisException(
             message=f"[DELTA_CREATE_TABLE_WITH_DIFFERENT_PARTITIONING] The Delta table at"
             f" {location} is partitioned by ({', '.join(partitioning)}), not by"
@@ -368,18 +390,6 @@ def _schema_differences(declared: pa.Schema, existing: pa.Schema) -> list[str]:
     return differences
 
 
-def _check_unique_names(names: list[str]) -> None:
-    """Spark refuses a table whose query gives two columns the same name (in any case)."""
-    seen: set[str] = set()
-    for name in names:
-        if name.lower() in seen:
-            raise AnalysisException(
-                message=f"[COLUMN_ALREADY_EXISTS] The column `{name.lower()}` already exists. "
-                "Consider to choose another name or rename the existing column."
-            )
-        seen.add(name.lower())
-
-
 def _already_exists(name: ObjectName) -> AnalysisException:
     return AnalysisException(
         message=f"[TABLE_OR_VIEW_ALREADY_EXISTS] Cannot create table or view `{name.database}`."
@@ -409,7 +419,7 @@ def _table_options(tree: exp.Create) -> _TableOptions:
             options.location = Path(prop.this.name).resolve()
         elif isinstance(prop, exp.PartitionedByProperty):
             columns = prop.this.expressions if isinstance(prop.this, exp.Schema) else [prop.this]
-            options.partition_by = [column.name.lower() for column in columns]
+            options.partition_by = [column.name for column in columns]
         elif isinstance(prop, exp.SchemaCommentProperty):
             options.comment = prop.this.name
         elif isinstance(prop, exp.DynamicProperty):
@@ -466,7 +476,8 @@ def _added_columns(actions: list[exp.Expr]) -> list[pa.Field] | None:
             else:
                 raise UnsupportedSqlError(f"ALTER TABLE ADD COLUMN {column.sql('spark')}")
         metadata = {"comment": comment} if comment is not None else None
-        fields.append(pa.field(column.name.lower(), type_, True, metadata=metadata))
+        fields.append(pa.field(column.name, type_, True, metadata=metadata))
+    column_names.check_unique([field.name for field in fields])
     return fields
 
 
@@ -480,7 +491,8 @@ def _declared_schema(tree: exp.Create) -> pa.Schema | None:
             isinstance(constraint.kind, exp.NotNullColumnConstraint)
             for constraint in column.constraints
         )
-        fields.append(pa.field(column.name.lower(), type_, nullable))
+        fields.append(pa.field(column.name, type_, nullable))
+    column_names.check_unique([field.name for field in fields])
     return pa.schema(fields)
 
 
@@ -579,7 +591,7 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
         return EMPTY
     table_schema = delta.latest_schema(location)
     columns = (
-        [column.name.lower() for column in tree.this.expressions]
+        _listed_columns(tree.this.expressions, table_schema)
         if isinstance(tree.this, exp.Schema)
         else table_schema.names
     )
@@ -600,6 +612,14 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     overwrite = bool(tree.args.get("overwrite"))
     delta.write(location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
+
+
+def _listed_columns(listed: list[exp.Expr], schema: pa.Schema) -> list[str]:
+    """An INSERT's column list as the table spells its columns (``(myid)`` names
+    ``MyId``); a column the table lacks, or one listed twice, is Spark's error."""
+    columns = [column_names.require(column.name, schema.names) for column in listed]
+    column_names.check_unique(columns)
+    return columns
 
 
 def _as_spark_text(

@@ -825,14 +825,12 @@ def add_columns(location: Path, fields: list[pa.Field], options: CommitOptions) 
     Spark's FIELDS_ALREADY_EXISTS."""
     table = table_for_commit(location, options)
     existing = {column.name.lower() for column in table.schema().fields}
-    seen: set[str] = set()
     for added in fields:
-        if added.name in existing or added.name in seen:
+        if added.name.lower() in existing:
             raise AnalysisException(
                 message=f"[FIELDS_ALREADY_EXISTS] Cannot add column, because `{added.name}`"
                 " already exists in the table's schema."
             )
-        seen.add(added.name)
     with committing(location):
         table.alter.add_columns(
             [DeltaField.from_arrow(added) for added in fields],

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from sqlglot import exp
 
-from sparkshim import append, delta, merge_on_read, rewrite
+from sparkshim import append, column_names, delta, merge_on_read, rewrite
 from sparkshim.action_table import ACTION, KIND, NEW
 from sparkshim.conditions import conjuncts, on_one_side
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
@@ -515,15 +515,13 @@ def _insert_values(
     columns_node, values_node = then.this, then.expression
     if isinstance(columns_node, exp.Star) or columns_node is None:
         return _star_assignments(schema, source_alias, source_columns)
-    columns = [column.name.lower() for column in columns_node.expressions]
+    columns = [
+        column_names.require(column.name, schema.names) for column in columns_node.expressions
+    ]
+    column_names.check_unique(columns)
     values = values_node.expressions if isinstance(values_node, exp.Tuple) else [values_node]
     if len(columns) != len(values):
         raise AnalysisException(message="MERGE INSERT has a different number of columns and values")
-    unknown = sorted(set(columns) - set(schema.names))
-    if unknown:
-        raise AnalysisException(
-            message=f"MERGE INSERT names unknown column(s): {', '.join(unknown)}"
-        )
     given = dict(zip(columns, values, strict=True))
     return _stored_as_text({name: given.get(name, exp.null()) for name in schema.names}, schema)
 
@@ -532,25 +530,23 @@ def _star_assignments(
     schema: pa.Schema, source_alias: str, source_columns: list[str]
 ) -> dict[str, exp.Expr]:
     """``UPDATE SET *`` / ``INSERT *``: every target column from the source column of the
-    same name, which must exist."""
-    available = {name.lower() for name in source_columns}
-    missing = [name for name in schema.names if name not in available]
+    same name (in any case), which must exist."""
+    sources = {name: column_names.resolve(name, source_columns) for name in schema.names}
+    missing = [name for name, source in sources.items() if source is None]
     if missing:
         raise AnalysisException(
             message=f"UPDATE SET * / INSERT * needs source column(s) {', '.join(missing)}"
         )
     return _stored_as_text(
-        {name: exp.column(name, table=source_alias) for name in schema.names}, schema
+        {name: exp.column(str(source), table=source_alias) for name, source in sources.items()},
+        schema,
     )
 
 
 def _assigned_column(assignment: exp.Expr, schema: pa.Schema) -> str:
     if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
         raise UnsupportedSqlError(f"the assignment {assignment.sql('spark')}")
-    name = assignment.this.name.lower()
-    if name not in schema.names:
-        raise AnalysisException(message=f"[UNRESOLVED_COLUMN] cannot resolve `{name}` in SET")
-    return name
+    return column_names.require(assignment.this.name, schema.names)
 
 
 def _target_columns(schema: pa.Schema, alias: str) -> list[exp.Expr]:

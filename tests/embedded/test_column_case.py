@@ -1,0 +1,217 @@
+"""Column names keep the case they were written in and are named in any case, as on
+Spark (``spark.sql.caseSensitive`` off): column lists, PARTITIONED BY, ALTER TABLE ADD
+COLUMNS, INSERT column lists, UPDATE and MERGE, and dynamic tables named by aliases or a
+column list. The embedded engine once stored such names in lower case, and an INSERT
+whose list named a mixed-case column wrote NULLs into it.
+
+The table statements run on PySpark too (parquet tables there, Delta here): the columns,
+rows and errors must be Spark's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dyntables import DynamicTables
+from sparkshim import ShimSession
+from sparkshim.errors import AnalysisException
+
+pytestmark = pytest.mark.embedded
+
+# (statements run in turn, the query whose columns and rows are compared)
+SCRIPTS: dict[str, tuple[list[str], str]] = {
+    "column list keeps case": (
+        ["CREATE TABLE t (MyId INT, Amount INT) USING {fmt}", "INSERT INTO t VALUES (1, 10)"],
+        "SELECT * FROM t",
+    ),
+    "INSERT column list in another case": (
+        [
+            "CREATE TABLE t (MyId INT, Amount INT) USING {fmt}",
+            "INSERT INTO t (myid, AMOUNT) VALUES (1, 10)",
+            "INSERT INTO t (amount, MYID) VALUES (20, 2)",
+            "INSERT INTO t (Amount) VALUES (30)",
+        ],
+        "SELECT * FROM t",
+    ),
+    "INSERT column list into a table made from a query": (
+        [
+            "CREATE TABLE t USING {fmt} AS SELECT 1 AS MyId, 'a' AS Label",
+            "INSERT INTO t (MyId, Label) VALUES (2, 'b')",
+            "INSERT INTO t (label, myid) VALUES ('c', 3)",
+        ],
+        "SELECT * FROM t",
+    ),
+    "INSERT column list naming a missing column": (
+        ["CREATE TABLE t (MyId INT) USING {fmt}", "INSERT INTO t (nope) VALUES (1)"],
+        "SELECT * FROM t",
+    ),
+    "INSERT column list naming a column twice": (
+        ["CREATE TABLE t (MyId INT) USING {fmt}", "INSERT INTO t (myid, MYID) VALUES (1, 2)"],
+        "SELECT * FROM t",
+    ),
+    "two columns differing in case": (
+        ["CREATE TABLE t (A INT, a INT) USING {fmt}"],
+        "SELECT 1",
+    ),
+    "ADD COLUMNS keeps case": (
+        [
+            "CREATE TABLE t (MyId INT) USING {fmt}",
+            "INSERT INTO t VALUES (1)",
+            "ALTER TABLE t ADD COLUMNS (NewCol STRING)",
+            "INSERT INTO t (newcol, myid) VALUES ('x', 2)",
+        ],
+        "SELECT * FROM t",
+    ),
+    "ADD COLUMNS of one name twice": (
+        ["CREATE TABLE t (MyId INT) USING {fmt}", "ALTER TABLE t ADD COLUMNS (B INT, b INT)"],
+        "SELECT * FROM t",
+    ),
+    "PARTITIONED BY in another case": (
+        [
+            "CREATE TABLE t (Id INT, Region STRING) USING {fmt} PARTITIONED BY (REGION)",
+            "INSERT INTO t VALUES (1, 'eu'), (2, 'us')",
+        ],
+        "SELECT id, region FROM t WHERE REGION = 'eu'",
+    ),
+    "PARTITIONED BY of a query's column in another case": (
+        [
+            "CREATE TABLE t USING {fmt} PARTITIONED BY (Region) AS SELECT 1 AS Id, 'eu' AS region",
+        ],
+        "SELECT * FROM t",
+    ),
+    "PARTITIONED BY a missing column": (
+        ["CREATE TABLE t (Id INT, Region STRING) USING {fmt} PARTITIONED BY (nope)"],
+        "SELECT 1",
+    ),
+}
+
+
+def _outcome(session: Any, statements: list[str], query: str, fmt: str) -> Any:
+    """The columns and sorted rows of ``query`` after ``statements``, or the error class
+    of the first statement refused."""
+    try:
+        for statement in statements:
+            session.sql(statement.format(fmt=fmt)).collect()
+        result = session.sql(query)
+        columns, rows = result.columns, result.collect()
+    except Exception as failure:  # both engines' AnalysisException
+        text = str(failure)
+        return text[text.index("[") : text.index("]") + 1] if "[" in text else text
+    return columns, sorted((tuple(row) for row in rows), key=repr)
+
+
+@pytest.fixture
+def shim(tmp_path: Path) -> Iterator[Any]:
+    session = ShimSession(warehouse=str(tmp_path / "warehouse"))
+    yield session
+    session.stop()
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_table_statements_name_columns_as_spark(name: str, shim: Any, pyspark_session: Any) -> None:
+    statements, query = SCRIPTS[name]
+    pyspark_session.sql("DROP TABLE IF EXISTS t")
+    try:
+        expected = _outcome(pyspark_session, statements, query, "parquet")
+    finally:
+        pyspark_session.sql("DROP TABLE IF EXISTS t")
+    assert _outcome(shim, statements, query, "delta") == expected
+
+
+def test_partition_columns_are_stored_as_the_schema_spells_them(shim: Any) -> None:
+    shim.sql("CREATE TABLE t (Id INT, Region STRING) USING delta PARTITIONED BY (region)")
+    detail = shim.sql("DESCRIBE DETAIL t").collect()[0]
+    assert detail.partitionColumns == ["Region"]
+
+
+@pytest.fixture
+def orders(shim: Any) -> Any:
+    shim.sql("CREATE TABLE o (OrderId INT, Amount INT, Note STRING) USING delta")
+    shim.sql("INSERT INTO o VALUES (1, 10, 'a'), (2, 20, 'b')")
+    return shim
+
+
+def _rows(session: Any, table: str) -> list[tuple[Any, ...]]:
+    return sorted((tuple(row) for row in session.sql(f"SELECT * FROM {table}").collect()), key=repr)
+
+
+def test_update_sets_a_column_named_in_another_case(orders: Any) -> None:
+    orders.sql("UPDATE o SET AMOUNT = amount + 1, note = 'x' WHERE orderid = 1")
+    assert _rows(orders, "o") == [(1, 11, "x"), (2, 20, "b")]
+    assert orders.sql("SELECT * FROM o").columns == ["OrderId", "Amount", "Note"]
+
+
+def test_update_of_a_missing_column_is_refused(orders: Any) -> None:
+    with pytest.raises(AnalysisException, match=r"UNRESOLVED_COLUMN.*`nope`.*`OrderId`"):
+        orders.sql("UPDATE o SET nope = 1")
+    assert _rows(orders, "o") == [(1, 10, "a"), (2, 20, "b")]
+
+
+def test_merge_star_matches_source_columns_in_any_case(orders: Any) -> None:
+    orders.sql(
+        "MERGE INTO o USING (SELECT 2 AS orderid, 25 AS AMOUNT, 'B' AS note"
+        " UNION ALL SELECT 3, 30, 'c') s ON o.OrderId = s.ORDERID"
+        " WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    assert _rows(orders, "o") == [(1, 10, "a"), (2, 25, "B"), (3, 30, "c")]
+    assert orders.sql("SELECT * FROM o").columns == ["OrderId", "Amount", "Note"]
+
+
+def test_merge_names_target_columns_in_any_case(orders: Any) -> None:
+    orders.sql(
+        "MERGE INTO o USING (SELECT 1 AS k, 5 AS v UNION ALL SELECT 4, 40) s ON o.orderid = s.k"
+        " WHEN MATCHED THEN UPDATE SET AMOUNT = s.v"
+        " WHEN NOT MATCHED THEN INSERT (orderID, amount) VALUES (s.k, s.v)"
+    )
+    assert _rows(orders, "o") == [(1, 5, "a"), (2, 20, "b"), (4, 40, None)]
+
+
+def test_merge_insert_of_a_column_twice_is_refused(orders: Any) -> None:
+    with pytest.raises(AnalysisException, match=r"COLUMN_ALREADY_EXISTS"):
+        orders.sql(
+            "MERGE INTO o USING (SELECT 4 AS k) s ON o.OrderId = s.k"
+            " WHEN NOT MATCHED THEN INSERT (OrderId, orderid) VALUES (s.k, s.k)"
+        )
+    assert _rows(orders, "o") == [(1, 10, "a"), (2, 20, "b")]
+
+
+@pytest.mark.parametrize(
+    ("create", "columns"),
+    [
+        (
+            "CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute' AS SELECT Region AS SalesRegion,"
+            " count(*) AS OrderCount, sum(amount) AS TotalAmount FROM src GROUP BY region",
+            ["SalesRegion", "OrderCount", "TotalAmount"],
+        ),
+        (
+            "CREATE DYNAMIC TABLE d (RegionName, Orders, Total) TARGET_LAG = '1 minute'"
+            " AS SELECT region, count(*), sum(Amount) FROM src GROUP BY Region",
+            ["RegionName", "Orders", "Total"],
+        ),
+        (
+            "CREATE DYNAMIC TABLE d TARGET_LAG = '1 minute'"
+            " AS SELECT OrderId AS Id, REGION, Amount FROM src WHERE amount > 0",
+            ["Id", "REGION", "Amount"],
+        ),
+    ],
+)
+def test_dynamic_tables_keep_their_column_names_through_refreshes(
+    tmp_path: Path, create: str, columns: list[str]
+) -> None:
+    tables = DynamicTables(warehouse=tmp_path / "warehouse")
+    tables.sql("CREATE TABLE src (OrderId INT, Region STRING, Amount INT) USING delta")
+    tables.sql("INSERT INTO src VALUES (1, 'eu', 10), (2, 'us', 20), (3, 'eu', 5)")
+    tables.sql(create)
+    tables.sql("UPDATE src SET amount = AMOUNT + 1 WHERE orderid = 1")
+    tables.sql("INSERT INTO src (region, ORDERID, amount) VALUES ('us', 4, 7)")
+    tables.sql("DELETE FROM src WHERE OrderID = 2")
+    refreshed = tables.sql("ALTER DYNAMIC TABLE d REFRESH").collect()[0]
+    assert refreshed.action == "INCREMENTAL"
+    assert tables.sql("SELECT * FROM d").columns == columns
+    query = create[create.index(" AS SELECT ") + 4 :]
+    expected = sorted((tuple(row) for row in tables.sql(query).collect()), key=repr)
+    assert _rows(tables, "d") == expected
