@@ -683,10 +683,11 @@ def _located_by_index(
     state = delta.table_state(entry.location)
     if state is None or not append.marks_removed_rows(state):
         return None
-    snapshot = delta.open_table(entry.location)
-    if not _large_enough_for_index(session, snapshot):
+    # The latest version as the log's replay knows it: bringing a delta-rs table up to
+    # date after another writer's commits would cost more than the lookup saves.
+    if not _large_enough_for_index(session, entry.location, state.version):
         return None
-    schema = delta.arrow_schema(snapshot)
+    schema = delta.arrow_schema_of(state.schema_json)
     looked_up = [name for name in schema.names if name.lower() in lookup.pairs]
     if len(looked_up) != len(lookup.pairs):
         return None  # it names a column the table does not have
@@ -707,7 +708,7 @@ def _located_by_index(
     # the MERGE's table would name it (its data file and position), and its values.
     cursor = registrations.cursor
     hashes = row_hashes(cursor, probes, looked_up)
-    found = locate(cursor, entry.location, snapshot.version(), schema, hashes, columns=looked_up)
+    found = locate(cursor, entry.location, state.version, schema, hashes, columns=looked_up)
     located = _rows_found(registrations.cursor, schema, probes, found)
     if entry.location == registrations.files_of:
         located = located.append_column(FILE_COLUMN, found.column(FILE_COLUMN))
@@ -715,9 +716,10 @@ def _located_by_index(
     return registrations.arrow(located)
 
 
-def _large_enough_for_index(session: SessionProtocol, snapshot: DeltaTable) -> bool:
-    """Whether the snapshot's data files store at least ``ROW_INDEX_MIN_ROWS_CONF`` rows
-    (a table whose files keep no row counts is taken for large)."""
+def _large_enough_for_index(session: SessionProtocol, location: Path, version: int) -> bool:
+    """Whether the data files of the table at ``location`` at ``version`` store at least
+    ``ROW_INDEX_MIN_ROWS_CONF`` rows (a table whose files keep no row counts is taken for
+    large)."""
     setting = session.conf.get(ROW_INDEX_MIN_ROWS_CONF, None)
     try:
         least = ROW_INDEX_MIN_ROWS if setting is None else int(str(setting))
@@ -725,7 +727,7 @@ def _large_enough_for_index(session: SessionProtocol, snapshot: DeltaTable) -> b
         raise AnalysisException(
             message=f"{ROW_INDEX_MIN_ROWS_CONF} is {setting!r}: set it to a whole number of rows"
         ) from None
-    stored = delta.stored_rows(delta.table_location(snapshot), snapshot.version())
+    stored = delta.stored_rows(location, version)
     return stored is None or stored >= least
 
 
