@@ -464,6 +464,7 @@ def _added_columns(actions: list[exp.Expr]) -> list[pa.Field] | None:
     fields = []
     for definition in definitions:
         column, type_ = _column_definition(definition)
+        _refuse_computed_values(column)
         comment = None
         for constraint in column.constraints:
             if isinstance(constraint.kind, exp.NotNullColumnConstraint):
@@ -487,6 +488,12 @@ def _declared_schema(tree: exp.Create) -> pa.Schema | None:
     fields = []
     for definition in tree.this.expressions:
         column, type_ = _column_definition(definition)
+        _refuse_computed_values(column)
+        for constraint in column.constraints:
+            if not isinstance(
+                constraint.kind, exp.NotNullColumnConstraint | exp.CommentColumnConstraint
+            ):
+                raise UnsupportedSqlError(f"the column definition {column.sql('spark')}")
         nullable = not any(
             isinstance(constraint.kind, exp.NotNullColumnConstraint)
             for constraint in column.constraints
@@ -494,6 +501,36 @@ def _declared_schema(tree: exp.Create) -> pa.Schema | None:
         fields.append(pa.field(column.name, type_, nullable))
     column_names.check_unique([field.name for field in fields])
     return pa.schema(fields)
+
+
+def _refuse_computed_values(column: exp.ColumnDef) -> None:
+    """Refuse a column whose values Delta computes when rows are written (a generated or
+    identity column, a DEFAULT value): the embedded engine writes what the statement gives,
+    so such a column would hold NULL where Delta stores the computed value."""
+    for constraint in column.constraints:
+        kind = constraint.kind
+        if isinstance(kind, exp.ComputedColumnConstraint):
+            raise UnsupportedSqlError(
+                f"the generated column `{column.name}` (GENERATED ALWAYS AS"
+                f" ({kind.this.sql('spark')}))",
+                "the embedded engine does not compute generated columns. Create the table"
+                " with Delta Lake on Spark, or declare a plain column and compute its value"
+                " in each INSERT",
+            )
+        if isinstance(kind, exp.GeneratedAsIdentityColumnConstraint):
+            raise UnsupportedSqlError(
+                f"the identity column `{column.name}`",
+                "the embedded engine does not number the rows of identity columns. Create the"
+                " table with Delta Lake on Spark, or declare a plain column and give its"
+                " values in each INSERT",
+            )
+        if isinstance(kind, exp.DefaultColumnConstraint):
+            raise UnsupportedSqlError(
+                f"the DEFAULT value of column `{column.name}`",
+                "the embedded engine does not fill in DEFAULT values. Create the table with"
+                " Delta Lake on Spark, or declare the column without DEFAULT and give its"
+                " value in each INSERT",
+            )
 
 
 def _column_definition(column: exp.Expr) -> tuple[exp.ColumnDef, pa.DataType]:
@@ -565,11 +602,42 @@ def _renamed_view_body(
 
 
 def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
+    """``INSERT INTO|OVERWRITE t [PARTITION (…)] [(columns) | BY NAME] query`` and
+    ``INSERT INTO t REPLACE WHERE cond query``, as Spark runs them on a Delta table.
+
+    A partition column given a value in the PARTITION clause (static) takes that value in
+    every row, and the query supplies the table's other columns, in the table's order (a
+    partition column named without a value among them); INSERT OVERWRITE then replaces
+    only the rows of that partition. BY NAME matches the query's columns to the table's
+    by name, in any case; a column the query lacks is NULL."""
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     name = session.qualify(target)
     location = target_location(session, target)
-    if tree.args.get("overwrite"):
+    spec = target.args.get("partition")
+    if spec is not None:  # the table alone, for the statements built below
+        target = target.copy()
+        target.set("partition", None)
+    listed = tree.this.expressions if isinstance(tree.this, exp.Schema) else None
+    by_name = bool(tree.args.get("by_name"))
+    if by_name and listed is not None:
+        raise ParseException(
+            message="[PARSE_SYNTAX_ERROR] Syntax error at or near 'BY': INSERT ... BY NAME takes"
+            " no column list (the query's column names choose the columns)"
+        )
+    replace_where = tree.args.get("where")
+    if spec is not None and replace_where is not None:
+        raise ParseException(
+            message="[PARSE_SYNTAX_ERROR] Syntax error at or near 'REPLACE': INSERT ... REPLACE"
+            " WHERE takes no PARTITION clause (put the partition's condition in the WHERE)"
+        )
+    overwrite = bool(tree.args.get("overwrite"))
+    if overwrite:
         delta.check_rows_removable(location, target.sql("spark"))
+    table_schema = delta.latest_schema(location)
+    partitioning = _table_partitioning(location)
+    static = _partition_spec(spec, table_schema.names, partitioning) if spec is not None else {}
+    if overwrite and replace_where is None:
+        _check_partition_overwrite_mode(session, partitioning, static)
     source = tree.expression
     if isinstance(source, exp.Values):
         source = exp.select("*").from_(source)
@@ -577,10 +645,11 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
     if statement_ctes is not None:  # WITH … INSERT …: the CTEs belong to the query
         source = source.copy()
         source.set("with_", statement_ctes.copy())
+    values = _static_values(session, static, table_schema)  # before the query: it may fail
     rows = _arrow_view_rows(session, source)
     if rows is None:
         rows = run_query(session, source)
-    if tree.args.get("overwrite") and _overwrites_schema(session, tree):
+    if overwrite and _overwrites_schema(session, tree, spec):
         delta.write(
             location,
             rows,
@@ -589,27 +658,30 @@ def insert(session: SessionProtocol, tree: exp.Insert) -> pa.Table:
             overwrite_schema=True,
         )
         return EMPTY
-    table_schema = delta.latest_schema(location)
-    columns = (
-        _listed_columns(tree.this.expressions, table_schema)
-        if isinstance(tree.this, exp.Schema)
-        else table_schema.names
-    )
+    if by_name:
+        columns = _by_name_columns(rows.column_names, table_schema, static, name)
+    elif listed is not None:
+        columns = _listed_columns(listed, table_schema)
+        _check_not_static(columns, static)
+    else:
+        columns = [column for column in table_schema.names if column not in static]
     if rows.num_columns != len(columns):
         raise AnalysisException(
             message=f"[INSERT_COLUMN_ARITY_MISMATCH] Cannot write to `{name}`: the table has"
             f" {len(columns)} column(s) but the inserted data has {rows.num_columns}."
         )
-    data = align_to_schema(
-        _as_spark_text(session, rows, columns, table_schema), columns, table_schema
-    )
-    replace_where = tree.args.get("where")
+    rows = _as_spark_text(session, rows, columns, table_schema)
+    for column, value in values.items():
+        rows = rows.append_column(column, pa.repeat(value, rows.num_rows))
+    data = align_to_schema(rows, [*columns, *values], table_schema)
     if replace_where is not None:
         if isinstance(replace_where, exp.Where):
             replace_where = replace_where.this
         dml.replace_where(session, target, replace_where, data, location)
         return EMPTY
-    overwrite = bool(tree.args.get("overwrite"))
+    if overwrite and static:  # the rows of that partition replaced, in one commit
+        dml.replace_where(session, target, _in_partition(static, table_schema), data, location)
+        return EMPTY
     delta.write(location, data, overwrite=overwrite, options=session.commit_options())
     return EMPTY
 
@@ -620,6 +692,182 @@ def _listed_columns(listed: list[exp.Expr], schema: pa.Schema) -> list[str]:
     columns = [column_names.require(column.name, schema.names) for column in listed]
     column_names.check_unique(columns)
     return columns
+
+
+# Spark's setting for what INSERT OVERWRITE of a partitioned table replaces.
+PARTITION_OVERWRITE_MODE_CONF = "spark.sql.sources.partitionOverwriteMode"
+
+
+def _table_partitioning(location: Path) -> list[str]:
+    """The Delta table's partition columns, as its log spells them."""
+    state = delta.table_state(location)
+    if state is not None:
+        return list(state.partition_columns)
+    return list(delta.open_table(location).metadata().partition_columns)
+
+
+def _partition_spec(
+    spec: exp.Expr, columns: list[str], partitioning: list[str]
+) -> dict[str, exp.Expr]:
+    """The static values of an INSERT's PARTITION clause, by partition column as the table
+    spells it (``PARTITION (region = 'r')`` gives ``Region``). A column named without a
+    value (dynamic) is checked and left to the query. A column that is no partition column
+    is Spark's NON_PARTITION_COLUMN; one named twice its DUPLICATE_KEY."""
+    static: dict[str, exp.Expr] = {}
+    seen: set[str] = set()
+    for entry in spec.expressions:
+        written = entry.this if isinstance(entry, exp.EQ) else entry
+        if not isinstance(written, exp.Column | exp.Identifier):
+            raise UnsupportedSqlError(f"the PARTITION clause entry {entry.sql('spark')}")
+        if written.name.lower() in seen:
+            raise ParseException(message=f"[DUPLICATE_KEY] Found duplicate keys `{written.name}`.")
+        seen.add(written.name.lower())
+        column = column_names.resolve(written.name, partitioning)
+        if column is None:
+            where = (
+                f"the table's partition columns are {', '.join(f'`{c}`' for c in partitioning)}"
+                if partitioning
+                else "the table is not partitioned"
+            )
+            raise AnalysisException(
+                message=f"[NON_PARTITION_COLUMN] PARTITION clause cannot contain the"
+                f" non-partition column: `{written.name}`. ({where}: name the column in the"
+                " column list or the query instead)"
+            )
+        if isinstance(entry, exp.EQ):
+            static[column] = entry.expression
+    return static
+
+
+def _check_partition_overwrite_mode(
+    session: SessionProtocol, partitioning: list[str], static: dict[str, exp.Expr]
+) -> None:
+    """Refuse INSERT OVERWRITE of a partitioned table in Spark's dynamic partition
+    overwrite mode, where Spark replaces only the partitions the rows fall in (the shim
+    would replace the whole table), unless every partition column has a static value (then
+    both modes replace that one partition)."""
+    mode = str(session.conf.get(PARTITION_OVERWRITE_MODE_CONF, "static") or "static")
+    if mode.lower() != "dynamic" or not partitioning or len(static) == len(partitioning):
+        return
+    raise UnsupportedSqlError(
+        f"INSERT OVERWRITE with {PARTITION_OVERWRITE_MODE_CONF}=dynamic",
+        "give every partition column a value, one partition at a time (INSERT OVERWRITE t"
+        " PARTITION (c = value) ...), use INSERT INTO t REPLACE WHERE <condition> SELECT ...,"
+        f" or set {PARTITION_OVERWRITE_MODE_CONF}=static to replace the whole table",
+    )
+
+
+_INTEGRAL_TEXT = re.compile(r"\s*[+-]?\d+\s*")
+
+
+def _static_values(
+    session: SessionProtocol, static: dict[str, exp.Expr], schema: pa.Schema
+) -> dict[str, pa.Scalar]:
+    """Each static partition value as a value of its column's type: Spark reads the value
+    as text and casts it strictly (``'01'`` into an INT column is 1, ``'1.5'`` is Spark's
+    CAST_INVALID_INPUT)."""
+    if not static:
+        return {}
+    texts = {column: _partition_value_text(value) for column, value in static.items()}
+    casts = []
+    for index, (column, text) in enumerate(texts.items()):
+        field = schema.field(column)
+        spark_type = to_spark_type(field.type).simpleString()
+        integral = pa.types.is_integer(field.type)
+        if text is not None and integral and not _INTEGRAL_TEXT.fullmatch(text):
+            raise _invalid_partition_value(text, spark_type)
+        value = exp.null() if text is None else exp.Literal.string(text)
+        kind = exp.DataType.build(spark_type, dialect="spark")
+        casts.append(exp.alias_(exp.cast(value, kind), f"v{index}"))
+    cast = run_query(session, exp.select(*casts))
+    values = {}
+    for index, (column, text) in enumerate(texts.items()):
+        value = cast.column(index)[0]
+        if text is not None and not value.is_valid:
+            spark_type = to_spark_type(schema.field(column).type).simpleString()
+            raise _invalid_partition_value(text, spark_type)
+        values[column] = value
+    return values
+
+
+def _partition_value_text(value: exp.Expr) -> str | None:
+    """A static partition value as Spark reads it: the text of its literal (``1.50``,
+    ``true``, ``-1``, the string of ``'x'`` or of ``DATE '2024-01-02'``); None for NULL."""
+    if isinstance(value, exp.Null):
+        return None
+    if isinstance(value, exp.Boolean):
+        return "true" if value.this else "false"
+    if isinstance(value, exp.Literal):
+        return value.name
+    inner = value.this
+    if isinstance(value, exp.Neg) and isinstance(inner, exp.Literal) and not inner.is_string:
+        return f"-{inner.name}"
+    if isinstance(value, exp.Cast) and isinstance(inner, exp.Literal) and inner.is_string:
+        return inner.name  # a typed literal: DATE '2024-01-02'
+    raise ParseException(
+        message=f"[PARSE_SYNTAX_ERROR] Syntax error at or near '{value.sql('spark')}': a"
+        " PARTITION clause value is a literal (PARTITION (c = 'value'))"
+    )
+
+
+def _invalid_partition_value(text: str, spark_type: str) -> AnalysisException:
+    return AnalysisException(
+        message=f"[CAST_INVALID_INPUT] The value '{text}' of the type \"STRING\" cannot be cast"
+        f' to "{spark_type.upper()}" because it is malformed. Correct the value as per the'
+        " syntax, or change its target type. Use `try_cast` to tolerate malformed input and"
+        " return NULL instead."
+    )
+
+
+def _check_not_static(columns: list[str], static: dict[str, exp.Expr]) -> None:
+    """Spark's error for a column both given a static value and supplied by the query."""
+    for column in columns:
+        if column in static:
+            raise AnalysisException(
+                message=f"[STATIC_PARTITION_COLUMN_IN_INSERT_COLUMN_LIST] Static partition"
+                f" column `{column}` is also specified in the column list."
+            )
+
+
+def _by_name_columns(
+    names: list[str], schema: pa.Schema, static: dict[str, exp.Expr], table: ObjectName
+) -> list[str]:
+    """``INSERT INTO t BY NAME query``: the table column each of the query's columns goes
+    into (its name in any case), or Spark's INCOMPATIBLE_DATA_FOR_TABLE for a column the
+    table lacks or one named twice."""
+    shown = f"`spark_catalog`.`{table.database}`.`{table.name}`"
+    seen: set[str] = set()
+    for name in names:
+        if name.lower() in seen:
+            raise AnalysisException(
+                message=f"[INCOMPATIBLE_DATA_FOR_TABLE.AMBIGUOUS_COLUMN_NAME] Cannot write"
+                f" incompatible data for the table {shown}: Ambiguous column name in the input"
+                f" data `{name.lower()}`."
+            )
+        seen.add(name.lower())
+    extra = [name for name in names if column_names.resolve(name, schema.names) is None]
+    if extra:
+        listed = ", ".join(f"`{name}`" for name in extra)
+        raise AnalysisException(
+            message=f"[INCOMPATIBLE_DATA_FOR_TABLE.EXTRA_COLUMNS] Cannot write incompatible"
+            f" data for the table {shown}: Cannot write extra columns {listed}."
+        )
+    columns = [column_names.require(name, schema.names) for name in names]
+    _check_not_static(columns, static)
+    return columns
+
+
+def _in_partition(static: dict[str, exp.Expr], schema: pa.Schema) -> exp.Expr:
+    """The condition of the rows of the partition that INSERT OVERWRITE t PARTITION (…)
+    replaces: each static column null-safe equal to its value, in its type."""
+    conditions: list[exp.Expr] = []
+    for column, value in static.items():
+        text = _partition_value_text(value)
+        spark_type = to_spark_type(schema.field(column).type).simpleString()
+        literal = exp.null() if text is None else exp.Literal.string(text)
+        typed = exp.cast(literal, exp.DataType.build(spark_type, dialect="spark"))
+        conditions.append(exp.NullSafeEQ(this=exp.column(column, quoted=True), expression=typed))
+    return exp.and_(*conditions)
 
 
 def _as_spark_text(
@@ -675,10 +923,12 @@ def _arrow_view_rows(session: SessionProtocol, source: exp.Expr) -> pa.Table | N
     return view if isinstance(view, pa.Table) else None
 
 
-def _overwrites_schema(session: SessionProtocol, tree: exp.Insert) -> bool:
+def _overwrites_schema(
+    session: SessionProtocol, tree: exp.Insert, spec: exp.Expr | None = None
+) -> bool:
     if (session.conf.get(OVERWRITE_SCHEMA_CONF, "false") or "").lower() != "true":
         return False
-    if isinstance(tree.this, exp.Schema) or tree.args.get("where") is not None:
+    if isinstance(tree.this, exp.Schema) or tree.args.get("where") is not None or spec:
         raise AnalysisException(
             message=f"{OVERWRITE_SCHEMA_CONF} needs a plain INSERT OVERWRITE t SELECT ..."
         )

@@ -32,7 +32,7 @@ from sparkshim.conditions import conjuncts, on_one_side
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.parquet_stats import delta_rs_rewrite_properties
 from sparkshim.query import run_query
-from sparkshim.types import align_to_schema, is_text
+from sparkshim.types import align_to_schema, is_text, to_spark_type
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -134,6 +134,7 @@ def merge(session: SessionProtocol, tree: exp.Merge, location: Path) -> None:
     source = tree.args["using"]
     view = f"__sparkshim_merge_source_{uuid.uuid4().hex}"
     rows = run_query(session, exp.select("*").from_(source.copy()))
+    _check_no_schema_evolution(session, tree, clauses, rows.schema, location)
     session.register_temp_view(view, rows)
     try:
         materialized = tree.copy()
@@ -141,6 +142,55 @@ def merge(session: SessionProtocol, tree: exp.Merge, location: Path) -> None:
         _merge(session, materialized, location, rows)
     finally:
         session.drop_temp_view(view)
+
+
+# Delta's setting under which a MERGE's UPDATE SET * / INSERT * adds the source's columns
+# that the target lacks.
+AUTO_MERGE_CONF = "spark.databricks.delta.schema.autoMerge.enabled"
+
+
+def _check_no_schema_evolution(
+    session: SessionProtocol,
+    tree: exp.Merge,
+    clauses: Sequence[exp.When],
+    source: pa.Schema,
+    location: Path,
+) -> None:
+    """Refuse, before anything is written, a MERGE that Delta would run with schema
+    evolution: with ``AUTO_MERGE_CONF`` true, an ``UPDATE SET *`` or ``INSERT *`` clause
+    adds the source columns the target lacks to the table. The shim does not change a
+    schema in a MERGE's commit, and writing the rows without those columns would lose
+    their values."""
+    if str(session.conf.get(AUTO_MERGE_CONF, "false") or "false").lower() != "true":
+        return
+    if not any(_is_star_clause(clause) for clause in clauses):
+        return
+    target_columns = _schema(location).names
+    new = [field for field in source if column_names.resolve(field.name, target_columns) is None]
+    if not new:
+        return
+    table = tree.this.copy()
+    table.set("alias", None)
+    name = table.sql("spark")
+    listed = ", ".join(f"`{field.name}`" for field in new)
+    definitions = ", ".join(
+        f"{exp.to_identifier(field.name).sql('spark')} {to_spark_type(field.type).simpleString()}"
+        for field in new
+    )
+    raise UnsupportedSqlError(
+        f"MERGE with {AUTO_MERGE_CONF}=true adding the source columns {listed} to {name}",
+        "the embedded engine does not change a table's schema in a MERGE. Add the columns"
+        f" first (ALTER TABLE {name} ADD COLUMNS ({definitions})), then run the MERGE, or"
+        " leave them out of the source",
+    )
+
+
+def _is_star_clause(clause: exp.When) -> bool:
+    """``UPDATE SET *`` or ``INSERT *``: the clauses Delta's schema evolution applies to."""
+    then = clause.args.get("then")
+    if isinstance(then, exp.Update):
+        return not then.expressions or any(isinstance(e, exp.Star) for e in then.expressions)
+    return isinstance(then, exp.Insert) and (then.this is None or isinstance(then.this, exp.Star))
 
 
 def _merge(session: SessionProtocol, tree: exp.Merge, location: Path, source: pa.Table) -> None:
