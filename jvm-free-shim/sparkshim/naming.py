@@ -39,6 +39,7 @@ __all__ = [
     "FUNCTION_NAME_KEY",
     "UNIT_KEY",
     "duplicate_marker",
+    "name_derived_columns",
     "name_select_items",
     "result_names",
     "spark_column_name",
@@ -201,12 +202,13 @@ def name_select_items(tree: exp.Expr) -> None:
     :func:`result_names` for a column's)."""
     for select in tree.find_all(exp.Select):
         seen: dict[str, int] = {}
+        grouped = _grouping_set_names(select)
         for item in select.expressions:
             if isinstance(item, _KEEP_NAMES) or (
                 isinstance(item, exp.Column) and isinstance(item.this, exp.Star)
             ):
                 continue
-            name = item.alias if isinstance(item, exp.Alias) else spark_column_name(item)
+            name = _item_name(item, grouped)
             repeat = seen.get(name.lower(), 0)
             seen[name.lower()] = repeat + 1
             # DuckDB refuses an empty alias: the mark stands in for it.
@@ -246,12 +248,89 @@ def result_names(query: exp.Expr) -> list[str] | None:
         return result_names(query.this)
     if not isinstance(query, exp.Select):
         return None
+    names = _leading_names(query)
+    return names if len(names) == len(query.expressions) else None
+
+
+def _leading_names(select: exp.Select) -> list[str]:
+    """Spark's names of ``select``'s items up to its first ``*`` or generator."""
+    grouped = _grouping_set_names(select)
     names = []
-    for item in query.expressions:
+    for item in select.expressions:
         if isinstance(item, _KEEP_NAMES) or item.is_star:
-            return None
-        names.append(item.alias if isinstance(item, exp.Alias) else spark_column_name(item))
+            break
+        names.append(_item_name(item, grouped))
     return names
+
+
+def _item_name(item: exp.Expr, grouped: dict[str, str]) -> str:
+    """Spark's name of one item of a SELECT list, ``grouped`` by the names of its
+    grouping-set columns (:func:`_grouping_set_names`)."""
+    if isinstance(item, exp.Alias):
+        return item.alias
+    column = item.unnest()
+    if grouped and isinstance(column, exp.Column):
+        return grouped.get(column.name.lower(), column.name)
+    return spark_column_name(item)
+
+
+def _grouping_set_names(select: exp.Expr) -> dict[str, str]:
+    """The column keys of a GROUP BY with ROLLUP, CUBE or GROUPING SETS, by lower-case
+    name, as first written there: Spark names an unaliased column of such a SELECT that is a
+    key by the key's spelling (``SELECT region ... GROUP BY ROLLUP(REGION)`` names it
+    ``REGION``), where a plain GROUP BY leaves the column as written."""
+    group = select.args.get("group")
+    if group is None:
+        return {}
+    kinds = (exp.Cube, exp.Rollup, exp.GroupingSets)
+    if not any(group.args.get(key) for key in ("cube", "rollup", "grouping_sets")) and not any(
+        isinstance(key, kinds) for key in group.expressions
+    ):
+        return {}
+    names: dict[str, str] = {}
+    for key in group.expressions:
+        keys = key.expressions if isinstance(key, kinds) else [key]
+        for inner in keys:
+            inner = inner.unnest()
+            for column in inner.expressions if isinstance(inner, exp.Tuple) else [inner]:
+                if isinstance(column, exp.Column) and not isinstance(column.this, exp.Star):
+                    names.setdefault(column.name.lower(), column.name)
+    return names
+
+
+# A name for an unaliased subquery in FROM, which a column list needs (Spark's own).
+_SUBQUERY_NAME = "__auto_generated_subquery_name"
+
+
+def name_derived_columns(tree: exp.Expr) -> None:
+    """Give, in place, each subquery in a FROM or JOIN and each CTE of ``tree`` a column
+    list of Spark's names for its leading columns (up to a ``*``).
+
+    DuckDB names an unaliased column of a derived query by the table's spelling where
+    Spark names it as written (``SELECT * FROM (SELECT myid FROM t)`` has a column
+    ``myid`` of a table's ``MyId``). The items are not aliased: an alias would change
+    DuckDB's error for an unknown column; a column list renames them after binding.
+    """
+    for node in list(tree.find_all(exp.Subquery, exp.CTE)):
+        if isinstance(node, exp.Subquery) and not (
+            isinstance(node.parent, (exp.From, exp.Join)) and not node.args.get("pivots")
+        ):
+            continue
+        alias = node.args.get("alias")
+        if alias is not None and alias.args.get("columns"):
+            continue
+        query = node.this
+        while isinstance(query, (exp.SetOperation, exp.Subquery)):
+            query = query.this
+        if not isinstance(query, exp.Select):
+            continue
+        names = _leading_names(query)
+        if not names:
+            continue
+        if alias is None:
+            alias = exp.TableAlias(this=exp.to_identifier(_SUBQUERY_NAME))
+            node.set("alias", alias)
+        alias.set("columns", [exp.to_identifier(name, quoted=True) for name in names])
 
 
 # Items named otherwise: all columns of a relation, several columns of a generator.

@@ -38,7 +38,7 @@ from sparkshim import (
     number_text,
 )
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
-from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY
+from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY, name_derived_columns
 from sparkshim.pivot import annotate_pivots, pivot_relation
 from sparkshim.spark_parser import parse_statements, tokenize
 from sparkshim.spark_typing import (
@@ -261,6 +261,7 @@ def to_duckdb(expression: exp.Expr, *, copy: bool = True) -> str:
     the caller gives up ``expression``, which is then rewritten in place (a deep copy of a
     large statement costs as much as translating it)."""
     tree = expression.copy() if copy else expression
+    name_derived_columns(tree)  # Spark's names, read off the items before any rewrite
     annotate_pivots(tree)
     _fold_integral_rounds(tree)  # before the typed literals it recognizes are rewritten
     _fold_negative_typed_literals(tree)
