@@ -205,6 +205,20 @@ def test_group_keys_map_to_output_columns() -> None:
     assert group_keys(hidden) is None  # recomputed by key instead (a keyed change)
 
 
+def test_keys_named_in_another_case_are_the_same_key() -> None:
+    """Spark resolves names in any case: a key spelled otherwise in GROUP BY than in the
+    SELECT list, or in a derived table's GROUP BY, is still that key."""
+    select = parse_query(
+        "SELECT C.Region AS r, count(*) AS n FROM shop.customers c GROUP BY c.REGION"
+    )
+    assert isinstance(select, exp.Select)
+    assert [name for _, name in group_keys(select) or []] == ["r"]
+    inner = parse_query("SELECT Region, count(*) AS n FROM shop.customers GROUP BY region")
+    assert isinstance(inner, exp.Select)
+    definitions = key_definitions(inner, [exp.column("REGION", table="s")])
+    assert [spark(d) for d in definitions or []] == ["Region"]
+
+
 @pytest.mark.parametrize(
     ("query", "outputs"),
     [

@@ -24,7 +24,7 @@ from sqlglot import exp
 from dyntables.catalog import table_key
 from dyntables.errors import CannotRefreshIncrementallyError
 from dyntables.planner.key_types import KeyTyping
-from dyntables.sql.dialect import parse_one, to_spark_sql
+from dyntables.sql.dialect import comparison_sql, parse_one, same_expression, to_spark_sql
 from dyntables.sql.literals import is_scalar
 
 # A keyed recompute's key columns, by position.
@@ -488,7 +488,7 @@ def ranking_windows(select: exp.Select) -> RankingWindows | None:
     if len(window_outputs) == len(select.expressions):
         return None  # no other column to find a row's old version by
     shared = _shared_partition(windows)
-    positions = {to_spark_sql(key): key for key in shared}
+    positions = {comparison_sql(key): key for key in shared}
     for window in windows:
         order = window.args.get("order")
         ordered = [
@@ -496,7 +496,7 @@ def ranking_windows(select: exp.Select) -> RankingWindows | None:
             for o in (order.expressions if order else [])
         ]
         for expression in [*(window.args.get("partition_by") or []), *ordered]:
-            positions.setdefault(to_spark_sql(expression), expression)
+            positions.setdefault(comparison_sql(expression), expression)
     return RankingWindows(
         window_outputs, [p.copy() for p in positions.values()], partition_count=len(shared)
     )
@@ -506,7 +506,7 @@ def _shared_partition(windows: list[exp.Window]) -> list[exp.Expr]:
     """The PARTITION BY expressions every one of ``windows`` has."""
     shared: dict[str, exp.Expr] | None = None
     for window in windows:
-        parts = {to_spark_sql(part): part for part in window.args.get("partition_by") or []}
+        parts = {comparison_sql(part): part for part in window.args.get("partition_by") or []}
         shared = parts if shared is None else {k: v for k, v in shared.items() if k in parts}
     return list((shared or {}).values())
 
@@ -786,8 +786,8 @@ def _links(
             _side(equality.expression, aliases, names): equality.expression,
         }
         earlier = [i for i in sides if i is not None and i < joined]
-        on_the_class = joined in sides and sides[joined] == found[joined]
-        if on_the_class and any(sides[i] == found[i] for i in earlier):
+        on_the_class = joined in sides and same_expression(sides[joined], found[joined])
+        if on_the_class and any(same_expression(sides[i], found[i]) for i in earlier):
             return True
     return False
 
@@ -804,7 +804,9 @@ def _add_equality(
     if left is None or right is None or left == right:
         return
     pair = {left: equality.this, right: equality.expression}
-    touching = [found for found in classes if any(found.get(i) == e for i, e in pair.items())]
+    touching = [
+        found for found in classes if any(same_expression(found.get(i), e) for i, e in pair.items())
+    ]
     merged: dict[int, exp.Expr] = {}
     for found in touching:
         classes.remove(found)
@@ -929,7 +931,7 @@ def _holds(
     """Whether the output ``projection`` is the key expression ``key`` itself (a column of
     the same input and name, or the same expression)."""
     inner = projection.this if isinstance(projection, exp.Alias) else projection
-    if to_spark_sql(inner) == to_spark_sql(key):
+    if comparison_sql(inner) == comparison_sql(key):
         return True
     if not isinstance(inner, exp.Column) or not isinstance(key, exp.Column):
         return False
@@ -955,7 +957,7 @@ def key_definitions(inner: exp.Select, keys: list[exp.Expr]) -> list[exp.Expr] |
     grouped = inner.args.get("group")
     if _has_aggregate(inner) and not grouped:
         return None
-    group_sql = {to_spark_sql(g) for g in _group_expressions(inner)} if grouped else None
+    group_sql = {comparison_sql(g) for g in _group_expressions(inner)} if grouped else None
     by_name = {p.alias_or_name.lower(): p for p in inner.expressions}
     definitions: list[exp.Expr] = []
     for key in keys:
@@ -968,7 +970,7 @@ def key_definitions(inner: exp.Select, keys: list[exp.Expr]) -> list[exp.Expr] |
         definition = projection.this if isinstance(projection, exp.Alias) else projection
         if any(True for _ in definition.find_all(exp.AggFunc, exp.Window)):
             return None
-        if group_sql is not None and to_spark_sql(definition) not in group_sql:
+        if group_sql is not None and comparison_sql(definition) not in group_sql:
             return None
         if cast is not None:
             definitions.append(exp.Cast(this=definition.copy(), to=cast.to.copy()))
@@ -991,14 +993,14 @@ def group_keys(select: exp.Select) -> list[tuple[exp.Expr, str]] | None:
     outputs = {}
     for position, projection in enumerate(select.expressions, start=1):
         inner = projection.this if isinstance(projection, exp.Alias) else projection
-        outputs[to_spark_sql(inner)] = projection.alias_or_name
+        outputs[comparison_sql(inner)] = projection.alias_or_name
         outputs[str(position)] = projection.alias_or_name
     keys = []
     resolved = _group_expressions(select)  # GROUP BY 1 resolved to the projection
     for key, expression in zip(select.args["group"].expressions, resolved, strict=True):
-        if to_spark_sql(key) not in outputs:
+        if comparison_sql(key) not in outputs:
             return None
-        keys.append((expression.copy(), outputs[to_spark_sql(key)]))
+        keys.append((expression.copy(), outputs[comparison_sql(key)]))
     return keys
 
 

@@ -34,7 +34,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from dyntables.errors import syntax_error_at
 
-__all__ = ["DynamicTablesDialect", "parse_one", "to_spark_sql"]
+__all__ = ["DynamicTablesDialect", "comparison_sql", "parse_one", "same_expression", "to_spark_sql"]
 
 
 class DynamicTablesDialect(Spark):
@@ -212,3 +212,25 @@ def _with_ordered_percentiles(expression: exp.Expr) -> exp.Expr:
         if name is not None:
             within.set("this", exp.Anonymous(this=name, expressions=[function.this]))
     return copied
+
+
+def comparison_sql(expression: exp.Expr) -> str:
+    """The Spark SQL of ``expression`` with every name in lower case: two expressions Spark
+    reads as one (it resolves names in any case: ``GroupKey`` and ``groupkey``) have the
+    same text. For comparing expressions, never for running them.
+
+    >>> comparison_sql(parse_one("a.GroupKey + 'X'"))
+    "a.groupkey + 'X'"
+    """
+    folded = expression.copy()
+    for identifier in folded.find_all(exp.Identifier):
+        identifier.set("this", identifier.this.lower())
+    return to_spark_sql(folded)
+
+
+def same_expression(first: exp.Expr | None, second: exp.Expr | None) -> bool:
+    """Whether Spark reads ``first`` and ``second`` as one expression (see
+    :func:`comparison_sql`); None is the same as None only."""
+    if first is None or second is None:
+        return first is second
+    return first == second or comparison_sql(first) == comparison_sql(second)
