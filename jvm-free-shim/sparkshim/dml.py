@@ -596,7 +596,16 @@ def _star_assignments(
 def _assigned_column(assignment: exp.Expr, schema: pa.Schema) -> str:
     if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
         raise UnsupportedSqlError(f"the assignment {assignment.sql('spark')}")
-    return column_names.require(assignment.this.name, schema.names)
+    target = assignment.this
+    struct = column_names.resolve(target.table, schema.names) if target.table else None
+    if struct is not None and column_names.resolve(target.name, schema.names) is None:
+        # `SET s.f = v` of a STRUCT column s (where s is no table alias naming a column f)
+        raise UnsupportedSqlError(
+            f"setting the field {target.sql('spark')} of the STRUCT column `{struct}`",
+            f"set the whole column: SET {struct} = named_struct(...) with every field,"
+            f" the others copied from {struct}",
+        )
+    return column_names.require(target.name, schema.names)
 
 
 def _target_columns(schema: pa.Schema, alias: str) -> list[exp.Expr]:

@@ -18,7 +18,7 @@ import pytest
 
 from dyntables import DynamicTables
 from sparkshim import ShimSession
-from sparkshim.errors import AnalysisException
+from sparkshim.errors import AnalysisException, UnsupportedSqlError
 
 pytestmark = pytest.mark.embedded
 
@@ -149,6 +149,14 @@ def test_update_of_a_missing_column_is_refused(orders: Any) -> None:
     with pytest.raises(AnalysisException, match=r"UNRESOLVED_COLUMN.*`nope`.*`OrderId`"):
         orders.sql("UPDATE o SET nope = 1")
     assert _rows(orders, "o") == [(1, 10, "a"), (2, 20, "b")]
+
+
+def test_update_of_a_struct_field_is_refused_naming_it(shim: Any) -> None:
+    shim.sql("CREATE TABLE s USING delta AS SELECT 1 AS Id, named_struct('InnerA', 1) AS St")
+    with pytest.raises(UnsupportedSqlError, match=r"field St\.InnerA of the STRUCT column `St`"):
+        shim.sql("UPDATE s SET St.InnerA = 99")
+    shim.sql("UPDATE s AS x SET x.ID = 2")  # an alias's column is no struct field
+    assert _rows(shim, "s") == [(2, (1,))]
 
 
 def test_merge_star_matches_source_columns_in_any_case(orders: Any) -> None:
