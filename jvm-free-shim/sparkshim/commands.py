@@ -29,7 +29,12 @@ from sqlglot.errors import SqlglotError
 from sparkshim import column_names, delta, dml, live_files, sources
 from sparkshim.catalog import ObjectName, is_delta_table
 from sparkshim.config import OVERWRITE_SCHEMA_CONF, RETENTION_CHECK_CONF
-from sparkshim.error_mapping import engine_error, table_not_found, unsupported_statement
+from sparkshim.error_mapping import (
+    cast_invalid_input,
+    engine_error,
+    table_not_found,
+    unsupported_statement,
+)
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.maintenance import optimize, vacuum
 from sparkshim.parses import Parses
@@ -775,7 +780,7 @@ def _static_values(
         spark_type = to_spark_type(field.type).simpleString()
         integral = pa.types.is_integer(field.type)
         if text is not None and integral and not _INTEGRAL_TEXT.fullmatch(text):
-            raise _invalid_partition_value(text, spark_type)
+            raise cast_invalid_input(text, spark_type.upper())
         value = exp.null() if text is None else exp.Literal.string(text)
         kind = exp.DataType.build(spark_type, dialect="spark")
         casts.append(exp.alias_(exp.cast(value, kind), f"v{index}"))
@@ -785,7 +790,7 @@ def _static_values(
         value = cast.column(index)[0]
         if text is not None and not value.is_valid:
             spark_type = to_spark_type(schema.field(column).type).simpleString()
-            raise _invalid_partition_value(text, spark_type)
+            raise cast_invalid_input(text, spark_type.upper())
         values[column] = value
     return values
 
@@ -807,15 +812,6 @@ def _partition_value_text(value: exp.Expr) -> str | None:
     raise ParseException(
         message=f"[PARSE_SYNTAX_ERROR] Syntax error at or near '{value.sql('spark')}': a"
         " PARTITION clause value is a literal (PARTITION (c = 'value'))"
-    )
-
-
-def _invalid_partition_value(text: str, spark_type: str) -> AnalysisException:
-    return AnalysisException(
-        message=f"[CAST_INVALID_INPUT] The value '{text}' of the type \"STRING\" cannot be cast"
-        f' to "{spark_type.upper()}" because it is malformed. Correct the value as per the'
-        " syntax, or change its target type. Use `try_cast` to tolerate malformed input and"
-        " return NULL instead."
     )
 
 

@@ -337,14 +337,14 @@ def unresolved_routine(name: str) -> AnalysisException:
 
 
 def _invalid_cast_input(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
-    return _cast_invalid_input(match["value"], spark_type(match["type"]))
+    return cast_invalid_input(match["value"], spark_type(match["type"]))
 
 
 def _invalid_date_input(match: re.Match[str], tree: exp.Expr | None) -> AnalysisException:
-    return _cast_invalid_input(match["value"], "DATE" if "date" in match["kind"] else "TIMESTAMP")
+    return cast_invalid_input(match["value"], "DATE" if "date" in match["kind"] else "TIMESTAMP")
 
 
-def _cast_invalid_input(value: str, target: str) -> AnalysisException:
+def cast_invalid_input(value: str, target: str) -> AnalysisException:
     """Spark's error for a string that does not read as ``target``."""
     return AnalysisException(
         message=f"[CAST_INVALID_INPUT] The value '{value}' of the type \"STRING\" "

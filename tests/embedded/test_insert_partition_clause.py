@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from spark_outcomes import outcome
 
 from sparkshim import ShimSession
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
@@ -133,20 +134,6 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
 }
 
 
-def _outcome(session: Any, statements: list[str], query: str, fmt: str) -> Any:
-    """The columns and sorted rows of ``query`` after ``statements``, or the error class
-    of the first statement refused."""
-    try:
-        for statement in statements:
-            session.sql(statement.format(fmt=fmt)).collect()
-        result = session.sql(query)
-        columns, rows = result.columns, result.collect()
-    except Exception as failure:  # both engines' AnalysisException
-        text = str(failure)
-        return text[text.index("[") : text.index("]") + 1] if "[" in text else text
-    return columns, sorted((tuple(row) for row in rows), key=repr)
-
-
 @pytest.fixture
 def shim(tmp_path: Path) -> Iterator[Any]:
     session = ShimSession(warehouse=str(tmp_path / "warehouse"))
@@ -159,10 +146,10 @@ def test_insert_clauses_as_spark(name: str, shim: Any, pyspark_session: Any) -> 
     statements, query = SCRIPTS[name]
     pyspark_session.sql("DROP TABLE IF EXISTS p")
     try:
-        expected = _outcome(pyspark_session, statements, query, "parquet")
+        expected = outcome(pyspark_session, statements, query, "parquet")
     finally:
         pyspark_session.sql("DROP TABLE IF EXISTS p")
-    assert _outcome(shim, statements, query, "delta") == expected
+    assert outcome(shim, statements, query, "delta") == expected
 
 
 def test_spark_refuses_a_partition_clause_of_a_non_partition_column(pyspark_session: Any) -> None:
