@@ -538,11 +538,24 @@ def _rewrite(tree: exp.Expr) -> exp.Expr:
             continue
         new = rule(node)
         if new is not node:
+            _keep_spark_type(node, new)
             if node is tree:
                 tree = new
             else:
                 node.replace(new)
     return tree
+
+
+def _keep_spark_type(node: exp.Expr, new: exp.Expr) -> None:
+    """Give the translation ``new`` of ``node`` the Spark type the typing pass found for
+    ``node`` (it gives Spark's value of ``node``, so it has that type): the rules of the
+    nodes above read their operands' static types, and an operand rewritten into, say,
+    the CAST that types a CASE would otherwise be untyped there and translated for any
+    type at run time (its SQL written two or three times over, which DuckDB plans at
+    every run)."""
+    spark_type = node.meta.get(SPARK_TYPE)
+    if spark_type is not None and SPARK_TYPE not in new.meta:
+        new.meta[SPARK_TYPE] = spark_type
 
 
 def _fold_integral_rounds(tree: exp.Expr) -> None:

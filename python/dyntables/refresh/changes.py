@@ -656,7 +656,8 @@ def netted(renamed: exp.Subquery, names: list[str], active: exp.Expr | None = No
     net_sum = exp.func("sum", exp.column(SIGN))
     net = exp.select(*quoted_columns(names), exp.alias_(net_sum, NET)).from_(renamed)
     if active is not None:
-        net = net.where(active.copy())
-    return net.group_by(*quoted_columns(names)).having(
-        exp.NEQ(this=net_sum.copy(), expression=exp.Literal.number(0))
+        net = net.where(active.copy(), copy=False)
+    # copy=False: ``net`` is built here, and copying it would copy the whole change query.
+    return net.group_by(*quoted_columns(names), copy=False).having(
+        exp.NEQ(this=net_sum.copy(), expression=exp.Literal.number(0)), copy=False
     )
