@@ -1,9 +1,14 @@
 """What a script of statements leaves, comparable between PySpark and the embedded engine:
-the tests that run one script on both (parquet tables on Spark, Delta here) compare these."""
+the tests that run one script on both (parquet tables on Spark, Delta here) compare these,
+each on a shim session of its own and the one PySpark session of the run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+from sparkshim import ShimSession
 
 
 def outcome(session: Any, statements: list[str], query: str, table_format: str) -> Any:
@@ -18,3 +23,31 @@ def outcome(session: Any, statements: list[str], query: str, table_format: str) 
         text = str(failure)
         return text[text.index("[") : text.index("]") + 1] if "[" in text else text
     return columns, sorted((tuple(row) for row in rows), key=repr)
+
+
+def shim_session(tmp_path: Path) -> Iterator[ShimSession]:
+    """A shim session whose warehouse is under ``tmp_path``, stopped after the test: what
+    a module's ``shim`` fixture yields from."""
+    session = ShimSession(warehouse=str(tmp_path / "warehouse"))
+    yield session
+    session.stop()
+
+
+def spark_and_shim_outcomes(
+    spark: Any, shim: Any, tables: tuple[str, ...], statements: list[str], query: str
+) -> tuple[Any, Any]:
+    """The outcomes of one script on PySpark (parquet) and on the shim (Delta), for the
+    test to compare. The PySpark session is shared by the whole run, so ``tables``, the
+    ones the script creates, are dropped there before (a failed test may have left them)
+    and after."""
+    _drop(spark, tables)
+    try:
+        expected = outcome(spark, statements, query, "parquet")
+    finally:
+        _drop(spark, tables)
+    return expected, outcome(shim, statements, query, "delta")
+
+
+def _drop(spark: Any, tables: tuple[str, ...]) -> None:
+    for table in tables:
+        spark.sql(f"DROP TABLE IF EXISTS {table}")

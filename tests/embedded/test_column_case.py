@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_outcomes import outcome
+from spark_outcomes import shim_session, spark_and_shim_outcomes
 
 from dyntables import DynamicTables
-from sparkshim import ShimSession
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 
 pytestmark = pytest.mark.embedded
@@ -93,20 +92,45 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
 
 @pytest.fixture
 def shim(tmp_path: Path) -> Iterator[Any]:
-    session = ShimSession(warehouse=str(tmp_path / "warehouse"))
-    yield session
-    session.stop()
+    yield from shim_session(tmp_path)
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_table_statements_name_columns_as_spark(name: str, shim: Any, pyspark_session: Any) -> None:
-    statements, query = SCRIPTS[name]
-    pyspark_session.sql("DROP TABLE IF EXISTS t")
-    try:
-        expected = outcome(pyspark_session, statements, query, "parquet")
-    finally:
-        pyspark_session.sql("DROP TABLE IF EXISTS t")
-    assert outcome(shim, statements, query, "delta") == expected
+    expected, actual = spark_and_shim_outcomes(pyspark_session, shim, ("t",), *SCRIPTS[name])
+    assert actual == expected
+
+
+# NATURAL JOIN joins on the names exactly equal on both sides: ``MyId`` and ``MYID`` are
+# two columns to Spark (the embedded engine once joined on them).
+NATURAL_TABLES = [
+    "CREATE TABLE t (MyId INT, label STRING) USING {fmt}",
+    "INSERT INTO t VALUES (1, 'one'), (3, 'three')",
+    "CREATE TABLE o (MYID INT, x INT) USING {fmt}",
+    "INSERT INTO o VALUES (1, 10), (2, 20), (3, 30)",
+    "CREATE TABLE q (k INT, MyId INT, z INT) USING {fmt}",
+    "INSERT INTO q VALUES (1, 1, 7), (2, 3, 8)",
+]
+NATURAL_QUERIES = [
+    "SELECT count(*) FROM t NATURAL JOIN o",
+    "SELECT label, x FROM t NATURAL LEFT JOIN o",
+    "SELECT label, x FROM t NATURAL FULL JOIN o",
+    "SELECT * FROM t NATURAL JOIN o",
+    "SELECT count(*) FROM o NATURAL JOIN q",  # MYID beside MyId; k on one side only
+    "SELECT label, z FROM t NATURAL JOIN q",  # MyId on both sides, exactly
+    "SELECT count(*) FROM t NATURAL JOIN (SELECT MYID, x FROM o) AS s",
+    "SELECT count(*) FROM t NATURAL JOIN (SELECT * FROM o) AS s(myid, x)",
+]
+
+
+@pytest.mark.parametrize("query", NATURAL_QUERIES)
+def test_natural_join_joins_exactly_equal_names(
+    query: str, shim: Any, pyspark_session: Any
+) -> None:
+    expected, actual = spark_and_shim_outcomes(
+        pyspark_session, shim, ("t", "o", "q"), NATURAL_TABLES, query
+    )
+    assert actual == expected
 
 
 def test_partition_columns_are_stored_as_the_schema_spells_them(shim: Any) -> None:

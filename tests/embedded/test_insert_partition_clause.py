@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from spark_outcomes import outcome
+from spark_outcomes import shim_session, spark_and_shim_outcomes
 
-from sparkshim import ShimSession
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 
 pytestmark = pytest.mark.embedded
@@ -136,20 +135,13 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
 
 @pytest.fixture
 def shim(tmp_path: Path) -> Iterator[Any]:
-    session = ShimSession(warehouse=str(tmp_path / "warehouse"))
-    yield session
-    session.stop()
+    yield from shim_session(tmp_path)
 
 
 @pytest.mark.parametrize("name", list(SCRIPTS))
 def test_insert_clauses_as_spark(name: str, shim: Any, pyspark_session: Any) -> None:
-    statements, query = SCRIPTS[name]
-    pyspark_session.sql("DROP TABLE IF EXISTS p")
-    try:
-        expected = outcome(pyspark_session, statements, query, "parquet")
-    finally:
-        pyspark_session.sql("DROP TABLE IF EXISTS p")
-    assert outcome(shim, statements, query, "delta") == expected
+    expected, actual = spark_and_shim_outcomes(pyspark_session, shim, ("p",), *SCRIPTS[name])
+    assert actual == expected
 
 
 def test_spark_refuses_a_partition_clause_of_a_non_partition_column(pyspark_session: Any) -> None:
