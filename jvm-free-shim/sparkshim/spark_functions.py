@@ -60,6 +60,29 @@ SPARK_FUNCTIONS = frozenset(
 )
 
 
+# Calls Spark's grammar reads as timestampadd / timestampdiff when their first argument
+# is one of ``DATETIME_UNITS`` (``dateadd(DAY, 1, ts)``, ``datediff(HOUR, a, b)``):
+# three arguments then, whatever ``SPARK_ARITIES`` says of the function's other form.
+UNIT_FIRST_CALLS = frozenset(
+    {"timestampadd", "timestampdiff", "dateadd", "date_add", "datediff", "date_diff"}
+)
+DATETIME_UNITS = frozenset(
+    {
+        "YEAR",
+        "QUARTER",
+        "MONTH",
+        "WEEK",
+        "DAY",
+        "DAYOFYEAR",
+        "HOUR",
+        "MINUTE",
+        "SECOND",
+        "MILLISECOND",
+        "MICROSECOND",
+    }
+)
+
+
 # How many arguments each function takes, as PySpark 3.5.9 checks it (measured by calling
 # each with 0 to 6 arguments): the counts 0..6 it accepts ("1" at index n: n arguments
 # are accepted; beyond 6 the pattern of 5 and 6 repeats) and the words Spark's

@@ -53,6 +53,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from sparkshim.errors import UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY, UNIT_KEY
+from sparkshim.spark_functions import UNIT_FIRST_CALLS
 
 __all__ = ["parse_statements", "tokenize"]
 
@@ -296,9 +297,7 @@ def _call(tokens: list[Token], index: int) -> _Call:
 
 
 # The calls whose first argument is a unit (Spark's timestampadd / timestampdiff).
-_UNIT_CALLS = frozenset(
-    {"TIMESTAMPADD", "TIMESTAMPDIFF", "DATEADD", "DATE_ADD", "DATEDIFF", "DATE_DIFF"}
-)
+_UNIT_CALLS = frozenset(name.upper() for name in UNIT_FIRST_CALLS)
 
 
 def _unit_as_written(tokens: list[Token], name: int) -> str | None:
@@ -466,11 +465,31 @@ def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
             and not target.args.get("position")
         ):
             target.set("position", "BOTH")  # trim(c FROM s) is Spark's TRIM(BOTH c FROM s)
+        if call.unit is not None and isinstance(target, exp.DateDiff):
+            target = _as_timestamp_diff(target)
         target.meta.setdefault(FUNCTION_NAME_KEY, call.written)
         if call.unit is not None and isinstance(target, exp.TimestampAdd | exp.TimestampDiff):
             target.meta.setdefault(UNIT_KEY, call.unit)
     _name_unmarked_calls(tree, prepared.unmarked)
     return tree
+
+
+def _as_timestamp_diff(call: exp.DateDiff) -> exp.Expr:
+    """``datediff(unit, start, end)`` as Spark reads it, timestampdiff (sqlglot builds a
+    DateDiff of the two values made dates, a day count); its other form is left as it is."""
+    unit = call.args.get("unit")
+    if unit is None:
+        return call
+    end, start = (_undated(call.this), _undated(call.expression))
+    return call.replace(exp.TimestampDiff(this=end, expression=start, unit=unit.copy()))
+
+
+def _undated(value: exp.Expr) -> exp.Expr:
+    """A DateDiff operand without the date conversion sqlglot's builder wrapped it in."""
+    if isinstance(value, exp.TsOrDsToDate) and value.args.get("format") is None:
+        inner: exp.Expr = value.this
+        return inner
+    return value
 
 
 def _continues_chain(node: exp.Expr) -> bool:

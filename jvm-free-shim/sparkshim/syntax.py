@@ -26,7 +26,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokenizer_core import Token, TokenType
 
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
-from sparkshim.spark_functions import SPARK_ARITIES
+from sparkshim.spark_functions import DATETIME_UNITS, SPARK_ARITIES, UNIT_FIRST_CALLS
 
 # The words a Spark 3.5 (or Delta) statement can begin with; a statement beginning with
 # any other word is a syntax error at that word, whatever sqlglot made of it.
@@ -139,7 +139,7 @@ def wrong_argument_count(sql: str, tokens: list[Token] | None = None) -> Analysi
             continue
         count = _argument_count(tokens, index + 1)
         accepted, required = SPARK_ARITIES[name]
-        if count is None or _accepts(accepted, count):
+        if count is None or _accepts(accepted, count) or _unit_first(tokens, index, count):
             continue
         line, pos = _line_and_pos(sql, token.start)
         stated = f"The `{name}` requires {required} parameters but the actual number is {count}."
@@ -154,6 +154,15 @@ def wrong_argument_count(sql: str, tokens: list[Token] | None = None) -> Analysi
             f"'{_FUNCTIONS_REFERENCE}' for a fix.; line {line} pos {pos}"
         )
     return None
+
+
+def _unit_first(tokens: list[Token], name: int, count: int) -> bool:
+    """Whether the call named at ``name`` is Spark's timestampadd / timestampdiff form of
+    ``dateadd``, ``datediff`` ...: three arguments, a datetime unit first."""
+    if tokens[name].text.lower() not in UNIT_FIRST_CALLS or count != 3:
+        return False
+    unit, comma = tokens[name + 2], tokens[name + 3]
+    return unit.text.upper() in DATETIME_UNITS and comma.token_type == TokenType.COMMA
 
 
 # Names of functions that are also keywords or types, whose "name (" is not always a
