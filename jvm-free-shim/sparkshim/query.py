@@ -43,6 +43,7 @@ from sparkshim.error_mapping import check_functions_exist, engine_error, table_n
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.intervals import annotate_date_arithmetic, mark_date_arithmetic
 from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
+from sparkshim.natural_joins import joins_by_exact_names
 from sparkshim.qualified import qualified_copy
 from sparkshim.scalar_subqueries import check_correlated_counts
 from sparkshim.spark_typing import annotate, mark_typed_nodes
@@ -536,79 +537,11 @@ def _translate(
     check_functions_exist(resolved)
     try_arithmetic_as_operators(resolved)
     regression_counts_and_averages(resolved)
-    natural_joins_by_exact_names(resolved, schemas)
+    joins_by_exact_names(resolved, schemas)
     _annotate(session, resolved, schemas)
     translated = to_duckdb(resolved, copy=False)  # resolved is a copy of its own
     TRANSLATIONS.put(key, translated)
     return _Translated(bind(translated, relations), names, key)
-
-
-def natural_joins_by_exact_names(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> None:
-    """Spark's NATURAL JOIN joins on the columns whose names are exactly equal on both
-    sides (its analyzer intersects the names as they are spelled), where DuckDB's matches
-    names in any case: ``MyId`` and ``MYID`` are two columns to Spark, and a NATURAL JOIN
-    of only those is a cross join. Where the two differ (a name on one side equals one on
-    the other in another case only) and every relation the join reads is a table of known
-    columns (``schemas``, by registered name), the join is written with Spark's columns:
-    ``USING`` the exactly equal names, else no condition at all."""
-    for join in list(tree.find_all(exp.Join)):
-        if str(join.args.get("method") or "").upper() != "NATURAL":
-            continue
-        select = join.parent
-        if not isinstance(select, exp.Select) or select.args.get("from_") is None:
-            continue
-        earlier = select.args["joins"][: select.args["joins"].index(join)]
-        left = _relation_columns([select.args["from_"].this, *(j.this for j in earlier)], schemas)
-        right = _relation_columns([join.this], schemas)
-        if left is None or right is None or _named_twice(left) or _named_twice(right):
-            continue  # columns not known here (or one name twice): DuckDB's join
-        exact = [name for name in left if name in right]
-        in_any_case = {name.lower() for name in left} & {name.lower() for name in right}
-        if len(exact) == len(in_any_case):
-            continue  # the same columns either way
-        join.set("method", None)
-        if exact:
-            join.set("using", [exp.to_identifier(name, quoted=True) for name in exact])
-        elif join.side:
-            join.set("on", exp.true())
-        else:
-            join.set("kind", "CROSS")
-
-
-def _named_twice(names: list[str]) -> bool:
-    """Whether two of ``names`` are one name in any case (DuckDB's binder reads them so)."""
-    return len({name.lower() for name in names}) != len(names)
-
-
-def _relation_columns(
-    relations: list[exp.Expr], schemas: dict[str, dict[str, str]]
-) -> list[str] | None:
-    """The column names of ``relations`` in order, each a table ``schemas`` knows or a
-    derived table whose SELECT names its columns (no ``*``); None when one is not."""
-    names: list[str] = []
-    for relation in relations:
-        columns = _derived_columns(relation)
-        if isinstance(relation, exp.Table):
-            columns = list(schemas.get(relation.name) or []) or None
-        if columns is None:
-            return None
-        names.extend(columns)
-    return names
-
-
-def _derived_columns(relation: exp.Expr) -> list[str] | None:
-    """The column names of a derived table (``(SELECT …) AS s`` or ``AS s(a, b)``), where
-    they are known without resolving a ``*``."""
-    if not isinstance(relation, exp.Subquery):
-        return None
-    alias = relation.args.get("alias")
-    listed = alias.columns if isinstance(alias, exp.TableAlias) else []
-    if listed:
-        return [column.name for column in listed]
-    query = relation.this
-    if not isinstance(query, exp.Select) or any(item.is_star for item in query.expressions):
-        return None
-    return [item.alias_or_name for item in query.expressions]
 
 
 def _translation_settings(session: SessionProtocol) -> tuple[str | None, ...]:
