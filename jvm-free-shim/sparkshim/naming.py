@@ -41,10 +41,12 @@ __all__ = [
     "duplicate_marker",
     "name_derived_columns",
     "name_select_items",
+    "result_name_edges",
     "result_names",
     "spark_column_name",
     "strip_duplicate_marker",
     "unknown_constructs",
+    "with_edge_names",
 ]
 
 _LOG = logging.getLogger(__name__)
@@ -250,6 +252,39 @@ def result_names(query: exp.Expr) -> list[str] | None:
         return None
     names = _leading_names(query)
     return names if len(names) == len(query.expressions) else None
+
+
+def result_name_edges(query: exp.Expr) -> tuple[list[str], list[str]] | None:
+    """Spark's names of the columns of ``query`` before its first ``*`` and after its last
+    (``SELECT myid, * FROM t``: ``myid`` is named as written, the ``*``'s columns as the
+    relations name them); None where it has no ``*``, or an item that gives a number of
+    columns not known here (a generator, a multi-column alias)."""
+    while isinstance(query, exp.SetOperation):
+        query = query.this
+    if isinstance(query, exp.Subquery):
+        return result_name_edges(query.this)
+    if not isinstance(query, exp.Select):
+        return None
+    items = query.expressions
+    stars = [index for index, item in enumerate(items) if item.is_star]
+    if not stars or any(isinstance(i, _KEEP_NAMES) and not i.is_star for i in items):
+        return None
+    grouped = _grouping_set_names(query)
+    leading = [_item_name(item, grouped) for item in items[: stars[0]]]
+    trailing = [_item_name(item, grouped) for item in items[stars[-1] + 1 :]]
+    return leading, trailing
+
+
+def with_edge_names(names: list[str], edges: tuple[list[str], list[str]] | None) -> list[str]:
+    """``names`` (a result's columns as DuckDB names them) with its first and last columns
+    named by ``edges`` (:func:`result_name_edges`), where they fit."""
+    if edges is None:
+        return names
+    leading, trailing = edges
+    middle = len(names) - len(leading) - len(trailing)
+    if middle < 0:
+        return names
+    return [*leading, *names[len(leading) : len(leading) + middle], *trailing]
 
 
 def _leading_names(select: exp.Select) -> list[str]:

@@ -42,7 +42,13 @@ from sparkshim.config import (
 from sparkshim.error_mapping import check_functions_exist, engine_error, table_not_found
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.intervals import annotate_date_arithmetic, mark_date_arithmetic
-from sparkshim.naming import name_select_items, result_names, strip_duplicate_marker
+from sparkshim.naming import (
+    name_select_items,
+    result_name_edges,
+    result_names,
+    strip_duplicate_marker,
+    with_edge_names,
+)
 from sparkshim.natural_joins import joins_by_exact_names
 from sparkshim.qualified import qualified_copy
 from sparkshim.scalar_subqueries import check_correlated_counts
@@ -417,7 +423,7 @@ def run_query(
         result = with_interval_columns(result)
         names = translated.names
         if names is None or len(names) != result.num_columns:
-            names = result.column_names
+            names = with_edge_names(result.column_names, translated.edges)
         return result.rename_columns([strip_duplicate_marker(name) for name in names])
     except duckdb.Error as failure:
         raise _spark_error(failure, tree) from failure
@@ -510,6 +516,9 @@ class _Translated(NamedTuple):
     sql: str  # DuckDB's
     names: list[str] | None  # the columns' Spark names, where known
     key: TranslationKey  # what the translation depends on (translations.py)
+    # Where a ``*`` leaves the names to the relations: the names of the columns before
+    # and after it (naming.result_name_edges).
+    edges: tuple[list[str], list[str]] | None = None
 
 
 def _translate(
@@ -521,13 +530,14 @@ def _translate(
     named = tree.copy()
     name_select_items(named)  # Spark's column names, rendered before any rewrite
     names = result_names(named)
+    edges = result_name_edges(named) if names is None else None
     resolved = resolve_tables(session, named, registrations)
     relations = list(registrations.names)
     schemas = by_position(resolved, relations, registrations.schemas)
     key = TRANSLATIONS.key(resolved, schemas, _translation_settings(session))
     kept = TRANSLATIONS.get(key, relations)
     if kept is not None:
-        return _Translated(kept, names, key)
+        return _Translated(kept, names, key, edges)
     if str(session.conf.get(HAVING_AS_WHERE_CONF, "false")).lower() == "true":
         _having_as_where(resolved)
     if str(session.conf.get(SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
@@ -541,7 +551,7 @@ def _translate(
     _annotate(session, resolved, schemas)
     translated = to_duckdb(resolved, copy=False)  # resolved is a copy of its own
     TRANSLATIONS.put(key, translated)
-    return _Translated(bind(translated, relations), names, key)
+    return _Translated(bind(translated, relations), names, key, edges)
 
 
 def _translation_settings(session: SessionProtocol) -> tuple[str | None, ...]:

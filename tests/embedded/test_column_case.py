@@ -83,6 +83,15 @@ SCRIPTS: dict[str, tuple[list[str], str]] = {
         ],
         "SELECT * FROM t",
     ),
+    # A column beside a *: named as written, the *'s columns as the table spells them.
+    "a column before a star": (
+        ["CREATE TABLE t (MyId INT, Region STRING) USING {fmt}", "INSERT INTO t VALUES (1, 'eu')"],
+        "SELECT myid, * FROM t",
+    ),
+    "columns around a qualified star": (
+        ["CREATE TABLE t (MyId INT, Region STRING) USING {fmt}", "INSERT INTO t VALUES (1, 'eu')"],
+        "SELECT t.MYID, t.*, region, upper(REGION) FROM t",
+    ),
     "PARTITIONED BY a missing column": (
         ["CREATE TABLE t (Id INT, Region STRING) USING {fmt} PARTITIONED BY (nope)"],
         "SELECT 1",
