@@ -3,12 +3,18 @@ unchanged whether it runs on Spark or on the shim."""
 
 from __future__ import annotations
 
-from pyspark.errors import AnalysisException, IllegalArgumentException, ParseException
+from pyspark.errors import (
+    AnalysisException,
+    IllegalArgumentException,
+    ParseException,
+    SparkUpgradeException,
+)
 
 __all__ = [
     "AnalysisException",
     "IllegalArgumentException",
     "ParseException",
+    "SparkUpgradeException",
     "UnsupportedSqlError",
 ]
 

@@ -29,6 +29,7 @@ from sqlglot.errors import ErrorLevel, ParseError, TokenError, UnsupportedError
 from sparkshim import (
     checksums,
     conv,
+    datetime_patterns,
     decimals,
     function_gaps,
     functions,
@@ -3452,60 +3453,26 @@ def _literal_cast(value: exp.Expr, name: str, target: str) -> exp.Expr | None:
 
 # ---- date and time ----
 
-_JAVA_PATTERN = re.compile(r"'[^']*'|([A-Za-z])\1*|.", re.DOTALL)
-_JAVA_TO_STRFTIME = {
-    "yyyy": "%Y",
-    "yy": "%y",
-    "MM": "%m",
-    "MMM": "%b",
-    "MMMM": "%B",
-    "dd": "%d",
-    "HH": "%H",
-    "hh": "%I",
-    "mm": "%M",
-    "ss": "%S",
-    "a": "%p",
-    "EEE": "%a",
-    "EEEE": "%A",
-    "E": "%a",
-    "DDD": "%j",
-    "SSS": "%g",  # milliseconds
-    "SSSSSS": "%f",  # microseconds
-    # One letter: the number without padding (M/d/yy reads 3/5/24).
-    "y": "%Y",
-    "M": "%-m",
-    "d": "%-d",
-    "H": "%-H",
-    "h": "%-I",
-    "m": "%-M",
-    "s": "%-S",
-    "D": "%-j",
-}
-
-
 # The special values DuckDB's strptime reads in any text (any case, spaces around).
 _STRPTIME_WORDS = r"[\x00-\x20]*(-?infinity|epoch)[\x00-\x20]*"
 
 
-def _strftime(pattern: exp.Expr | None, function: str) -> exp.Expr:
+def _java_pattern(pattern: exp.Expr | None, function: str) -> str:
     java = _string_value(pattern)
     if java is None:
         raise UnsupportedSqlError(f"{function} with a non-literal pattern")
-    out = []
-    for match in _JAVA_PATTERN.finditer(java):
-        piece = match.group(0)
-        if piece.startswith("'"):
-            out.append(piece[1:-1].replace("%", "%%") if piece != "''" else "'")
-        elif piece[0].isalpha():
-            if piece not in _JAVA_TO_STRFTIME:
-                raise UnsupportedSqlError(
-                    f"the date/time pattern letter run {piece!r} in {function}",
-                    "use yyyy MM dd HH mm ss and the like",
-                )
-            out.append(_JAVA_TO_STRFTIME[piece])
-        else:
-            out.append(piece.replace("%", "%%"))
-    return _lit("".join(out))
+    return java
+
+
+def _strftime(pattern: exp.Expr | None, function: str) -> exp.Expr:
+    """The strptime format of a parsing function's Java pattern."""
+    return _lit(datetime_patterns.strptime_format(_java_pattern(pattern, function), function))
+
+
+def _date_format(value: exp.Expr, pattern: exp.Expr | None, function: str) -> exp.Expr:
+    """``value`` (an instant) printed with a Java pattern, as date_format prints it."""
+    java = _java_pattern(pattern, function)
+    return datetime_patterns.formatted(value, java, function)
 
 
 def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
@@ -3514,7 +3481,7 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
     if name in _REFUSED_FUNCTIONS:
         raise UnsupportedSqlError(f"{name.lower()}()", _REFUSED_FUNCTIONS[name])
     if name == "DATE_FORMAT":
-        return _fn("STRFTIME", _spark_cast(args[0], "TIMESTAMP"), _strftime(args[1], "date_format"))
+        return _date_format(_spark_cast(args[0], "TIMESTAMP"), args[1], "date_format")
     if name in ("TO_DATE", "TO_TIMESTAMP"):
         target = "DATE" if name == "TO_DATE" else "TIMESTAMP"
         if len(args) == 1:
@@ -3726,7 +3693,8 @@ def _unix_timestamp(args: list[exp.Expr], function: str) -> exp.Expr:
         (_typeof_in(args[0], "VARCHAR"), _try_cast(local_time, "TIMESTAMPTZ")),
         default=_try_cast(_c(args[0]), "TIMESTAMPTZ"),
     )
-    return _cast(_fn("FLOOR", _fn("EPOCH", instant)), "BIGINT")
+    # Spark divides the microseconds by a million: towards zero, 1969-12-31 23:59:59.5 is 0.
+    return _cast(_fn("TRUNC", _fn("EPOCH", instant)), "BIGINT")
 
 
 def _rewrite_to_unix_timestamp(node: exp.Expr) -> exp.Expr:
@@ -3830,9 +3798,9 @@ def _rewrite_from_unixtime(node: exp.Expr) -> exp.Expr:
     instant down."""
     node.set("this", _spark_cast(node.this, "BIGINT"))
     if node.meta.get(JAVA_PATTERN_KEY):
-        # The pattern as written, translated as date_format's (an unknown letter refused).
+        # The pattern as written, printed as date_format prints it.
         java = node.args.get("format") or _lit("yyyy-MM-dd HH:mm:ss")
-        node.set("format", _strftime(java, "from_unixtime"))
+        return _date_format(_fn("TO_TIMESTAMP", node.this), java, "from_unixtime")
     return node
 
 
