@@ -244,14 +244,18 @@ def result_names(query: exp.Expr) -> list[str] | None:
     """Spark's names of the columns of ``query`` (after :func:`name_select_items`), or None
     where a ``*`` leaves them to the relations read. A column is named as written (DuckDB
     names it by the table's spelling)."""
-    while isinstance(query, exp.SetOperation):
-        query = query.this
-    if isinstance(query, exp.Subquery):
-        return result_names(query.this)
-    if not isinstance(query, exp.Select):
+    select = _first_select(query)
+    if select is None:
         return None
-    names = _leading_names(query)
-    return names if len(names) == len(query.expressions) else None
+    names = _leading_names(select)
+    return names if len(names) == len(select.expressions) else None
+
+
+def _first_select(query: exp.Expr) -> exp.Select | None:
+    """The SELECT that names the columns of ``query`` (a set operation's first branch)."""
+    while isinstance(query, exp.SetOperation | exp.Subquery):
+        query = query.this
+    return query if isinstance(query, exp.Select) else None
 
 
 def result_name_edges(query: exp.Expr) -> tuple[list[str], list[str]] | None:
@@ -259,17 +263,14 @@ def result_name_edges(query: exp.Expr) -> tuple[list[str], list[str]] | None:
     (``SELECT myid, * FROM t``: ``myid`` is named as written, the ``*``'s columns as the
     relations name them); None where it has no ``*``, or an item that gives a number of
     columns not known here (a generator, a multi-column alias)."""
-    while isinstance(query, exp.SetOperation):
-        query = query.this
-    if isinstance(query, exp.Subquery):
-        return result_name_edges(query.this)
-    if not isinstance(query, exp.Select):
+    select = _first_select(query)
+    if select is None:
         return None
-    items = query.expressions
+    items = select.expressions
     stars = [index for index, item in enumerate(items) if item.is_star]
     if not stars or any(isinstance(i, _KEEP_NAMES) and not i.is_star for i in items):
         return None
-    grouped = _grouping_set_names(query)
+    grouped = _grouping_set_names(select)
     leading = [_item_name(item, grouped) for item in items[: stars[0]]]
     trailing = [_item_name(item, grouped) for item in items[stars[-1] + 1 :]]
     return leading, trailing
