@@ -23,6 +23,8 @@ def joins_by_exact_names(tree: exp.Expr, schemas: dict[str, dict[str, str]]) -> 
     for join in list(tree.find_all(exp.Join)):
         if str(join.args.get("method") or "").upper() != "NATURAL":
             continue
+        if str(join.args.get("kind") or "").upper() == "CROSS":
+            continue  # NATURAL CROSS JOIN: not Spark's grammar, refused as it was
         select = join.parent
         if not isinstance(select, exp.Select) or select.args.get("from_") is None:
             continue
@@ -53,10 +55,10 @@ def _relation_columns(
     relations: list[exp.Expr], schemas: dict[str, dict[str, str]]
 ) -> list[str] | None:
     """The column names of ``relations`` in order, each a table ``schemas`` knows or a
-    derived table whose SELECT names its columns (no ``*``); None when one is not."""
+    derived table whose columns are known (``_derived_columns``); None when one is not."""
     names: list[str] = []
     for relation in relations:
-        columns = _derived_columns(relation)
+        columns = _derived_columns(relation, schemas)
         if isinstance(relation, exp.Table):
             columns = list(schemas.get(relation.name) or []) or None
         if columns is None:
@@ -65,9 +67,10 @@ def _relation_columns(
     return names
 
 
-def _derived_columns(relation: exp.Expr) -> list[str] | None:
+def _derived_columns(relation: exp.Expr, schemas: dict[str, dict[str, str]]) -> list[str] | None:
     """The column names of a derived table (``(SELECT …) AS s`` or ``AS s(a, b)``), where
-    they are known without resolving a ``*``."""
+    its alias or its SELECT names them, or its SELECT is a ``*`` of one relation whose
+    columns are known (an incremental refresh reads each change so)."""
     if not isinstance(relation, exp.Subquery):
         return None
     alias = relation.args.get("alias")
@@ -75,6 +78,12 @@ def _derived_columns(relation: exp.Expr) -> list[str] | None:
     if listed:
         return [column.name for column in listed]
     query = relation.this
-    if not isinstance(query, exp.Select) or any(item.is_star for item in query.expressions):
+    if not isinstance(query, exp.Select):
         return None
-    return [item.alias_or_name for item in query.expressions]
+    items = query.expressions
+    if not any(item.is_star for item in items):
+        return [item.alias_or_name for item in items]
+    source = query.args.get("from_")
+    if len(items) != 1 or source is None or query.args.get("joins") or query.args.get("laterals"):
+        return None
+    return _relation_columns([source.this], schemas)

@@ -261,11 +261,12 @@ def _star_column(name: str, alias: str) -> _StarColumn:
 
 def _using_names(join: exp.Join, left: list[_StarColumn], right_names: list[str]) -> list[str]:
     """The columns a join joins on by name: its USING list, or for a NATURAL join the
-    left side's columns the right side has too (in the left side's order); none for a
-    join with ON or no condition."""
+    left side's columns the right side has too, by exactly equal names as Spark's analyzer
+    intersects them (``MyId`` and ``MYID`` are two columns), in the left side's order;
+    none for a join with ON or no condition."""
     if (join.method or "").upper() == "NATURAL":
-        on_right = {name.lower() for name in right_names}
-        return [name for name, _ in left if name.lower() in on_right]
+        on_right = set(right_names)
+        return [name for name, _ in left if name in on_right]
     return [column.name for column in join.args.get("using") or []]
 
 
