@@ -58,9 +58,10 @@ def _relation_columns(
     derived table whose columns are known (``_derived_columns``); None when one is not."""
     names: list[str] = []
     for relation in relations:
-        columns = _derived_columns(relation, schemas)
         if isinstance(relation, exp.Table):
             columns = list(schemas.get(relation.name) or []) or None
+        else:
+            columns = _derived_columns(relation, schemas)
         if columns is None:
             return None
         names.extend(columns)
