@@ -595,10 +595,10 @@ def _try_cast(node: exp.Expr, to: str) -> exp.TryCast:
 
 
 def _case(*whens: tuple[exp.Expr, exp.Expr], default: exp.Expr | None = None) -> exp.Case:
-    case = exp.Case()
-    for condition, value in whens:
-        case = case.when(condition, value)
-    return case.else_(default) if default is not None else case
+    # Each part copied once (sqlglot's ``Case.when``/``else_`` copy the whole CASE built so
+    # far at every call: a guard around a large sum copied its argument several times).
+    ifs = [exp.If(this=condition.copy(), true=value.copy()) for condition, value in whens]
+    return exp.Case(ifs=ifs, default=default.copy() if default is not None else None)
 
 
 def _typeof_in(node: exp.Expr, *names: str) -> exp.Expr:
