@@ -5,7 +5,11 @@ table (50k rows): each pair has the same query, one with ``REFRESH_MODE = FULL``
 with ``REFRESH_MODE = INCREMENTAL``. For each change size, the same change is applied to
 the source and both twins are refreshed (``ALTER DYNAMIC TABLE … REFRESH``, timed from the
 statement to its result row), full twin first, then incremental; after every round both
-twins must hold the same rows. The workloads (``--workloads`` picks a subset):
+twins must hold the same rows. Each size first runs ``--warmup`` rounds (2) that are not
+in the medians: a process's first refreshes of a statement's shape translate it (and the
+incremental twin's first refresh that marks rows changes its statement's shape), which a
+scheduler running in one process pays once; their times are printed apart. The
+workloads (``--workloads`` picks a subset):
 
 * ``filter-mixed``: a filter and projection under updates (amounts of existing orders)
   and as many appends (new orders);
@@ -30,10 +34,11 @@ twins must hold the same rows. The workloads (``--workloads`` picks a subset):
   upstream twin, and a round's time is both stages' refreshes.
 
 Run it with ``make bench`` or ``.venv/bin/python benchmarks/bench_refresh.py``
-(``--rows``, ``--sizes``, ``--rounds``, ``--workloads``). ``--table-sizes 2000000,16000000``
-adds the curves against table size: the ``--table-size-workloads`` (the update workloads
-by default) on a fresh warehouse of each size, at ``--table-size-change`` (0.1 %) and, with
-``--table-size-rows-changed N``, at N changed rows whatever the size. ``--plot PATH`` draws
+(``--rows``, ``--sizes``, ``--rounds``, ``--warmup``, ``--workloads``).
+``--table-sizes 2000000,16000000`` adds the curves against table size: the
+``--table-size-workloads`` (the update workloads by default) on a fresh warehouse of each
+size, at ``--table-size-change`` (0.1 %) and, with ``--table-size-rows-changed N``, at N
+changed rows whatever the size. ``--plot PATH`` draws
 the full/incremental ratio against the fraction changed, and the refresh times against
 table size, as a PNG (matplotlib, from the dev extras). Each row is printed as it is
 measured, and the tables again at the end. It exits with status 1 if a pair disagrees.
@@ -224,6 +229,9 @@ class Measurement:
     full_seconds: float
     incremental_seconds: float
     incremental_action: str
+    # The incremental refreshes of the warm-up rounds (not in the median): the first
+    # refreshes of a statement's shape in a process translate it (see docs/benchmarks.md).
+    warmup_incremental_seconds: tuple[float, ...] = ()
 
     @property
     def ratio(self) -> float:
@@ -307,10 +315,18 @@ def settle(dt: DynamicTables, twins: str) -> None:
 
 
 def measure(
-    dt: DynamicTables, changes: Changes, workload: Workload, fraction: float, rounds: int
+    dt: DynamicTables,
+    changes: Changes,
+    workload: Workload,
+    fraction: float,
+    rounds: int,
+    warmup: int = 0,
 ) -> Measurement:
+    """``warmup`` rounds, then ``rounds`` rounds whose medians are the measurement: each
+    round changes the sources, refreshes the full twin, then the incremental one, and
+    checks that they agree (warm-up rounds too)."""
     full_times, incremental_times, actions, counts = [], [], [], []
-    for _ in range(rounds):
+    for _ in range(warmup + rounds):
         counts.append(workload.change(changes, dt, fraction))
         full_seconds, _ = refresh_pipeline(dt, workload.twins, "full")
         incremental_seconds, action = refresh_pipeline(dt, workload.twins, "incremental")
@@ -327,9 +343,10 @@ def measure(
         changes.rows,
         fraction,
         counts[0],
-        statistics.median(full_times),
-        statistics.median(incremental_times),
-        "/".join(sorted(set(actions))),
+        statistics.median(full_times[warmup:]),
+        statistics.median(incremental_times[warmup:]),
+        "/".join(sorted(set(actions[warmup:]))),
+        tuple(incremental_times[:warmup]),
     )
 
 
@@ -343,6 +360,20 @@ def row(m: Measurement) -> str:
     )
 
 
+def warmup_note(measurements: list[Measurement]) -> str:
+    """The warm-up rounds' incremental refresh times, workload by workload."""
+    timed = [m for m in measurements if m.warmup_incremental_seconds]
+    if not timed:
+        return ""
+    each = "; ".join(
+        f"{m.workload} ({m.fraction:.2%}): "
+        + ", ".join(f"{seconds * 1000:,.0f}" for seconds in m.warmup_incremental_seconds)
+        + " ms"
+        for m in timed
+    )
+    return f"\nIncremental refreshes of the warm-up rounds (not in the medians): {each}"
+
+
 def report(measurements: list[Measurement]) -> None:
     print(
         "\n| workload | orders | change | rows changed | full | incremental | full / incremental |"
@@ -350,6 +381,8 @@ def report(measurements: list[Measurement]) -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for m in measurements:
         print(row(m))
+    if note := warmup_note(measurements):
+        print(note)
 
 
 def plot(
@@ -450,6 +483,7 @@ def run(
     rounds: int,
     open_tables: Callable[[Path, int], DynamicTables] = embedded,
     ddl_of: Callable[[str], str] = same_ddl,
+    warmup: int = 0,
 ) -> list[Measurement]:
     """Every workload at every change fraction, on fresh sources of ``rows`` orders."""
     began = time.perf_counter()
@@ -468,7 +502,7 @@ def run(
         for workload in workloads:
             for fraction in fractions:
                 settle(dt, workload.twins)
-                measurements.append(measure(dt, changes, workload, fraction, rounds))
+                measurements.append(measure(dt, changes, workload, fraction, rounds, warmup))
                 print(f"  {row(measurements[-1])}", flush=True)
     return measurements
 
@@ -479,6 +513,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=2_000_000, help="rows of orders")
     parser.add_argument("--sizes", default="0.0001,0.001,0.01,0.1", help="change fractions")
     parser.add_argument("--rounds", type=int, default=1, help="rounds per size (median)")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=2,
+        help="rounds per size before those measured (their times are printed apart)",
+    )
     parser.add_argument(
         "--workloads", default=",".join(keys), help=f"comma-separated subset of {keys}"
     )
@@ -510,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fractions = [float(size) for size in args.sizes.split(",")]
     print(describe_machine())
     began = time.perf_counter()
-    by_change = run(args.rows, workloads, fractions, args.rounds)
+    by_change = run(args.rows, workloads, fractions, args.rounds, warmup=args.warmup)
     report(by_change)
     by_size: list[Measurement] = []
     by_count: list[Measurement] = []
@@ -521,7 +561,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fractions = [args.table_size_change]
             if args.table_size_rows_changed:
                 fractions.append(args.table_size_rows_changed / rows)
-            measured = run(rows, size_workloads, fractions, args.rounds)
+            measured = run(rows, size_workloads, fractions, args.rounds, warmup=args.warmup)
             # (workload by workload, each at every fraction in turn)
             by_size += measured[0 :: len(fractions)]
             by_count += measured[1 :: len(fractions)]
