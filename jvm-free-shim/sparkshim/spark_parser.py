@@ -55,7 +55,7 @@ from sparkshim.errors import UnsupportedSqlError
 from sparkshim.naming import FUNCTION_NAME_KEY, JAVA_PATTERN_KEY, UNIT_KEY
 from sparkshim.spark_functions import UNIT_FIRST_CALLS
 
-__all__ = ["parse_statements", "tokenize"]
+__all__ = ["parse_statements", "reads_as_operator", "tokenize"]
 
 _SPARK = Spark()
 
@@ -74,7 +74,7 @@ _KEYWORD_ARGUMENT_CALLS = frozenset({"SUBSTR", "SUBSTRING", "POSITION", "TRIM"})
 _CALL_TOKENS = frozenset(SparkParser.FUNC_TOKENS)
 _NO_PAREN_CALLS = frozenset(SparkParser.NO_PAREN_FUNCTIONS)
 # Binary operators that are also functions (``a DIV (b)``, ``div(a, b)``; ``x AND (y)``):
-# after an operand they are the operator.
+# after an operand they are the operator (:func:`reads_as_operator`).
 _OPERATORS = frozenset(
     token_type
     for table in (
@@ -101,6 +101,7 @@ _OPERAND_ENDS = frozenset(
         TokenType.TRUE,
         TokenType.FALSE,
         TokenType.STAR,
+        TokenType.END,  # CASE ... END
     }
 )
 # Calls sqlglot reads with a parser of its own that gives the name token's comments to no
@@ -268,8 +269,26 @@ def _starts_call(tokens: list[Token], index: int) -> bool:
         return False
     if token.token_type not in _CALL_TOKENS or _names_a_table(tokens, index):
         return False
-    after_operand = index > 0 and tokens[index - 1].token_type in _OPERAND_ENDS
-    return not (token.token_type in _OPERATORS and after_operand)
+    return not reads_as_operator(tokens, index)
+
+
+def reads_as_operator(tokens: list[Token], index: int) -> bool:
+    """Whether the word at ``index`` that may also name a function (``div``, ``like``,
+    ``and`` ...) is the binary operator there: it follows an operand, so that a "(" after
+    it opens its right operand, not an argument list (``CASE ... END div (b % 2)``,
+    ``a[0] div (2)``, ``5L div (2)``; ``div(a, b)`` is a call).
+
+    >>> tokens = tokenize("SELECT CASE WHEN b THEN 1 END div (2), div(7, 2)")
+    >>> [reads_as_operator(tokens, i) for i, t in enumerate(tokens) if t.text == "div"]
+    [True, False]
+    """
+    if tokens[index].token_type not in _OPERATORS or index == 0:
+        return False
+    before = tokens[index - 1].token_type
+    # A no-parenthesis call (current_date) is an operand, and a typed number's suffix
+    # (``5L`` is read 5, ``::``, BIGINT) ends one.
+    suffix = index > 1 and tokens[index - 2].token_type == TokenType.DCOLON
+    return before in _OPERAND_ENDS or before in _NO_PAREN_CALLS or suffix
 
 
 # What a table's name follows where a column list may come after it (``CREATE TABLE

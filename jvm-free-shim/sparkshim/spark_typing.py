@@ -198,6 +198,12 @@ def _is_numeric(spark_type: SparkType | None) -> bool:
     return isinstance(spark_type, DecimalType) or spark_type in (*_INTEGRAL_WIDTHS, *_FRACTIONAL)
 
 
+def _null_as_double(spark_type: SparkType | None) -> SparkType | None:
+    """The type of an argument of a function of numbers (abs, round, sum ...): a NULL's
+    is DOUBLE, to which Spark casts it (its default numeric type)."""
+    return "double" if spark_type == "void" else spark_type
+
+
 # ---- DECIMAL result types ----
 
 
@@ -327,8 +333,11 @@ def literal_type(literal: exp.Literal) -> SparkType | None:
 
 
 def wider_type(types: list[SparkType | None]) -> SparkType | None:
-    """The type Spark gives a CASE, COALESCE or UNION of values of ``types`` (NULLs aside)."""
+    """The type Spark gives a CASE, COALESCE or UNION of values of ``types`` (NULLs aside;
+    of NULLs only, a NULL)."""
     known = [t for t in types if t != "void"]
+    if types and not known:
+        return "void"
     if not known or any(t is None for t in known):
         return None
     result = known[0]
@@ -601,8 +610,8 @@ _TYPE_OF_FIRST_ARGUMENT = (
     exp.Ordered,  # an ORDER BY item: its value's
     exp.Paren,
     exp.Alias,
-    exp.Neg,
-    exp.Abs,
+    # nullif(a, b) is Spark's IF(a = b, NULL, a): a's type (nullif(NULL, i) is a NULL)
+    exp.Nullif,
     exp.Max,
     exp.Min,
     exp.ArgMax,
@@ -707,6 +716,8 @@ class _Typer:
             return self.column_type(node)
         if isinstance(node, _TYPE_OF_FIRST_ARGUMENT):
             return self.type_of(node.this)
+        if isinstance(node, exp.Neg | exp.Abs):
+            return _null_as_double(self.type_of(node.this))
         if isinstance(node, (exp.Cast, exp.TryCast)):
             return _from_sqlglot(node.args.get("to"))
         if type(node) in ARITHMETIC_OPERATORS:
@@ -999,9 +1010,11 @@ class _Typer:
         left, right = self.type_of(left_operand), self.type_of(right_operand)
         if operator == "/" and left == "void":
             return "double"  # Spark divides a NULL dividend as a DOUBLE
-        # A NULL beside a DECIMAL takes its type.
-        left = right if left == "void" and isinstance(right, DecimalType) else left
-        right = left if right == "void" and isinstance(left, DecimalType) else right
+        if left == right == "void":
+            return "double"  # NULL + NULL: two DOUBLE NULLs
+        # A NULL beside a number takes its type.
+        left = right if left == "void" and _is_numeric(right) else left
+        right = left if right == "void" and _is_numeric(left) else right
         if "string" in (left, right) and all(
             _is_numeric(t) or t == "string" for t in (left, right)
         ):
@@ -1048,8 +1061,8 @@ class _Typer:
             return "double"
         if _is_integral(argument):
             return of_integral
-        if argument in _FRACTIONAL:
-            return of_fractional
+        if argument in _FRACTIONAL or argument == "void":
+            return of_fractional  # Spark casts a NULL to DOUBLE (its default numeric type)
         return None
 
     def rounding(self, node: exp.Expr) -> SparkType | None:
@@ -1059,7 +1072,7 @@ class _Typer:
             value, digits = node.this, node.args.get("decimals")
         else:
             value, digits = [*node.expressions, None, None][:2]
-        argument = self.type_of(value)
+        argument = _null_as_double(self.type_of(value))
         if not isinstance(argument, DecimalType):
             return argument if _is_numeric(argument) else None
         scale = 0 if digits is None else _integer_literal_value(digits)

@@ -27,6 +27,7 @@ from sqlglot.tokenizer_core import Token, TokenType
 
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
 from sparkshim.spark_functions import DATETIME_UNITS, SPARK_ARITIES, UNIT_FIRST_CALLS
+from sparkshim.spark_parser import reads_as_operator
 
 # The words a Spark 3.5 (or Delta) statement can begin with; a statement beginning with
 # any other word is a syntax error at that word, whatever sqlglot made of it.
@@ -137,6 +138,8 @@ def wrong_argument_count(sql: str, tokens: list[Token] | None = None) -> Analysi
             continue
         if name in _NOT_CALLS or (index and tokens[index - 1].token_type in _NOT_CALL_AFTER):
             continue
+        if reads_as_operator(tokens, index):
+            continue  # CASE ... END div (b): the operator, its right operand parenthesized
         count = _argument_count(tokens, index + 1)
         accepted, required = SPARK_ARITIES[name]
         if count is None or _accepts(accepted, count) or _unit_first(tokens, index, count):

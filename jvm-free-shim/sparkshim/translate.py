@@ -1216,12 +1216,15 @@ def _rewrite_sum(node: exp.Expr) -> exp.Expr:
         if len(value.expressions) != 1:
             raise UnsupportedSqlError("sum(DISTINCT) of several values")
         value = value.expressions[0]
-    if isinstance(value, exp.Null):
-        # Spark casts a NULL to DOUBLE for sum (its default numeric type): a DOUBLE NULL.
-        value = value.replace(_cast(exp.Null(), "DOUBLE"))
     if isinstance(node.parent, exp.Filter):
         raise UnsupportedSqlError("sum(...) FILTER (WHERE ...)", "not translated")
     kind = _sum_kind(node)
+    if _is_null_typed(value):
+        # Spark casts a NULL to DOUBLE for sum (its default numeric type): a DOUBLE NULL
+        # (``sum(nullif(NULL, i))`` too, typed DOUBLE).
+        value = value.replace(_null_as_double(value))
+    elif kind == "fractional":
+        value = value.replace(_cast(_c(value), "DOUBLE"))  # a FLOAT is summed as a DOUBLE
     if node.find_ancestor(exp.Order) is not None:
         kind = None  # DuckDB refuses the guard's ERROR() (volatile) in an ORDER BY
     # A result column of the statement stays a plain SUM: the query runner casts HUGEINT
@@ -1606,15 +1609,25 @@ def _rewrite_within_group(node: exp.Expr) -> exp.Expr:
     return node
 
 
+def _is_null_typed(value: exp.Expr) -> bool:
+    """Whether ``value`` is a NULL of Spark's NULL type: a bare NULL, or an expression the
+    typing found to be one (``nullif(NULL, i)``, ``IF(c, NULL, NULL)``)."""
+    inner = value.unnest()
+    return isinstance(inner, exp.Null) or inner.meta.get(SPARK_TYPE) == "void"
+
+
 def _null_as_double(value: exp.Expr) -> exp.Expr:
-    """A copy of ``value``; a bare NULL as a DOUBLE NULL, as Spark casts a NULL given to a
-    numeric function (abs, round, bround, unary minus: its default numeric type)."""
-    return _cast(exp.Null(), "DOUBLE") if isinstance(value.unnest(), exp.Null) else _c(value)
+    """A copy of ``value``; a NULL (:func:`_is_null_typed`) as a DOUBLE NULL, as Spark
+    casts a NULL given to a numeric function (abs, round, bround, unary minus, sum: its
+    default numeric type)."""
+    if isinstance(value.unnest(), exp.Null):
+        return _cast(exp.Null(), "DOUBLE")
+    return _cast(_c(value), "DOUBLE") if _is_null_typed(value) else _c(value)
 
 
 def _rewrite_null_operand(node: exp.Expr) -> exp.Expr:
-    """abs or unary minus of a bare NULL: of a DOUBLE NULL."""
-    if isinstance(node.this.unnest(), exp.Null):
+    """abs or unary minus of a NULL: of a DOUBLE NULL."""
+    if _is_null_typed(node.this):
         node.set("this", _null_as_double(node.this))
     return node
 

@@ -15,8 +15,11 @@ The rules, from Spark's ``TypeCoercion`` (ANSI off) and the expressions' input c
 * values Spark widens to one type (an IN's value and list, a CASE's, IF's or COALESCE's
   values, a set operation's columns pair by pair) must be of one kind, or STRINGs beside
   numbers and datetimes (``DATA_DIFF_TYPES``, ``INCOMPATIBLE_COLUMN_TYPE``);
-* ``div`` takes integral numbers (cast to BIGINT) or DECIMALs: a FLOAT or DOUBLE operand
-  is ``BINARY_OP_DIFF_TYPES`` (or ``BINARY_OP_WRONG_TYPE`` when both are fractional);
+* ``div`` takes two BIGINTs (an integral number is cast to one, a NULL too) or DECIMALs
+  (an integral number or a NULL beside one is cast to it): operands of two types after
+  Spark's casts (a STRING is cast to DOUBLE, a DECIMAL beside a FLOAT or DOUBLE too) are
+  ``BINARY_OP_DIFF_TYPES``, two of one other type (DOUBLE, BOOLEAN, DATE ...)
+  ``BINARY_OP_WRONG_TYPE`` (:func:`div_operand_types`);
 * a CASE's WHEN and an IF's condition must be BOOLEAN (IF takes NULL as a BOOLEAN NULL):
   ``UNEXPECTED_INPUT_TYPE``;
 * ``greatest`` and ``least`` take values of one kind (no STRING promotion):
@@ -42,7 +45,7 @@ from sparkshim.spark_typing import (
     wider_type,
 )
 
-__all__ = ["check_types", "spark_type_name"]
+__all__ = ["check_types", "div_operand_types", "spark_type_name"]
 
 # The kinds of Spark's atomic types, by simpleString (a DECIMAL is a number).
 _KINDS = {
@@ -321,32 +324,57 @@ def _div_mismatch(
     node: exp.IntDiv, written: exp.Expr, types: StatementTypes
 ) -> AnalysisException | None:
     left, right = types.type_of(node.this), types.type_of(node.expression)
-    if not (_is_known(left) and _is_known(right)) or "string" in (left, right):
-        return None  # a STRING operand is refused by the translation
-    if left not in FRACTIONAL_TYPES and right not in FRACTIONAL_TYPES:
-        return None
-    # Spark casts an integral operand to BIGINT, and a DECIMAL beside a FLOAT or DOUBLE to
-    # DOUBLE, before checking that div's operands are one of its input types.
-    left, right = (
-        "bigint" if t in INTEGRAL_TYPES else "double" if isinstance(t, DecimalType) else t
-        for t in (left, right)
-    )
+    if left is None or right is None or not (_is_known(left) and _is_known(right)):
+        return None  # a type not derived (an interval ...): left to the engine
+    left, right = div_operand_types(left, right)
     way_out = "Cast the operands to BIGINT or DECIMAL, or use / and floor()."
-    if left == right:
+    if left != right:
         return _datatype_mismatch(
             written,
-            "BINARY_OP_WRONG_TYPE",
-            f"the binary operator requires the input type ({_DIV_INPUTS}), "
-            f'not "{spark_type_name(left)}"',
+            "BINARY_OP_DIFF_TYPES",
+            "the left and right operands of the binary operator have incompatible types "
+            f'("{spark_type_name(left)}" and "{spark_type_name(right)}")',
             way_out,
         )
+    if left in ("bigint", "void") or isinstance(left, DecimalType):
+        return None
     return _datatype_mismatch(
         written,
-        "BINARY_OP_DIFF_TYPES",
-        "the left and right operands of the binary operator have incompatible types "
-        f'("{spark_type_name(left)}" and "{spark_type_name(right)}")',
+        "BINARY_OP_WRONG_TYPE",
+        f"the binary operator requires the input type ({_DIV_INPUTS}), "
+        f'not "{spark_type_name(left)}"',
         way_out,
     )
+
+
+def div_operand_types(left: SparkType, right: SparkType) -> tuple[SparkType, SparkType]:
+    """The types of ``left div right``'s operands once Spark's type coercion (ANSI off)
+    has cast them, for its check that they are one type among BIGINT, DECIMAL and the
+    intervals: a STRING becomes a DOUBLE (PromoteStrings), a DECIMAL beside a FLOAT or
+    DOUBLE a DOUBLE and beside an integral number both are DECIMALs (DecimalPrecision), an
+    integral number a BIGINT (IntegralDivision), then the two their tightest common type
+    where div takes it (ImplicitTypeCasts: a NULL beside a BIGINT or a DECIMAL).
+
+    >>> div_operand_types("string", "int")
+    ('double', 'bigint')
+    >>> div_operand_types(DecimalType(10, 2), "double")
+    ('double', 'double')
+    >>> div_operand_types("void", "smallint")
+    ('bigint', 'bigint')
+    """
+    left, right = ("double" if t == "string" else t for t in (left, right))
+    decimals = [t for t in (left, right) if isinstance(t, DecimalType)]
+    if decimals:
+        if left in FRACTIONAL_TYPES or right in FRACTIONAL_TYPES:
+            left, right = ("double" if isinstance(t, DecimalType) else t for t in (left, right))
+            return left, right
+        if all(isinstance(t, DecimalType) or t in (*INTEGRAL_TYPES, "void") for t in (left, right)):
+            return decimals[0], decimals[0]  # DECIMALs, which div takes
+        return left, right
+    left, right = ("bigint" if t in INTEGRAL_TYPES else t for t in (left, right))
+    if {left, right} == {"bigint", "void"}:
+        return "bigint", "bigint"
+    return left, right
 
 
 def _set_operation_mismatch(

@@ -1,0 +1,235 @@
+"""Three differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type or
+a wrong refusal, fixed; the answers below are PySpark 3.5's (its result types and rows,
+or its error class), and a last test checks them against PySpark where Java is present.
+
+* ``nullif(a, b)`` is Spark's ``IF(a = b, NULL, a)``: typed as ``a`` (``nullif(NULL, i)``
+  is a NULL, VOID). A NULL given to a function of numbers is a DOUBLE there (Spark's
+  default numeric type): ``sum(nullif(NULL, i))`` is a DOUBLE, which the engine typed
+  BIGINT, as it did the sum of a CASE, IF or COALESCE of NULLs, of a NULL column of a
+  VALUES list or a subquery; ``nullif(d, i) + 1`` is typed by ``d`` alone.
+* ``div`` takes two BIGINTs or DECIMALs once Spark has cast its operands (a STRING to a
+  DOUBLE, an integral number to a BIGINT, a DECIMAL beside a FLOAT or DOUBLE to a
+  DOUBLE): any other pair is Spark's DATATYPE_MISMATCH, which the engine answered
+  (``'7' div CAST(7.5 AS FLOAT)`` was 0) or refused with an error of its own.
+* ``CASE ... END div (b)``: ``div`` after an operand is the operator, its right operand
+  parenthesized; the engine took it for a call of ``div`` with one argument and raised
+  WRONG_NUM_ARGS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from spark_outcomes import shim_session
+
+from sparkshim.errors import AnalysisException
+
+pytestmark = pytest.mark.embedded
+
+TABLE = [
+    "CREATE TABLE fixes (i INT, b INT, a INT, d DECIMAL(10, 2), x DOUBLE, s SMALLINT) USING {fmt}",
+    "INSERT INTO fixes VALUES (1, 2, 3, 5.50, 2.0, 7), (2, 0, -1, NULL, 0.5, 3)",
+]
+
+# (query, PySpark's answer: its schema and sorted rows, or its error class)
+NULL_TYPED = [
+    (
+        "SELECT sum(nullif(NULL, i)) FROM fixes",
+        ("struct<sum(nullif(NULL, i)):double>", [(None,)]),
+    ),
+    ("SELECT nullif(NULL, i) FROM fixes", ("struct<nullif(NULL, i):void>", [(None,), (None,)])),
+    (
+        "SELECT avg(nullif(NULL, i)), sum(nullif(NULL, d)), sum(DISTINCT nullif(NULL, x))"
+        " FROM fixes",
+        (
+            "struct<avg(nullif(NULL, i)):double,sum(nullif(NULL, d)):double,"
+            "sum(DISTINCT nullif(NULL, x)):double>",
+            [(None, None, None)],
+        ),
+    ),
+    (
+        "SELECT i, sum(nullif(NULL, i)) OVER (PARTITION BY i) FROM fixes",
+        (
+            "struct<i:int,sum(nullif(NULL, i)) OVER (PARTITION BY i ROWS BETWEEN UNBOUNDED"
+            " PRECEDING AND UNBOUNDED FOLLOWING):double>",
+            [(1, None), (2, None)],
+        ),
+    ),
+    (
+        "SELECT sum(if(i > 0, NULL, NULL)), sum(CASE WHEN i > 5 THEN NULL END),"
+        " sum(coalesce(NULL, NULL)) FROM fixes",
+        (
+            "struct<sum((IF((i > 0), NULL, NULL))):double,sum(CASE WHEN (i > 5) THEN NULL END)"
+            ":double,sum(coalesce(NULL, NULL)):double>",
+            [(None, None, None)],
+        ),
+    ),
+    ("SELECT sum(v) FROM VALUES (NULL), (NULL) AS w(v)", ("struct<sum(v):double>", [(None,)])),
+    (
+        "SELECT sum(n) FROM (SELECT nullif(NULL, i) AS n FROM fixes)",
+        ("struct<sum(n):double>", [(None,)]),
+    ),
+    (
+        "SELECT coalesce(sum(nullif(NULL, i)), 0) AS total FROM fixes",
+        ("struct<total:double>", [(0.0,)]),
+    ),
+    (
+        "SELECT -nullif(NULL, i), abs(nullif(NULL, i)), round(nullif(NULL, i), 1) FROM fixes",
+        (
+            "struct<(- nullif(NULL, i)):double,abs(nullif(NULL, i)):double,"
+            "round(nullif(NULL, i), 1):double>",
+            [(None, None, None), (None, None, None)],
+        ),
+    ),
+    (
+        "SELECT nullif(NULL, i) + d, nullif(NULL, i) + x, nullif(NULL, i) + i FROM fixes",
+        (
+            "struct<(nullif(NULL, i) + d):decimal(11,2),(nullif(NULL, i) + x):double,"
+            "(nullif(NULL, i) + i):int>",
+            [(None, None, None), (None, None, None)],
+        ),
+    ),
+    (
+        "SELECT if(i > 0, nullif(NULL, i), 1.5) FROM fixes",
+        ("struct<(IF((i > 0), nullif(NULL, i), 1.5)):decimal(2,1)>", [(None,), (None,)]),
+    ),
+    (
+        "SELECT nullif(d, i) + 1, nullif(i, x) + 1, sum(nullif(d, i)) OVER () FROM fixes",
+        (
+            "struct<(nullif(d, i) + 1):decimal(11,2),(nullif(i, x) + 1):int,"
+            "sum(nullif(d, i)) OVER (ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)"
+            ":decimal(20,2)>",
+            [(Decimal("6.50"), 2, Decimal("5.50")), (None, 3, Decimal("5.50"))],
+        ),
+    ),
+    (
+        "SELECT nullif(d, 1) / 3, avg(nullif(d, 1)) OVER () FROM fixes",
+        (
+            "struct<(nullif(d, 1) / 3):decimal(14,6),avg(nullif(d, 1)) OVER (ROWS BETWEEN"
+            " UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING):decimal(14,6)>",
+            [(Decimal("1.833333"), Decimal("5.500000")), (None, Decimal("5.500000"))],
+        ),
+    ),
+    (
+        "SELECT sum(x), sum(CAST(x AS FLOAT)) FROM fixes",
+        ("struct<sum(x):double,sum(CAST(x AS FLOAT)):double>", [(2.5, 2.5)]),
+    ),
+]
+
+DIV_OPERANDS = [
+    ("SELECT d div x FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE]"),
+    ("SELECT '7' div CAST(7.5 AS FLOAT)", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    ("SELECT i div '7' FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    ("SELECT '7' div d FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE]"),
+    ("SELECT d div true FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    ("SELECT DATE'2024-01-01' div i FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    (
+        "SELECT TIMESTAMP'2024-01-01 00:00:00' div TIMESTAMP'2024-01-01 00:00:00'",
+        "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE]",
+    ),
+    ("SELECT x div NULL FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    (
+        "SELECT s div d, d div s, i div NULL, NULL div d, NULL div NULL FROM fixes",
+        (
+            "struct<(s div d):bigint,(d div s):bigint,(i div NULL):bigint,(NULL div d):bigint,"
+            "(NULL div NULL):bigint>",
+            [(1, 0, None, None, None), (None, None, None, None, None)],
+        ),
+    ),
+]
+
+PARENTHESIZED_DIV = [
+    (
+        "SELECT IF(a > 0, (CASE WHEN b > 1 THEN 10 ELSE 20 END div (CAST(7 AS SMALLINT) % b)),"
+        " 0) FROM fixes",
+        (
+            "struct<(IF((a > 0), (CASE WHEN (b > 1) THEN 10 ELSE 20 END div"
+            " (CAST(7 AS SMALLINT) % b)), 0)):bigint>",
+            [(0,), (10,)],
+        ),
+    ),
+    (
+        "SELECT CASE WHEN b > 1 THEN 10 ELSE 20 END div (7 % b) FROM fixes",
+        (
+            "struct<(CASE WHEN (b > 1) THEN 10 ELSE 20 END div (7 % b)):bigint>",
+            [(10,), (None,)],
+        ),
+    ),
+    (
+        "SELECT CASE b WHEN 2 THEN 10 END div (3) AS q FROM fixes",
+        ("struct<q:bigint>", [(3,), (None,)]),
+    ),
+    (
+        "SELECT array(7, 8)[0] div (2), NULL div (2), 5L div (2) FROM fixes",
+        (
+            "struct<(array(7, 8)[0] div 2):bigint,(NULL div 2):bigint,(5 div 2):bigint>",
+            [(3, None, 2), (3, None, 2)],
+        ),
+    ),
+    (
+        "SELECT i FROM fixes WHERE CASE WHEN b > 1 THEN 10 ELSE 20 END div (b + 1) > 1",
+        ("struct<i:int>", [(1,), (2,)]),
+    ),
+    (
+        "SELECT CASE WHEN b > 1 THEN 10 ELSE 20 END DIV(i) div (2) FROM fixes",
+        (
+            "struct<((CASE WHEN (b > 1) THEN 10 ELSE 20 END div i) div 2):bigint>",
+            [(5,), (5,)],
+        ),
+    ),
+    # div(...) where no operand comes before is a call
+    ("SELECT div(i, 2) FROM fixes", ("struct<(i div 2):bigint>", [(0,), (1,)])),
+    ("SELECT div(i) FROM fixes", "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION]"),
+]
+
+CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV
+
+
+def _answer(session: Any, query: str) -> Any:
+    """The schema and rows (sorted) of ``query``, or the error class it raises."""
+    try:
+        result = session.sql(query)
+        schema, rows = result.schema.simpleString(), result.collect()
+    except Exception as failure:  # either engine's AnalysisException
+        text = str(failure)
+        return text[text.index("[") : text.index("]") + 1] if "[" in text else text
+    return schema, sorted((tuple(row) for row in rows), key=repr)
+
+
+@pytest.fixture(scope="module")
+def shim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    for session in shim_session(tmp_path_factory.mktemp("typing_fixes")):
+        for statement in TABLE:
+            session.sql(statement.format(fmt="delta"))
+        yield session
+
+
+@pytest.mark.parametrize(("query", "expected"), CASES)
+def test_answers_as_spark(query: str, expected: Any, shim: Any) -> None:
+    assert _answer(shim, query) == expected
+
+
+def test_div_refusal_names_the_expression_and_the_way_out(shim: Any) -> None:
+    with pytest.raises(AnalysisException) as refused:
+        shim.sql("SELECT '7' div d FROM fixes")
+    assert str(refused.value) == (
+        '[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE] Cannot resolve "(7 div d)" due to data type'
+        " mismatch: the binary operator requires the input type"
+        ' ("BIGINT" or "DECIMAL" or "INTERVAL YEAR TO MONTH" or "INTERVAL DAY TO SECOND"),'
+        ' not "DOUBLE". Cast the operands to BIGINT or DECIMAL, or use / and floor().'
+    )
+
+
+def test_recorded_answers_are_sparks(pyspark_session: Any) -> None:
+    """The answers above, as PySpark gives them (parquet tables on its side)."""
+    pyspark_session.sql("DROP TABLE IF EXISTS fixes")
+    try:
+        for statement in TABLE:
+            pyspark_session.sql(statement.format(fmt="parquet"))
+        answers = [(query, _answer(pyspark_session, query)) for query, _ in CASES]
+    finally:
+        pyspark_session.sql("DROP TABLE IF EXISTS fixes")
+    assert answers == CASES
