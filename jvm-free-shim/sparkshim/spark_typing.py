@@ -1086,8 +1086,9 @@ class _Typer:
 
     def floor_or_ceil(self, node: exp.Floor | exp.Ceil) -> SparkType | None:
         """floor/ceil: a DECIMAL with a scale keeps its integral digits and gains one (for
-        the carry), scale 0; a DECIMAL(p, 0) stays as it is; other numbers are BIGINT."""
-        argument = self.type_of(node.this)
+        the carry), scale 0; a DECIMAL(p, 0) stays as it is; other numbers (a NULL too) are
+        BIGINT."""
+        argument = _null_as_double(self.type_of(node.this))
         if isinstance(argument, DecimalType):
             if argument.scale == 0:
                 return argument

@@ -131,6 +131,21 @@ DIV_OPERANDS = [
         "[DATATYPE_MISMATCH.BINARY_OP_WRONG_TYPE]",
     ),
     ("SELECT x div NULL FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    # floor and ceil of a NULL are BIGINTs (of a DOUBLE NULL)
+    ("SELECT x div floor(nullif(NULL, i)) FROM fixes", "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]"),
+    (
+        "SELECT 2.5D div floor(nullif(NULL, i)) FROM fixes",
+        "[DATATYPE_MISMATCH.BINARY_OP_DIFF_TYPES]",
+    ),
+    (
+        "SELECT floor(nullif(NULL, i)), ceil(NULL), floor(CASE WHEN i > 5 THEN NULL END),"
+        " i div ceil(nullif(NULL, s)) FROM fixes",
+        (
+            "struct<FLOOR(nullif(NULL, i)):bigint,CEIL(NULL):bigint,"
+            "FLOOR(CASE WHEN (i > 5) THEN NULL END):bigint,(i div CEIL(nullif(NULL, s))):bigint>",
+            [(None, None, None, None), (None, None, None, None)],
+        ),
+    ),
     (
         "SELECT s div d, d div s, i div NULL, NULL div d, NULL div NULL FROM fixes",
         (
