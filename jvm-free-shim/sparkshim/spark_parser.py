@@ -469,6 +469,7 @@ def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
             chains.append(node)
     for chain in chains:
         tree = _regrouped_chain(tree, chain)
+    _truth_tests_as_null_safe_equality(tree)
     tree = _built_as_written(tree)
     by_start = _calls_by_start(tree)
     # The innermost call first: a call whose builder returns its argument keeps the
@@ -491,6 +492,15 @@ def _finished(tree: exp.Expr, prepared: _Prepared) -> exp.Expr:
             target.meta.setdefault(UNIT_KEY, call.unit)
     _name_unmarked_calls(tree, prepared.unmarked)
     return tree
+
+
+def _truth_tests_as_null_safe_equality(tree: exp.Expr) -> None:
+    """``x IS TRUE`` and ``x IS FALSE`` as Spark reads them: ``x <=> true`` (``false``), so
+    that a number is compared as one (``5 IS TRUE`` is false: ``5 <=> 1``), where SQL's
+    truth test takes any number but zero for true; ``IS NOT TRUE`` is the NOT of it."""
+    for node in list(tree.find_all(exp.Is)):
+        if isinstance(node.expression, exp.Boolean) and node is not tree:
+            node.replace(exp.NullSafeEQ(this=node.this, expression=node.expression))
 
 
 def _as_timestamp_diff(call: exp.DateDiff) -> exp.Expr:

@@ -1,6 +1,7 @@
-"""Three differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type or
-a wrong refusal, fixed; the answers below are PySpark 3.5's (its result types and rows,
-or its error class), and a last test checks them against PySpark where Java is present.
+"""Four differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type,
+a wrong answer or a wrong refusal, fixed; the answers below are PySpark 3.5's (its result
+types and rows, or its error class), and a last test checks them against PySpark where Java
+is present.
 
 * ``nullif(a, b)`` is Spark's ``IF(a = b, NULL, a)``: typed as ``a`` (``nullif(NULL, i)``
   is a NULL, VOID). A NULL given to a function of numbers is a DOUBLE there (Spark's
@@ -14,6 +15,9 @@ or its error class), and a last test checks them against PySpark where Java is p
 * ``CASE ... END div (b)``: ``div`` after an operand is the operator, its right operand
   parenthesized; the engine took it for a call of ``div`` with one argument and raised
   WRONG_NUM_ARGS.
+* ``x IS TRUE`` and ``x IS FALSE`` are Spark's ``x <=> true`` (``false``): a number is
+  compared as one (``2 IS TRUE`` is false), where the engine took any number but zero for
+  true.
 """
 
 from __future__ import annotations
@@ -200,7 +204,28 @@ PARENTHESIZED_DIV = [
     ("SELECT div(i) FROM fixes", "[WRONG_NUM_ARGS.WITHOUT_SUGGESTION]"),
 ]
 
-CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV
+# x IS TRUE (FALSE) is Spark's x <=> true (false): a number is compared as one, 5 <=> 1
+TRUTH_TESTS = [
+    (
+        "SELECT i, b IS TRUE, b IS FALSE, b IS NOT TRUE, b IS NOT FALSE, x IS TRUE, d IS TRUE"
+        " FROM fixes",
+        (
+            "struct<i:int,(b <=> true):boolean,(b <=> false):boolean,(NOT (b <=> true)):boolean,"
+            "(NOT (b <=> false)):boolean,(x <=> true):boolean,(d <=> true):boolean>",
+            [
+                (1, False, False, True, True, False, False),
+                (2, False, True, True, False, False, False),
+            ],
+        ),
+    ),
+    ("SELECT i FROM fixes WHERE b IS NOT TRUE", ("struct<i:int>", [(1,), (2,)])),
+    (
+        "SELECT count_if(s IS TRUE), count_if(a IS FALSE) FROM fixes",
+        ("struct<count_if((s <=> true)):bigint,count_if((a <=> false)):bigint>", [(0, 0)]),
+    ),
+]
+
+CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV + TRUTH_TESTS
 
 
 def _answer(session: Any, query: str) -> Any:
