@@ -48,6 +48,8 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope, walk_in_scope
 
+from sparkshim.naming import FUNCTION_NAME_KEY
+
 __all__ = [
     "ARGUMENT_TYPES",
     "ARITHMETIC_OPERATORS",
@@ -290,11 +292,17 @@ def as_decimal(spark_type: SparkType, literal: exp.Expr | None = None) -> Decima
 
 def _integer_literal_value(node: exp.Expr) -> int | None:
     """The value of an integer literal (Spark's parser reads ``-5`` as one literal, and
-    ``10L``, ``3S``, ``5Y`` too, which sqlglot reads as a TRY_CAST of the number)."""
+    ``10L``, ``3S``, ``5Y`` too, which sqlglot reads as a TRY_CAST of the number; a CAST
+    written as one, ``CAST(3 AS SMALLINT)``, is no literal: Spark types it before folding
+    it, a SMALLINT)."""
     inner = node.this if isinstance(node, exp.Neg) else node
     if isinstance(inner, exp.Paren):
         return None
-    if isinstance(inner, exp.TryCast) and inner.to.is_type(*exp.DataType.INTEGER_TYPES):
+    if (
+        isinstance(inner, exp.TryCast)
+        and FUNCTION_NAME_KEY not in inner.meta
+        and inner.to.is_type(*exp.DataType.INTEGER_TYPES)
+    ):
         inner = inner.this
     if isinstance(inner, exp.Literal) and not inner.is_string and inner.is_int:
         value = int(inner.this)

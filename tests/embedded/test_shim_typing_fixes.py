@@ -1,4 +1,4 @@
-"""Four differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type,
+"""Five differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type,
 a wrong answer or a wrong refusal, fixed; the answers below are PySpark 3.5's (its result
 types and rows, or its error class), and a last test checks them against PySpark where Java
 is present.
@@ -18,6 +18,9 @@ is present.
 * ``x IS TRUE`` and ``x IS FALSE`` are Spark's ``x <=> true`` (``false``): a number is
   compared as one (``2 IS TRUE`` is false), where the engine took any number but zero for
   true.
+* A CAST written as one (``CAST(3 AS SMALLINT)``) is typed as its type beside a DECIMAL,
+  not as a literal of its value's digits (``10L`` is one): the engine typed
+  ``1.5 - CAST(3 AS SMALLINT)`` a DECIMAL(3,1) (Spark: DECIMAL(7,1)).
 """
 
 from __future__ import annotations
@@ -225,7 +228,23 @@ TRUTH_TESTS = [
     ),
 ]
 
-CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV + TRUTH_TESTS
+# A CAST written as one is typed before Spark folds it: CAST(3 AS SMALLINT) is a SMALLINT
+# (a DECIMAL(5,0) beside a DECIMAL), where 3S is a literal (a DECIMAL(1,0))
+_WRITTEN_CAST_ROW = tuple(Decimal(v) for v in ("-1.5", "4.5", "3.25", "-1.5", "4.5", "11.5"))
+WRITTEN_CASTS = [
+    (
+        "SELECT 1.5 - CAST(3 AS SMALLINT), 1.5 * CAST(3 AS TINYINT), CAST(2 AS BIGINT) + 1.25,"
+        " 1.5 + CAST(-3 AS INT), 1.5 + 3S, 1.5 + 10L FROM fixes",
+        (
+            "struct<(1.5 - CAST(3 AS SMALLINT)):decimal(7,1),(1.5 * CAST(3 AS TINYINT))"
+            ":decimal(6,1),(CAST(2 AS BIGINT) + 1.25):decimal(23,2),(1.5 + CAST(-3 AS INT))"
+            ":decimal(12,1),(1.5 + 3):decimal(3,1),(1.5 + 10):decimal(4,1)>",
+            [_WRITTEN_CAST_ROW, _WRITTEN_CAST_ROW],
+        ),
+    ),
+]
+
+CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV + TRUTH_TESTS + WRITTEN_CASTS
 
 
 def _answer(session: Any, query: str) -> Any:
