@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import itertools
 import logging
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
@@ -38,6 +40,7 @@ from sparkshim.types import format_double, format_float
 __all__ = [
     "FUNCTION_NAME_KEY",
     "UNIT_KEY",
+    "NameEdges",
     "duplicate_marker",
     "name_derived_columns",
     "name_select_items",
@@ -258,11 +261,21 @@ def _first_select(query: exp.Expr) -> exp.Select | None:
     return query if isinstance(query, exp.Select) else None
 
 
-def result_name_edges(query: exp.Expr) -> tuple[list[str], list[str]] | None:
-    """Spark's names of the columns of ``query`` before its first ``*`` and after its last
-    (``SELECT myid, * FROM t``: ``myid`` is named as written, the ``*``'s columns as the
-    relations name them); None where it has no ``*``, or an item that gives a number of
-    columns not known here (a generator, a multi-column alias)."""
+class NameEdges(NamedTuple):
+    """Spark's names of the columns of a query around its ``*``s (:func:`result_name_edges`):
+    ``segments[0]`` those before the first ``*``, ``segments[i]`` those after the i-th (up
+    to the next, or the end); ``stars`` each ``*`` as written (``*``, ``t.*``), in lower
+    case, to tell the ones that give the same columns."""
+
+    segments: list[list[str]]
+    stars: list[str]
+
+
+def result_name_edges(query: exp.Expr) -> NameEdges | None:
+    """Spark's names of the columns of ``query`` around its ``*``s (``SELECT myid, * FROM
+    t``: ``myid`` is named as written, the ``*``'s columns as the relations name them);
+    None where it has no ``*``, or an item that gives a number of columns not known here
+    (a generator, a multi-column alias)."""
     select = _first_select(query)
     if select is None:
         return None
@@ -271,21 +284,56 @@ def result_name_edges(query: exp.Expr) -> tuple[list[str], list[str]] | None:
     if not stars or any(isinstance(i, _KEEP_NAMES) and not i.is_star for i in items):
         return None
     grouped = _grouping_set_names(select)
-    leading = [_item_name(item, grouped) for item in items[: stars[0]]]
-    trailing = [_item_name(item, grouped) for item in items[stars[-1] + 1 :]]
-    return leading, trailing
+    bounds = [-1, *stars, len(items)]
+    segments = [
+        [_item_name(item, grouped) for item in items[start + 1 : end]]
+        for start, end in itertools.pairwise(bounds)
+    ]
+    return NameEdges(segments, [items[index].sql("spark").lower() for index in stars])
 
 
-def with_edge_names(names: list[str], edges: tuple[list[str], list[str]] | None) -> list[str]:
-    """``names`` (a result's columns as DuckDB names them) with its first and last columns
-    named by ``edges`` (:func:`result_name_edges`), where they fit."""
+def with_edge_names(
+    names: list[str], edges: NameEdges | None, widths: list[int | None] | None = None
+) -> list[str]:
+    """``names`` (a result's columns as DuckDB names them) with the columns around its
+    ``*``s named by ``edges`` (:func:`result_name_edges`), where they fit. ``widths``: how
+    many columns each ``*`` gives, where known; the columns between two ``*``s are placed
+    by them, or where the ``*``s not known are the same one (``SELECT *, myid, * FROM t``)
+    by sharing the rest between them; else only the columns before the first ``*`` and
+    after the last are named."""
     if edges is None:
         return names
-    leading, trailing = edges
-    middle = len(names) - len(leading) - len(trailing)
-    if middle < 0:
+    segments, stars = edges
+    named = sum(len(segment) for segment in segments)
+    if named > len(names):
         return names
-    return [*leading, *names[len(leading) : len(leading) + middle], *trailing]
+    spans = _star_widths(len(names) - named, stars, widths)
+    if spans is None:
+        leading, trailing = segments[0], segments[-1]
+        middle = len(names) - len(leading) - len(trailing)
+        return [*leading, *names[len(leading) : len(leading) + middle], *trailing]
+    result: list[str] = []
+    for segment, width in zip(segments, [*spans, 0], strict=True):
+        result += segment
+        result += names[len(result) : len(result) + width]
+    return result
+
+
+def _star_widths(free: int, stars: list[str], widths: list[int | None] | None) -> list[int] | None:
+    """How many of the ``free`` columns (those no item names) each of ``stars`` gives:
+    ``widths`` where known, the same share of the rest for the others where they are all one
+    ``*``; None where that does not add up."""
+    known = list(widths) if widths is not None and len(widths) == len(stars) else []
+    known = known or [None] * len(stars)
+    unknown = [index for index, width in enumerate(known) if width is None]
+    rest = free - sum(width for width in known if width is not None)
+    if not unknown:
+        return [width for width in known if width is not None] if rest == 0 else None
+    if len(unknown) > 1 and len({stars[index] for index in unknown}) != 1:
+        return None
+    if rest < 0 or rest % len(unknown):
+        return None
+    return [rest // len(unknown) if width is None else width for width in known]
 
 
 def _leading_names(select: exp.Select) -> list[str]:
@@ -305,16 +353,24 @@ def _item_name(item: exp.Expr, grouped: dict[str, str]) -> str:
     if isinstance(item, exp.Alias):
         return item.alias
     column = item.unnest()
-    if grouped and isinstance(column, exp.Column):
+    if grouped and isinstance(column, exp.Column) and not _is_field_access(column):
         return grouped.get(column.name.lower(), column.name)
     return spark_column_name(item)
+
+
+def _is_field_access(column: exp.Column) -> bool:
+    """Whether ``column`` reads a field of a STRUCT column (``s.aa``, ``t.s.aa``): its
+    qualifier names no relation read there. Spark names such an item as written, beside
+    grouping-set keys too."""
+    return bool(column.table) and column.table.lower() not in _source_names(column)
 
 
 def _grouping_set_names(select: exp.Expr) -> dict[str, str]:
     """The column keys of a GROUP BY with ROLLUP, CUBE or GROUPING SETS, by lower-case
     name, as first written there: Spark names an unaliased column of such a SELECT that is a
     key by the key's spelling (``SELECT region ... GROUP BY ROLLUP(REGION)`` names it
-    ``REGION``), where a plain GROUP BY leaves the column as written."""
+    ``REGION``), where a plain GROUP BY leaves the column as written, as it leaves a field
+    of a STRUCT (``SELECT s.aa ... GROUP BY ROLLUP(s.AA)`` names it ``aa``)."""
     group = select.args.get("group")
     if group is None:
         return {}
@@ -329,7 +385,11 @@ def _grouping_set_names(select: exp.Expr) -> dict[str, str]:
         for inner in keys:
             inner = inner.unnest()
             for column in inner.expressions if isinstance(inner, exp.Tuple) else [inner]:
-                if isinstance(column, exp.Column) and not isinstance(column.this, exp.Star):
+                if (
+                    isinstance(column, exp.Column)
+                    and not isinstance(column.this, exp.Star)
+                    and not _is_field_access(column)
+                ):
                     names.setdefault(column.name.lower(), column.name)
     return names
 

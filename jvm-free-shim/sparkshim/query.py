@@ -30,6 +30,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sparkshim import append, deletion_vectors, delta, live_files, row_index, sources
+from sparkshim.column_names import spell_struct_fields, star_widths
 from sparkshim.config import (
     ALLOW_PRECISION_LOSS_CONF,
     HAVING_AS_WHERE_CONF,
@@ -43,6 +44,7 @@ from sparkshim.error_mapping import check_functions_exist, engine_error, table_n
 from sparkshim.errors import AnalysisException, UnsupportedSqlError
 from sparkshim.intervals import annotate_date_arithmetic, mark_date_arithmetic
 from sparkshim.naming import (
+    NameEdges,
     name_select_items,
     result_name_edges,
     result_names,
@@ -423,7 +425,7 @@ def run_query(
         result = with_interval_columns(result)
         names = translated.names
         if names is None or len(names) != result.num_columns:
-            names = with_edge_names(result.column_names, translated.edges)
+            names = with_edge_names(result.column_names, translated.edges, translated.widths)
         return result.rename_columns([strip_duplicate_marker(name) for name in names])
     except duckdb.Error as failure:
         raise _spark_error(failure, tree) from failure
@@ -516,9 +518,10 @@ class _Translated(NamedTuple):
     sql: str  # DuckDB's
     names: list[str] | None  # the columns' Spark names, where known
     key: TranslationKey  # what the translation depends on (translations.py)
-    # Where a ``*`` leaves the names to the relations: the names of the columns before
-    # and after it (naming.result_name_edges).
-    edges: tuple[list[str], list[str]] | None = None
+    # Where a ``*`` leaves the names to the relations: the names of the columns around
+    # the ``*``s (naming.result_name_edges), and how many columns each gives where known.
+    edges: NameEdges | None = None
+    widths: list[int | None] | None = None
 
 
 def _translate(
@@ -534,10 +537,12 @@ def _translate(
     resolved = resolve_tables(session, named, registrations)
     relations = list(registrations.names)
     schemas = by_position(resolved, relations, registrations.schemas)
+    # (Only the columns between two ``*``s need the widths: the others are named around.)
+    widths = star_widths(resolved, schemas) if edges is not None and len(edges.stars) > 1 else None
     key = TRANSLATIONS.key(resolved, schemas, _translation_settings(session))
     kept = TRANSLATIONS.get(key, relations)
     if kept is not None:
-        return _Translated(kept, names, key, edges)
+        return _Translated(kept, names, key, edges, widths)
     if str(session.conf.get(HAVING_AS_WHERE_CONF, "false")).lower() == "true":
         _having_as_where(resolved)
     if str(session.conf.get(SETOPS_PRECEDENCE_CONF, "false")).lower() == "true":
@@ -547,11 +552,12 @@ def _translate(
     check_functions_exist(resolved)
     try_arithmetic_as_operators(resolved)
     regression_counts_and_averages(resolved)
+    spell_struct_fields(resolved, schemas)
     joins_by_exact_names(resolved, schemas)
     _annotate(session, resolved, schemas)
     translated = to_duckdb(resolved, copy=False)  # resolved is a copy of its own
     TRANSLATIONS.put(key, translated)
-    return _Translated(bind(translated, relations), names, key, edges)
+    return _Translated(bind(translated, relations), names, key, edges, widths)
 
 
 def _translation_settings(session: SessionProtocol) -> tuple[str | None, ...]:
