@@ -20,9 +20,47 @@ def outcome(session: Any, statements: list[str], query: str, table_format: str) 
         result = session.sql(query)
         columns, rows = result.columns, result.collect()
     except Exception as failure:  # either engine's AnalysisException
-        text = str(failure)
-        return text[text.index("[") : text.index("]") + 1] if "[" in text else text
+        return _error_class(failure)
     return columns, sorted((tuple(row) for row in rows), key=repr)
+
+
+def typed_answer(session: Any, query: str) -> Any:
+    """The schema (``simpleString``) and rows (sorted) of ``query``, or the error class it
+    raises."""
+    try:
+        result = session.sql(query)
+        schema, rows = result.schema.simpleString(), result.collect()
+    except Exception as failure:  # either engine's AnalysisException
+        return _error_class(failure)
+    return schema, sorted((tuple(row) for row in rows), key=repr)
+
+
+def _error_class(failure: Exception) -> str:
+    text = str(failure)
+    return text[text.index("[") : text.index("]") + 1] if "[" in text else text
+
+
+def shim_with_tables(tmp_path: Path, statements: list[str]) -> Iterator[ShimSession]:
+    """``shim_session`` after ``statements`` (each formatted with ``fmt=delta``)."""
+    for session in shim_session(tmp_path):
+        for statement in statements:
+            session.sql(statement.format(fmt="delta"))
+        yield session
+
+
+def sparks_typed_answers(
+    spark: Any, tables: tuple[str, ...], statements: list[str], cases: list[tuple[str, Any]]
+) -> list[tuple[str, Any]]:
+    """``cases`` (query, answer) with PySpark's ``typed_answer`` of each query after
+    ``statements`` (parquet tables), for a test to compare with the answers it records;
+    ``tables``, those the statements create, are dropped before and after."""
+    _drop(spark, tables)
+    try:
+        for statement in statements:
+            spark.sql(statement.format(fmt="parquet"))
+        return [(query, typed_answer(spark, query)) for query, _ in cases]
+    finally:
+        _drop(spark, tables)
 
 
 def shim_session(tmp_path: Path) -> Iterator[ShimSession]:

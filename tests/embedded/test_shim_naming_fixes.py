@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import Row
-from spark_outcomes import shim_session
+from spark_outcomes import shim_with_tables, sparks_typed_answers, typed_answer
 
 pytestmark = pytest.mark.embedded
 
@@ -258,54 +258,28 @@ NATURAL_JOINS = [
 CASES = STRUCT_FIELDS + STARS + NATURAL_JOINS
 
 
-def _answer(session: Any, query: str) -> Any:
-    """The schema and rows (sorted) of ``query``, or the error class it raises."""
-    try:
-        result = session.sql(query)
-        schema, rows = result.schema.simpleString(), result.collect()
-    except Exception as failure:  # either engine's AnalysisException
-        text = str(failure)
-        return text[text.index("[") : text.index("]") + 1] if "[" in text else text
-    return schema, sorted((tuple(row) for row in rows), key=repr)
-
-
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    for session in shim_session(tmp_path_factory.mktemp("naming_fixes")):
-        for statement in TABLES:
-            session.sql(statement.format(fmt="delta"))
-        yield session
+    yield from shim_with_tables(tmp_path_factory.mktemp("naming_fixes"), TABLES)
 
 
 @pytest.mark.parametrize(("query", "expected"), STRUCT_FIELDS)
 def test_struct_fields_are_grouped_in_any_case(query: str, expected: Any, shim: Any) -> None:
-    assert _answer(shim, query) == expected
+    assert typed_answer(shim, query) == expected
 
 
 @pytest.mark.parametrize(("query", "expected"), STARS)
 def test_columns_between_stars_are_named_as_written(query: str, expected: Any, shim: Any) -> None:
-    assert _answer(shim, query) == expected
+    assert typed_answer(shim, query) == expected
 
 
 @pytest.mark.parametrize(("query", "expected"), NATURAL_JOINS)
 def test_natural_join_of_a_side_holding_one_name_in_two_cases(
     query: str, expected: Any, shim: Any
 ) -> None:
-    assert _answer(shim, query) == expected
+    assert typed_answer(shim, query) == expected
 
 
 def test_recorded_answers_are_sparks(pyspark_session: Any) -> None:
     """The answers above, as PySpark gives them (parquet tables on its side)."""
-    _drop(pyspark_session)
-    try:
-        for statement in TABLES:
-            pyspark_session.sql(statement.format(fmt="parquet"))
-        answers = [(query, _answer(pyspark_session, query)) for query, _ in CASES]
-    finally:
-        _drop(pyspark_session)
-    assert answers == CASES
-
-
-def _drop(spark: Any) -> None:
-    for table in TABLE_NAMES:
-        spark.sql(f"DROP TABLE IF EXISTS {table}")
+    assert sparks_typed_answers(pyspark_session, TABLE_NAMES, TABLES, CASES) == CASES

@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from spark_outcomes import shim_session
+from spark_outcomes import shim_with_tables, sparks_typed_answers, typed_answer
 
 from sparkshim.errors import AnalysisException
 
@@ -247,28 +247,14 @@ WRITTEN_CASTS = [
 CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV + TRUTH_TESTS + WRITTEN_CASTS
 
 
-def _answer(session: Any, query: str) -> Any:
-    """The schema and rows (sorted) of ``query``, or the error class it raises."""
-    try:
-        result = session.sql(query)
-        schema, rows = result.schema.simpleString(), result.collect()
-    except Exception as failure:  # either engine's AnalysisException
-        text = str(failure)
-        return text[text.index("[") : text.index("]") + 1] if "[" in text else text
-    return schema, sorted((tuple(row) for row in rows), key=repr)
-
-
 @pytest.fixture(scope="module")
 def shim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    for session in shim_session(tmp_path_factory.mktemp("typing_fixes")):
-        for statement in TABLE:
-            session.sql(statement.format(fmt="delta"))
-        yield session
+    yield from shim_with_tables(tmp_path_factory.mktemp("typing_fixes"), TABLE)
 
 
 @pytest.mark.parametrize(("query", "expected"), CASES)
 def test_answers_as_spark(query: str, expected: Any, shim: Any) -> None:
-    assert _answer(shim, query) == expected
+    assert typed_answer(shim, query) == expected
 
 
 def test_div_refusal_names_the_expression_and_the_way_out(shim: Any) -> None:
@@ -284,11 +270,4 @@ def test_div_refusal_names_the_expression_and_the_way_out(shim: Any) -> None:
 
 def test_recorded_answers_are_sparks(pyspark_session: Any) -> None:
     """The answers above, as PySpark gives them (parquet tables on its side)."""
-    pyspark_session.sql("DROP TABLE IF EXISTS fixes")
-    try:
-        for statement in TABLE:
-            pyspark_session.sql(statement.format(fmt="parquet"))
-        answers = [(query, _answer(pyspark_session, query)) for query, _ in CASES]
-    finally:
-        pyspark_session.sql("DROP TABLE IF EXISTS fixes")
-    assert answers == CASES
+    assert sparks_typed_answers(pyspark_session, ("fixes",), TABLE, CASES) == CASES
