@@ -19,6 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from sparkshim.errors import AnalysisException, ParseException, UnsupportedSqlError
+from sparkshim.naming import FUNCTION_NAME_KEY
 from sparkshim.spark_functions import SPARK_FUNCTIONS
 
 # What a mapping gets: the match of its pattern in DuckDB's message, and the user's
@@ -326,6 +327,8 @@ def check_functions_exist(tree: exp.Expr) -> None:
     for call in tree.find_all(exp.Anonymous):
         if call.name.lower() not in SPARK_FUNCTIONS:
             raise unresolved_routine(call.name)
+    for session_user in tree.find_all(exp.SessionUser):  # not in Spark 3.5 (sqlglot reads it)
+        raise unresolved_routine(session_user.meta.get(FUNCTION_NAME_KEY, "session_user"))
 
 
 def unresolved_routine(name: str) -> AnalysisException:

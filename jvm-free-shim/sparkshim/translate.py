@@ -17,7 +17,9 @@ which DuckDB folds to a constant per query.
 
 from __future__ import annotations
 
+import getpass
 import logging
+import os
 import re
 from collections.abc import Callable
 
@@ -2516,6 +2518,19 @@ def _rewrite_current_date(node: exp.Expr) -> exp.Expr:
     return _cast(_fn("GET_CURRENT_TIMESTAMP"), "DATE")
 
 
+def _rewrite_current_user(node: exp.Expr) -> exp.Expr:
+    # Spark's current_user() is the user its session runs as (SPARK_USER where set, else
+    # the operating system's); DuckDB's is its own name, 'duckdb'.
+    return _lit(_session_user())
+
+
+def _session_user() -> str:
+    try:
+        return os.environ.get("SPARK_USER") or getpass.getuser()
+    except (OSError, KeyError):  # no user name known to the system (a bare container)
+        return str(os.getuid())
+
+
 def _rewrite_current_timestamp(node: exp.Expr) -> exp.Expr:
     return _fn("GET_CURRENT_TIMESTAMP")  # the instant: Spark's TIMESTAMP
 
@@ -3603,6 +3618,8 @@ def _rewrite_anonymous(node: exp.Expr) -> exp.Expr:
         return _fn(checksums.CRC32_FUNCTION, _as_bytes(args[0], _argument_type(node)))
     if name == "FIND_IN_SET" and len(args) == 2:
         return _find_in_set(args[0], args[1])
+    if name == "USER" and not args:  # Spark's other name of current_user()
+        return _rewrite_current_user(node)
     if name in _SAME_IN_DUCKDB:
         return node
     raise UnsupportedSqlError(
@@ -4260,6 +4277,7 @@ _RULES: dict[type[exp.Expr], Rewrite] = {
     exp.Like: _rewrite_like,
     exp.ILike: _rewrite_like,
     exp.CurrentDate: _rewrite_current_date,
+    exp.CurrentUser: _rewrite_current_user,
     exp.CurrentTimestamp: _rewrite_current_timestamp,
     exp.Values: _rewrite_values,
     exp.RegexpExtract: _rewrite_regexp_extract,

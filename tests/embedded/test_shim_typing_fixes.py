@@ -1,4 +1,4 @@
-"""Five differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type,
+"""Six differences of the embedded engine from Spark 3.5 (ANSI off), each a wrong type,
 a wrong answer or a wrong refusal, fixed; the answers below are PySpark 3.5's (its result
 types and rows, or its error class), and a last test checks them against PySpark where Java
 is present.
@@ -18,6 +18,9 @@ is present.
 * ``x IS TRUE`` and ``x IS FALSE`` are Spark's ``x <=> true`` (``false``): a number is
   compared as one (``2 IS TRUE`` is false), where the engine took any number but zero for
   true.
+* ``current_user()`` (and ``user()``) is the user the session runs as (``SPARK_USER`` where
+  set, else the system's): the engine gave DuckDB's ``'duckdb'``; ``session_user()`` is no
+  function of Spark 3.5 (``UNRESOLVED_ROUTINE``), where the engine answered.
 * A CAST written as one (``CAST(3 AS SMALLINT)``) is typed as its type beside a DECIMAL,
   not as a literal of its value's digits (``10L`` is one): the engine typed
   ``1.5 - CAST(3 AS SMALLINT)`` a DECIMAL(3,1) (Spark: DECIMAL(7,1)).
@@ -25,6 +28,8 @@ is present.
 
 from __future__ import annotations
 
+import getpass
+import os
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
@@ -244,7 +249,12 @@ WRITTEN_CASTS = [
     ),
 ]
 
-CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV + TRUTH_TESTS + WRITTEN_CASTS
+# session_user() is no function of Spark 3.5 (current_user() and user() are: see below)
+SESSION_USER = [("SELECT session_user() FROM fixes", "[UNRESOLVED_ROUTINE]")]
+
+CASES = NULL_TYPED + DIV_OPERANDS + PARENTHESIZED_DIV + TRUTH_TESTS + WRITTEN_CASTS + SESSION_USER
+# current_user() and user() are the user the session runs as (DuckDB's is 'duckdb')
+USER_QUERY = "SELECT current_user(), user(), current_user FROM fixes WHERE i = 1"
 
 
 @pytest.fixture(scope="module")
@@ -268,6 +278,19 @@ def test_div_refusal_names_the_expression_and_the_way_out(shim: Any) -> None:
     )
 
 
+def test_current_user_is_the_user_the_session_runs_as(shim: Any) -> None:
+    user = os.environ.get("SPARK_USER") or getpass.getuser()
+    assert typed_answer(shim, USER_QUERY) == _user_answer(user)
+
+
+def _user_answer(user: str) -> Any:
+    return (
+        "struct<current_user():string,current_user():string,current_user():string>",
+        [(user, user, user)],
+    )
+
+
 def test_recorded_answers_are_sparks(pyspark_session: Any) -> None:
     """The answers above, as PySpark gives them (parquet tables on its side)."""
-    assert sparks_typed_answers(pyspark_session, ("fixes",), TABLE, CASES) == CASES
+    cases = [*CASES, (USER_QUERY, _user_answer(os.environ.get("SPARK_USER") or getpass.getuser()))]
+    assert sparks_typed_answers(pyspark_session, ("fixes",), TABLE, cases) == cases
